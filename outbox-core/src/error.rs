@@ -1,0 +1,100 @@
+//! The one error type of the project.
+
+use std::error::Error as StdError;
+
+/// A boxed driver error kept as the source of an [`OutboxError`].
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// Everything that can go wrong in an outbox store or the drain.
+///
+/// Transition outcomes that are not applied (a stale claim, a terminal row, …) are
+/// **not** errors: they are reported as a [`crate::TransitionOutcome`]. Errors are for
+/// input the store refuses and for failures of the database itself.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutboxError {
+    /// The caller passed a value the store refuses; nothing was written.
+    #[error("invalid {field}: {reason}")]
+    InvalidInput {
+        /// The name of the offending parameter or field.
+        field: &'static str,
+        /// What is wrong with it, in words a host can show an operator.
+        reason: String,
+    },
+    /// An entry with this id already exists; nothing was written.
+    #[error("an outbox entry with id {0} already exists")]
+    DuplicateId(crate::EntryId),
+    /// The outbox table (or its schema) does not exist: the migrations were never applied.
+    #[error("the outbox schema is not migrated: {detail} (apply the migrations first)")]
+    SchemaNotMigrated {
+        /// What was missing, as the database reported it.
+        detail: String,
+    },
+    /// The schema exists but at a version this store does not speak.
+    #[error("the outbox schema is at version {found}, this store needs version {expected}")]
+    SchemaVersionMismatch {
+        /// The migration version this build of the store requires.
+        expected: i64,
+        /// The version recorded in the database.
+        found: i64,
+    },
+    /// The database could not be opened or reached, or the connection broke mid-call.
+    /// The call may or may not have been applied only where the store says so; claims and
+    /// completions are atomic, so a lost connection leaves nothing half-applied.
+    #[error("database connection failed: {message}")]
+    Connection {
+        /// What the driver reported.
+        message: String,
+        /// The driver error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The database aborted the statement because of a conflict with another transaction
+    /// (serialization failure, deadlock victim, busy file) even after the store's retries.
+    #[error("the database aborted the call because of a concurrent transaction: {message}")]
+    Conflict {
+        /// What the driver reported.
+        message: String,
+        /// The driver error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The database is configured in a way this store cannot work with.
+    #[error("unsupported database configuration: {0}")]
+    Unsupported(String),
+    /// A row in the outbox table holds a value this build cannot read.
+    #[error("corrupt outbox row {id}: {reason}")]
+    CorruptRow {
+        /// The row's id as text (it may itself be the unreadable part).
+        id: String,
+        /// What could not be read.
+        reason: String,
+    },
+    /// Any other database failure.
+    #[error("database error: {message}")]
+    Database {
+        /// What the driver reported.
+        message: String,
+        /// The driver error.
+        #[source]
+        source: Option<BoxError>,
+    },
+}
+
+impl OutboxError {
+    /// Builds an [`OutboxError::InvalidInput`].
+    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        Self::InvalidInput {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    /// True when the error is a refusal of the caller's input (nothing was written).
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, Self::InvalidInput { .. })
+    }
+}
+
+/// The result type of every fallible outbox call.
+pub type Result<T, E = OutboxError> = std::result::Result<T, E>;

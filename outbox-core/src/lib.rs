@@ -1,0 +1,25 @@
+#![doc = include_str!("../README.md")]
+
+mod clock;
+mod error;
+mod limits;
+mod memory;
+mod model;
+mod observe;
+mod store;
+
+pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
+pub use error::{BoxError, OutboxError, Result};
+pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
+pub use memory::MemoryClaimStore;
+pub use model::{
+    Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult,
+    EmissionStatus, EntryId, Headers, NewEntry, OutboxEntry, RenewOutcome, RenewRequest,
+    TargetState, TransitionOutcome, TransitionResult,
+};
+pub use observe::{record_transition, Observed, CLAIM_TRANSITION_ATTEMPTS};
+pub use store::{Capabilities, ClaimStore, ClockSource, FindRequest, OutboxStore, PruneRequest};
+
+pub use async_trait::async_trait;
+pub use chrono;
+pub use uuid;

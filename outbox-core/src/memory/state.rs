@@ -1,0 +1,223 @@
+//! The data behind [`super::MemoryClaimStore`]: rows plus the two claim-order indexes.
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use uuid::Uuid;
+
+use crate::{
+    Claim, CompletionRequest, EmissionStatus, EntryId, NewEntry, OutboxEntry, OutboxError,
+    RenewOutcome, Result, TargetState, TransitionOutcome, TransitionResult,
+};
+
+type OrderKey = (DateTime<Utc>, EntryId);
+
+#[derive(Debug, Default)]
+pub(super) struct State {
+    rows: HashMap<EntryId, OutboxEntry>,
+    /// Pending rows by (created, id): the pending claim order.
+    pending: BTreeSet<OrderKey>,
+    /// Deferred and retryable rows by (next retry ?? updated, id): the retry claim order.
+    retry: BTreeSet<OrderKey>,
+}
+
+fn pending_key(e: &OutboxEntry) -> Option<OrderKey> {
+    (e.status == EmissionStatus::Pending).then_some((e.created_at, e.id))
+}
+
+fn retry_key(e: &OutboxEntry) -> Option<OrderKey> {
+    e.status
+        .is_retry_wait()
+        .then(|| (e.retry_order_time(), e.id))
+}
+
+impl State {
+    pub(super) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub(super) fn get(&self, id: EntryId) -> Option<&OutboxEntry> {
+        self.rows.get(&id)
+    }
+
+    /// Replaces (or inserts) a row, keeping both indexes in step.
+    fn put(&mut self, entry: OutboxEntry) {
+        if let Some(old) = self.rows.get(&entry.id) {
+            if let Some(k) = pending_key(old) {
+                self.pending.remove(&k);
+            }
+            if let Some(k) = retry_key(old) {
+                self.retry.remove(&k);
+            }
+        }
+        if let Some(k) = pending_key(&entry) {
+            self.pending.insert(k);
+        }
+        if let Some(k) = retry_key(&entry) {
+            self.retry.insert(k);
+        }
+        self.rows.insert(entry.id, entry);
+    }
+
+    pub(super) fn insert_all(
+        &mut self,
+        entries: Vec<NewEntry>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OutboxEntry>> {
+        if let Some(dup) = entries.iter().find(|e| self.rows.contains_key(&e.id)) {
+            return Err(OutboxError::DuplicateId(dup.id));
+        }
+        let written: Vec<OutboxEntry> = entries
+            .into_iter()
+            .map(|e| OutboxEntry::from_new(e, now))
+            .collect();
+        for entry in &written {
+            self.put(entry.clone());
+        }
+        Ok(written)
+    }
+
+    /// The first `limit` rows of `index` that `eligible` accepts, optionally skipping rows
+    /// under an unexpired lease (claims skip them; plain finds do not).
+    fn scan(
+        &self,
+        index: &BTreeSet<OrderKey>,
+        limit: usize,
+        topic: Option<&str>,
+        eligible: impl Fn(&OutboxEntry) -> bool,
+    ) -> Vec<OutboxEntry> {
+        index
+            .iter()
+            .filter_map(|(_, id)| self.rows.get(id))
+            .filter(|e| topic.is_none_or(|t| e.topic == t))
+            .filter(|e| eligible(e))
+            .take(limit)
+            .cloned()
+            .collect()
+    }
+
+    pub(super) fn find_pending(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        topic: Option<&str>,
+        skip_leased: bool,
+    ) -> Vec<OutboxEntry> {
+        self.scan(&self.pending, limit, topic, |e| {
+            e.not_before.is_none_or(|t| t <= now) && !(skip_leased && e.is_claimed_at(now))
+        })
+    }
+
+    pub(super) fn find_retry_ready(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        topic: Option<&str>,
+        skip_leased: bool,
+    ) -> Vec<OutboxEntry> {
+        self.scan(&self.retry, limit, topic, |e| {
+            e.next_retry_at.is_none_or(|t| t <= now) && !(skip_leased && e.is_claimed_at(now))
+        })
+    }
+
+    pub(super) fn claim(
+        &mut self,
+        ids: &[EntryId],
+        owner: &str,
+        now: DateTime<Utc>,
+        lease: TimeDelta,
+    ) -> Vec<Claim> {
+        let expires = crate::clock::normalize(now + lease);
+        ids.iter()
+            .filter_map(|id| {
+                let mut entry = self.rows.get(id)?.clone();
+                entry.claim_owner = Some(owner.to_owned());
+                entry.claim_token = Some(Uuid::new_v4());
+                entry.claimed_at = Some(now);
+                entry.claim_expires_at = Some(expires);
+                entry.claim_attempt_count = entry.claim_attempt_count.saturating_add(1);
+                entry.stamp = Uuid::new_v4();
+                self.put(entry.clone());
+                Claim::from_claimed_entry(entry)
+            })
+            .collect()
+    }
+
+    pub(super) fn complete(
+        &mut self,
+        req: &CompletionRequest,
+        now: DateTime<Utc>,
+    ) -> TransitionResult {
+        let current = self.rows.get(&req.claim.id());
+        if let Some(outcome) = TransitionOutcome::precheck(current, &req.claim) {
+            let entry = current.cloned().unwrap_or_else(|| req.claim.entry.clone());
+            return TransitionResult::new(outcome, entry);
+        }
+        let target = req.completion.target(&req.claim.entry);
+        let mut entry = current.cloned().unwrap_or_else(|| req.claim.entry.clone());
+        target.apply_to(&mut entry, now, Uuid::new_v4());
+        self.put(entry.clone());
+        TransitionResult::new(TransitionOutcome::Applied, entry)
+    }
+
+    pub(super) fn renew(
+        &mut self,
+        claim: &Claim,
+        now: DateTime<Utc>,
+        lease: TimeDelta,
+    ) -> RenewOutcome {
+        let current = self.rows.get(&claim.id());
+        if let Some(outcome) = TransitionOutcome::precheck(current, claim) {
+            let entry = current.cloned().unwrap_or_else(|| claim.entry.clone());
+            return RenewOutcome::Lost(TransitionResult::new(outcome, entry));
+        }
+        let mut entry = current.cloned().unwrap_or_else(|| claim.entry.clone());
+        entry.claim_expires_at = Some(crate::clock::normalize(now + lease));
+        entry.stamp = Uuid::new_v4();
+        self.put(entry.clone());
+        match Claim::from_claimed_entry(entry) {
+            Some(c) => RenewOutcome::Renewed(c),
+            None => unreachable_claim(claim),
+        }
+    }
+
+    pub(super) fn save(&mut self, entry: &OutboxEntry, now: DateTime<Utc>) -> TransitionResult {
+        let Some(current) = self.rows.get(&entry.id) else {
+            return TransitionResult::new(TransitionOutcome::Missing, entry.clone());
+        };
+        if current.status.is_terminal() {
+            return TransitionResult::new(TransitionOutcome::Terminal, current.clone());
+        }
+        if current.stamp != entry.stamp {
+            return TransitionResult::new(TransitionOutcome::ConcurrencyLost, current.clone());
+        }
+        let mut updated = current.clone();
+        TargetState::from_entry(entry).apply_to(&mut updated, now, Uuid::new_v4());
+        self.put(updated.clone());
+        TransitionResult::new(TransitionOutcome::Applied, updated)
+    }
+
+    pub(super) fn prune_delivered(&mut self, before: DateTime<Utc>, limit: usize) -> u64 {
+        let mut doomed: Vec<(DateTime<Utc>, EntryId)> = self
+            .rows
+            .values()
+            .filter(|e| e.status == EmissionStatus::Delivered)
+            .filter_map(|e| e.delivered_at.filter(|t| *t < before).map(|t| (t, e.id)))
+            .collect();
+        doomed.sort();
+        doomed.truncate(limit);
+        for (_, id) in &doomed {
+            self.rows.remove(id);
+        }
+        doomed.len() as u64
+    }
+}
+
+/// The precheck proved the row holds this claim's owner and token, and renewal keeps
+/// them, so the renewed row always yields a claim.
+fn unreachable_claim(claim: &Claim) -> RenewOutcome {
+    RenewOutcome::Lost(TransitionResult::new(
+        TransitionOutcome::StaleClaim,
+        claim.entry.clone(),
+    ))
+}

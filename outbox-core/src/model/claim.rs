@@ -1,0 +1,126 @@
+use chrono::{DateTime, TimeDelta, Utc};
+use uuid::Uuid;
+
+use super::{OutboxEntry, TransitionResult};
+
+/// A request to lease a batch of claimable entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimRequest {
+    /// Who claims: a stable worker, process or partition name. Must not be empty.
+    pub owner: String,
+    /// How many entries at most; between 1 and the store's maximum batch size.
+    pub batch_size: u32,
+    /// How long the lease lasts; must be positive.
+    pub lease: TimeDelta,
+    /// The time to judge eligibility and leases by; `None` takes the store's clock
+    /// (the database's clock for SQL stores). Tests inject it; production leaves it unset.
+    pub now: Option<DateTime<Utc>>,
+    /// Only claim entries of this topic.
+    pub topic: Option<String>,
+}
+
+impl ClaimRequest {
+    /// A request by `owner` for up to `batch_size` entries leased for `lease`.
+    pub fn new(owner: impl Into<String>, batch_size: u32, lease: TimeDelta) -> Self {
+        Self {
+            owner: owner.into(),
+            batch_size,
+            lease,
+            now: None,
+            topic: None,
+        }
+    }
+
+    /// Judges eligibility at `now` instead of the store's clock.
+    pub fn at(mut self, now: DateTime<Utc>) -> Self {
+        self.now = Some(now);
+        self
+    }
+
+    /// Restricts the claim to one topic.
+    pub fn topic(mut self, topic: impl Into<String>) -> Self {
+        self.topic = Some(topic.into());
+        self
+    }
+}
+
+/// A lease on one entry, held by one owner under one token.
+///
+/// Only the holder of a claim may emit its entry, and every completion proves the holding
+/// by owner and token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The entry as written by the claim (claim fields set).
+    pub entry: OutboxEntry,
+    /// The owner named in the request.
+    pub owner: String,
+    /// The lease's token, unique to this acquisition.
+    pub token: Uuid,
+    /// When the lease was acquired.
+    pub claimed_at: DateTime<Utc>,
+    /// When the lease runs out.
+    pub expires_at: DateTime<Utc>,
+    /// The row's claim attempt count including this acquisition.
+    pub attempt: u32,
+}
+
+impl Claim {
+    /// Builds the claim from an entry whose claim fields are set; `None` when they are not.
+    pub fn from_claimed_entry(entry: OutboxEntry) -> Option<Self> {
+        Some(Self {
+            owner: entry.claim_owner.clone()?,
+            token: entry.claim_token?,
+            claimed_at: entry.claimed_at?,
+            expires_at: entry.claim_expires_at?,
+            attempt: entry.claim_attempt_count,
+            entry,
+        })
+    }
+
+    /// The id of the claimed entry.
+    pub fn id(&self) -> super::EntryId {
+        self.entry.id
+    }
+}
+
+/// Parameters of a lease renewal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenewRequest {
+    /// The new lease length, counted from `now`; must be positive.
+    pub lease: TimeDelta,
+    /// The time the new lease counts from; `None` takes the store's clock.
+    pub now: Option<DateTime<Utc>>,
+}
+
+impl RenewRequest {
+    /// Extends leases to `lease` from the store's current time.
+    pub fn new(lease: TimeDelta) -> Self {
+        Self { lease, now: None }
+    }
+
+    /// Counts the new lease from `now`.
+    pub fn at(mut self, now: DateTime<Utc>) -> Self {
+        self.now = Some(now);
+        self
+    }
+}
+
+/// The result of renewing one claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewOutcome {
+    /// The lease was still held and now runs until the claim's new `expires_at`.
+    Renewed(Claim),
+    /// The lease is no longer this claim's: the outcome says why
+    /// (`StaleClaim`, `Terminal` or `Missing`), the entry is the durable one.
+    Lost(TransitionResult),
+}
+
+impl RenewOutcome {
+    /// The renewed claim, if the lease was still held.
+    pub fn renewed(&self) -> Option<&Claim> {
+        match self {
+            Self::Renewed(c) => Some(c),
+            Self::Lost(_) => None,
+        }
+    }
+}

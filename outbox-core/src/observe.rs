@@ -1,0 +1,192 @@
+//! Store-level observability: every claimed transition is counted, and every one that was
+//! not applied is logged, whoever calls it (the drain or the host's own code).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::{
+    Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest, EntryId, FindRequest,
+    NewEntry, OutboxEntry, OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result,
+    StoreLimits, TransitionResult,
+};
+
+/// The counter incremented once per claimed transition, tagged `outcome` and `durable_status`.
+pub const CLAIM_TRANSITION_ATTEMPTS: &str = "outbox.claim_transition_attempts";
+
+/// Counts one claimed transition and, when it was not applied, logs a warning naming
+/// the worker, the entry, the outcome and the durable status.
+pub fn record_transition(req: &CompletionRequest, result: &TransitionResult) {
+    metrics::counter!(
+        CLAIM_TRANSITION_ATTEMPTS,
+        "outcome" => result.outcome.as_str(),
+        "durable_status" => result.entry.status.as_str(),
+    )
+    .increment(1);
+    if !result.is_applied() {
+        tracing::warn!(
+            worker_id = %req.claim.owner,
+            entry_id = %req.claim.id(),
+            outcome = %result.outcome,
+            durable_status = %result.entry.status,
+            transition = req.completion.kind(),
+            "claimed outbox transition was not applied",
+        );
+    }
+}
+
+/// Wraps any claim store so that its transitions are observed (see [`record_transition`]).
+///
+/// Stores built by this project's constructors already come wrapped where noted; wrap a
+/// store of your own with `Observed::new(store)`.
+#[derive(Debug, Clone)]
+pub struct Observed<S> {
+    inner: S,
+}
+
+impl<S> Observed<S> {
+    /// Observes `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Unwraps the store.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+#[async_trait]
+impl<S: OutboxStore> OutboxStore for Observed<S> {
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+
+    fn limits(&self) -> &StoreLimits {
+        self.inner.limits()
+    }
+
+    async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
+        self.inner.enqueue_batch(entries).await
+    }
+
+    async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
+        self.inner.get(id).await
+    }
+
+    async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.inner.find_pending(req).await
+    }
+
+    async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.inner.find_retry_ready(req).await
+    }
+
+    async fn save(
+        &self,
+        entry: &OutboxEntry,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult> {
+        self.inner.save(entry, now).await
+    }
+
+    async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {
+        self.inner.prune_delivered(req).await
+    }
+}
+
+#[async_trait]
+impl<S: ClaimStore> ClaimStore for Observed<S> {
+    async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        self.inner.claim_pending(req).await
+    }
+
+    async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        self.inner.claim_retry_ready(req).await
+    }
+
+    async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
+        // The requests are kept for the log lines; completions are small next to a round trip.
+        let results = self.inner.complete_batch(reqs.clone()).await?;
+        for (req, result) in reqs.iter().zip(&results) {
+            record_transition(req, result);
+        }
+        Ok(results)
+    }
+
+    async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
+        self.inner.renew(claims, req).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeDelta;
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    use super::*;
+    use crate::{EmissionResult, MemoryClaimStore, TransitionOutcome};
+
+    #[test]
+    fn every_transition_is_counted_with_outcome_and_durable_status() {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        metrics::with_local_recorder(&recorder, || {
+            rt.block_on(async {
+                let store = Observed::new(MemoryClaimStore::new());
+                store
+                    .enqueue(NewEntry::new("t", b"x".to_vec()))
+                    .await
+                    .unwrap();
+                let claim = store
+                    .claim_pending(&ClaimRequest::new("w1", 1, TimeDelta::seconds(30)))
+                    .await
+                    .unwrap()
+                    .remove(0);
+                let first = store
+                    .mark_delivered(&claim, EmissionResult::new())
+                    .await
+                    .unwrap();
+                assert_eq!(first.outcome, TransitionOutcome::Applied);
+                let second = store
+                    .mark_delivered(&claim, EmissionResult::new())
+                    .await
+                    .unwrap();
+                assert_eq!(second.outcome, TransitionOutcome::Terminal);
+            })
+        });
+        let mut seen: Vec<(String, u64)> = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter(|(key, ..)| key.key().name() == CLAIM_TRANSITION_ATTEMPTS)
+            .map(|(key, _, _, value)| {
+                let mut labels: Vec<String> = key
+                    .key()
+                    .labels()
+                    .map(|l| format!("{}={}", l.key(), l.value()))
+                    .collect();
+                labels.sort();
+                let DebugValue::Counter(n) = value else {
+                    panic!("not a counter")
+                };
+                (labels.join(","), n)
+            })
+            .collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            vec![
+                ("durable_status=delivered,outcome=applied".to_owned(), 1),
+                ("durable_status=delivered,outcome=terminal".to_owned(), 1),
+            ]
+        );
+    }
+}

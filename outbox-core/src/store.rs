@@ -1,0 +1,205 @@
+//! The store contracts: selection-only and claim-capable.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::{
+    Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult, EntryId,
+    NewEntry, OutboxEntry, RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
+};
+
+/// What a store can and cannot do: backend differences as data, read by shared code and
+/// by the conformance suite instead of branching on a database's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// A short name for logs and reports ("memory", "sqlite", "postgres", "portable-sqlite").
+    pub name: &'static str,
+    /// True when a completion checks the claim and writes the row in one atomic step, so
+    /// `ConcurrencyLost` cannot be reported (another writer can only come before or after).
+    pub atomic_completion: bool,
+    /// True when a whole claim batch is acquired in one round trip.
+    pub single_round_trip_claim: bool,
+    /// True when the store can wake a drain when entries are enqueued.
+    pub notifications: bool,
+    /// Where `now` comes from when a request does not carry one.
+    pub clock: ClockSource,
+}
+
+/// The authority on the current time for a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The store's injected [`crate::Clock`] (in-process stores).
+    Injected,
+    /// The database server's clock, shared by every worker.
+    Database,
+}
+
+/// A selection-only query: the oldest eligible entries, without claiming them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindRequest {
+    /// How many entries at most (1 ..= the store's maximum batch size).
+    pub limit: u32,
+    /// Eligibility is judged at this time; `None` takes the store's clock.
+    pub now: Option<DateTime<Utc>>,
+    /// Only entries of this topic.
+    pub topic: Option<String>,
+}
+
+impl FindRequest {
+    /// Up to `limit` entries eligible now.
+    pub fn new(limit: u32) -> Self {
+        Self {
+            limit,
+            now: None,
+            topic: None,
+        }
+    }
+
+    /// Judges eligibility at `now`.
+    pub fn at(mut self, now: DateTime<Utc>) -> Self {
+        self.now = Some(now);
+        self
+    }
+}
+
+/// Deletes delivered entries older than a cut-off, a bounded batch at a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PruneRequest {
+    /// Delivered entries whose delivery time is before this are deleted.
+    pub delivered_before: DateTime<Utc>,
+    /// At most this many rows per statement, so no call holds long locks.
+    pub batch_size: u32,
+}
+
+/// The selection-only outbox: for one worker, or workers on disjoint partitions.
+///
+/// Two workers that both find and emit the same entry both emit it; use [`ClaimStore`]
+/// when several workers read the same rows.
+#[async_trait]
+pub trait OutboxStore: Send + Sync {
+    /// What this store can do.
+    fn capabilities(&self) -> Capabilities;
+
+    /// The bounds this store enforces on its inputs.
+    fn limits(&self) -> &StoreLimits;
+
+    /// Writes one new pending entry.
+    async fn enqueue(&self, entry: NewEntry) -> Result<OutboxEntry> {
+        let mut written = self.enqueue_batch(vec![entry]).await?;
+        Ok(written.remove(0))
+    }
+
+    /// Writes many new pending entries atomically: all of them or none.
+    async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>>;
+
+    /// Reads one entry.
+    async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>>;
+
+    /// The oldest pending entries eligible at the request's time (created time, then id),
+    /// whether or not someone holds a lease on them.
+    async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>>;
+
+    /// The retry-ready entries (deferred or retryable failure whose retry time has come),
+    /// ordered by retry time (or last update without one), then id.
+    async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>>;
+
+    /// Writes the outcome fields of `entry` if its stamp is still the durable one.
+    ///
+    /// `Applied` when written; `ConcurrencyLost` when the stamp changed (the entry is the
+    /// durable winner); `Terminal` when the row is already terminal; `Missing` when gone.
+    async fn save(
+        &self,
+        entry: &OutboxEntry,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult>;
+
+    /// Deletes up to one batch of delivered entries delivered before the cut-off and
+    /// returns how many went; call again until it returns 0 to prune everything.
+    async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64>;
+}
+
+/// The claim-capable outbox: workers lease entries before emitting them.
+///
+/// Every completion proves the lease by owner and token, clears the claim fields, and
+/// reports whether *this* call applied it.
+#[async_trait]
+pub trait ClaimStore: OutboxStore {
+    /// Leases up to `batch_size` claimable pending entries in pending order.
+    async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>>;
+
+    /// Leases up to `batch_size` retry-ready entries in retry order.
+    async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>>;
+
+    /// Records many completions in one call; one result per request, in input order,
+    /// each the same as completing that claim alone would give.
+    async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>>;
+
+    /// Extends the leases of `claims` that are still held; the others come back as lost.
+    async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>>;
+
+    /// Records one completion.
+    async fn complete(&self, req: CompletionRequest) -> Result<TransitionResult> {
+        let mut results = self.complete_batch(vec![req]).await?;
+        Ok(results.remove(0))
+    }
+
+    /// Marks a claimed entry delivered.
+    async fn mark_delivered(
+        &self,
+        claim: &Claim,
+        result: EmissionResult,
+    ) -> Result<TransitionResult> {
+        self.complete(CompletionRequest::new(
+            claim.clone(),
+            Completion::Delivered(result),
+        ))
+        .await
+    }
+
+    /// Marks a claimed entry failed: a retryable failure when `next_retry` is given,
+    /// failed (waiting for an operator) when not.
+    async fn mark_failed(
+        &self,
+        claim: &Claim,
+        error: EmissionError,
+        next_retry: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult> {
+        self.complete(CompletionRequest::new(
+            claim.clone(),
+            Completion::Failed { error, next_retry },
+        ))
+        .await
+    }
+
+    /// Dead-letters a claimed entry.
+    async fn mark_dead_lettered(
+        &self,
+        claim: &Claim,
+        error: EmissionError,
+        reason: Option<String>,
+    ) -> Result<TransitionResult> {
+        self.complete(CompletionRequest::new(
+            claim.clone(),
+            Completion::DeadLettered { error, reason },
+        ))
+        .await
+    }
+
+    /// Writes the outcome fields of `entry` under the claim.
+    async fn save_claim(&self, claim: &Claim, entry: OutboxEntry) -> Result<TransitionResult> {
+        self.complete(CompletionRequest::new(
+            claim.clone(),
+            Completion::Save(Box::new(entry)),
+        ))
+        .await
+    }
+
+    /// Gives a lease back without recording an emission.
+    async fn release(&self, claim: &Claim, reason: Option<String>) -> Result<TransitionResult> {
+        self.complete(CompletionRequest::new(
+            claim.clone(),
+            Completion::Release { reason },
+        ))
+        .await
+    }
+}

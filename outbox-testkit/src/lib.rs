@@ -1,0 +1,150 @@
+//! The conformance suite every outbox store passes, and the race harness.
+//!
+//! A backend crate provides an async factory returning a fresh [`Subject`] and stamps out
+//! one named test per case with [`conformance_suite!`]:
+//!
+//! ```no_run
+//! async fn subject() -> outbox_testkit::Subject {
+//!     outbox_testkit::Subject::new(std::sync::Arc::new(outbox_core::MemoryClaimStore::new()))
+//! }
+//! outbox_testkit::conformance_suite!(subject);
+//! # fn main() {}
+//! ```
+
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub mod engines;
+pub mod fixtures;
+pub mod race;
+pub mod suite;
+
+pub use fixtures::DynStore;
+
+/// A future the suite hands to a store to run at a chosen moment.
+pub type HookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// Lets the suite run another writer between a completion's check and its write, for
+/// stores whose check and write are separate steps (`atomic_completion == false`).
+pub trait InterleaveHook: Send + Sync {
+    /// Runs `writer` once, inside the next completion, after its check and before its write.
+    fn before_next_write(&self, writer: HookFuture);
+}
+
+/// A fresh store for one case, and what the suite may need besides it.
+pub struct Subject {
+    /// The store, isolated from every other case.
+    pub store: DynStore,
+    /// The interleave hook, for stores that are not atomic.
+    pub interleave: Option<Arc<dyn InterleaveHook>>,
+    /// Dropped when the case ends (e.g. removes the case's schema or file).
+    pub guard: Option<Box<dyn Any + Send>>,
+}
+
+impl Subject {
+    /// A subject with no hook and nothing to clean up.
+    pub fn new(store: DynStore) -> Self {
+        Self {
+            store,
+            interleave: None,
+            guard: None,
+        }
+    }
+
+    /// Adds an interleave hook.
+    pub fn with_interleave(mut self, hook: Arc<dyn InterleaveHook>) -> Self {
+        self.interleave = Some(hook);
+        self
+    }
+
+    /// Keeps `guard` alive for the case.
+    pub fn with_guard(mut self, guard: impl Any + Send) -> Self {
+        self.guard = Some(Box::new(guard));
+        self
+    }
+}
+
+/// Stamps out one `#[tokio::test]` per conformance case, grouped in one module per area.
+///
+/// `$factory` is an async fn (or closure) returning a fresh [`Subject`]; it is called once
+/// per case. The calling crate needs `tokio` (macros, multi-thread runtime) as a dev-dependency.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($factory:expr) => {
+        $crate::__conformance_cases! { $factory;
+            store {
+                ordering: pending_claims_follow_created_time, pending_ties_break_by_id,
+                    consecutive_claims_take_the_next_oldest, retry_claims_follow_next_retry_time,
+                    retry_ties_break_by_id, retry_without_next_retry_orders_by_update_time,
+                    find_pending_uses_claim_order;
+                eligibility: terminal_rows_are_never_claimed, failed_rows_wait_for_an_operator,
+                    pending_not_yet_due_is_not_claimed, retry_not_yet_due_is_not_claimed,
+                    held_lease_is_not_claimed_again, expired_lease_is_reclaimable,
+                    attempt_count_increments_once_per_acquisition, tokens_are_unique_per_acquisition,
+                    claim_returns_only_rows_acquired, topic_filter_claims_only_that_topic,
+                    persisted_claim_fields_equal_returned;
+                outcomes: applied_returns_the_written_entry, wrong_token_is_stale, wrong_owner_is_stale,
+                    stale_after_reclaim_by_another_worker, terminal_before_the_write,
+                    missing_row_never_written, missing_after_the_row_was_pruned;
+                transitions: delivered_clears_the_claim, failed_with_retry_becomes_retryable,
+                    failed_without_retry_becomes_failed, dead_letter_records_the_reason,
+                    deferred_sets_retry_time_without_counting, save_claim_writes_outcome_fields_only,
+                    expired_unreclaimed_claim_may_still_complete;
+                renew: renew_extends_held_claims, renew_reports_claims_no_longer_held;
+                release: release_returns_row_without_counting_an_attempt, release_keeps_retry_state,
+                    release_twice_is_stale;
+                batch: batch_matches_one_by_one, batch_results_follow_input_order,
+                    batch_with_a_claim_twice_is_refused;
+                selection: find_does_not_claim, find_retry_ready_lists_due_rows,
+                    save_with_current_stamp_applies, save_with_stale_stamp_is_concurrency_lost,
+                    save_terminal_or_missing_writes_nothing, enqueue_round_trips_every_field,
+                    duplicate_id_writes_nothing, prune_deletes_only_old_delivered_rows;
+                validation: batch_size_zero_is_refused, batch_size_above_maximum_is_refused,
+                    non_positive_lease_is_refused, empty_owner_is_refused,
+                    oversized_payload_is_refused, empty_topic_is_refused,
+                    find_and_renew_validate_their_input;
+            }
+            subject {
+                concurrency: concurrency_lost_to_a_reclaim, concurrency_lost_to_a_terminal_winner;
+            }
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_cases {
+    ($factory:expr;
+     store { $($area:ident : $($case:ident),+ ;)+ }
+     subject { $($sarea:ident : $($scase:ident),+ ;)+ }) => {
+        $(
+            mod $area {
+                #[allow(unused_imports)]
+                use super::*;
+                $(
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn $case() {
+                        let subject: $crate::Subject = ($factory)().await;
+                        $crate::suite::$area::$case(subject.store.clone()).await;
+                        drop(subject);
+                    }
+                )+
+            }
+        )+
+        $(
+            mod $sarea {
+                #[allow(unused_imports)]
+                use super::*;
+                $(
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn $scase() {
+                        let subject: $crate::Subject = ($factory)().await;
+                        $crate::suite::$sarea::$scase(subject).await;
+                    }
+                )+
+            }
+        )+
+    };
+}
