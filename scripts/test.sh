@@ -5,6 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The PostgreSQL tests start a throwaway cluster from the installed server binaries
+# (unless OUTBOX_TEST_POSTGRES_URL names a server). Install them on a fresh machine.
+if [ -z "${OUTBOX_TEST_POSTGRES_URL:-}" ] && ! command -v pg_ctl >/dev/null 2>&1 \
+    && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    echo "== installing the PostgreSQL server (no initdb/pg_ctl found)"
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings are errors)"

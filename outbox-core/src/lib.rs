@@ -2,16 +2,22 @@
 
 mod clock;
 mod error;
+mod ident;
 mod limits;
 mod memory;
+mod migration;
 mod model;
 mod observe;
+#[cfg(any(feature = "portable-sqlite", feature = "portable-postgres"))]
+pub mod portable;
 mod store;
 
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
 pub use error::{BoxError, OutboxError, Result};
+pub use ident::{TableName, MAX_IDENTIFIER_BYTES};
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;
+pub use migration::{latest_version, Migration};
 pub use model::{
     Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult,
     EmissionStatus, EntryId, Headers, NewEntry, OutboxEntry, RenewOutcome, RenewRequest,

@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 pub mod engines;
 pub mod fixtures;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod race;
 pub mod suite;
 

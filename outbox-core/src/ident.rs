@@ -1,0 +1,139 @@
+//! Validated SQL identifiers: schema and table names are checked once, quoted once, and
+//! substituted once into the SQL templates when a store is built. Values are never
+//! interpolated; they are always bound parameters.
+
+use crate::{OutboxError, Result};
+
+/// The longest identifier accepted (PostgreSQL's limit, the smallest of the engines).
+pub const MAX_IDENTIFIER_BYTES: usize = 63;
+
+/// Where the outbox table lives: an optional schema and a table name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableName {
+    schema: Option<String>,
+    table: String,
+}
+
+impl TableName {
+    /// `table` in the connection's default schema.
+    pub fn new(table: &str) -> Result<Self> {
+        Ok(Self {
+            schema: None,
+            table: check("table name", table)?,
+        })
+    }
+
+    /// `table` in `schema`.
+    pub fn in_schema(schema: &str, table: &str) -> Result<Self> {
+        Ok(Self {
+            schema: Some(check("schema name", schema)?),
+            table: check("table name", table)?,
+        })
+    }
+
+    /// The schema, if one was given.
+    pub fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
+    }
+
+    /// The bare table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The quoted, schema-qualified name to put in SQL.
+    pub fn qualified(&self) -> String {
+        match &self.schema {
+            Some(s) => format!("\"{s}\".\"{}\"", self.table),
+            None => format!("\"{}\"", self.table),
+        }
+    }
+
+    /// Substitutes `{table}` (quoted, qualified), `{schema}` (quoted, or empty),
+    /// `{schema_prefix}` (quoted schema plus a dot, or empty) and `{name}` (the bare table
+    /// name, for deriving index and channel names) into a SQL template.
+    pub fn render(&self, template: &str) -> String {
+        let schema = self
+            .schema
+            .as_ref()
+            .map(|s| format!("\"{s}\""))
+            .unwrap_or_default();
+        let prefix = self
+            .schema
+            .as_ref()
+            .map(|s| format!("\"{s}\"."))
+            .unwrap_or_default();
+        template
+            .replace("{table}", &self.qualified())
+            .replace("{schema_prefix}", &prefix)
+            .replace("{schema}", &schema)
+            .replace("{name}", &self.table)
+    }
+}
+
+impl Default for TableName {
+    fn default() -> Self {
+        Self {
+            schema: None,
+            table: "outbox".to_owned(),
+        }
+    }
+}
+
+fn check(field: &'static str, name: &str) -> Result<String> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !first_ok || !rest_ok {
+        return Err(OutboxError::invalid(
+            field,
+            format!("{name:?} must start with a lowercase letter or underscore and hold only lowercase letters, digits and underscores"),
+        ));
+    }
+    // Derived names (indexes, channels) append up to 12 bytes.
+    if name.len() > MAX_IDENTIFIER_BYTES - 12 {
+        return Err(OutboxError::invalid(
+            field,
+            format!(
+                "{name:?} is longer than {} bytes",
+                MAX_IDENTIFIER_BYTES - 12
+            ),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_names_are_quoted_and_substituted() {
+        let t = TableName::in_schema("app", "outbox_v2").unwrap();
+        assert_eq!(t.qualified(), "\"app\".\"outbox_v2\"");
+        assert_eq!(
+            t.render("CREATE INDEX {name}_pending ON {table} (x)"),
+            "CREATE INDEX outbox_v2_pending ON \"app\".\"outbox_v2\" (x)"
+        );
+        assert_eq!(TableName::default().qualified(), "\"outbox\"");
+    }
+
+    #[test]
+    fn hostile_or_odd_names_are_refused() {
+        for bad in [
+            "",
+            "Outbox",
+            "out-box",
+            "x\"; DROP TABLE y; --",
+            "1abc",
+            "a b",
+            &"a".repeat(60),
+        ] {
+            let err = TableName::new(bad).unwrap_err();
+            assert!(err.is_invalid_input(), "{bad}: {err}");
+        }
+        assert!(TableName::in_schema("bad schema", "ok").is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! The portable per-row claim store on sqlx (work in progress).

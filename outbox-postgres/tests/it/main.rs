@@ -1,0 +1,3 @@
+//! Integration tests of the PostgreSQL store, against a real server.
+
+mod migrations;

@@ -1,0 +1,119 @@
+//! The SQLite schema: numbered migrations the host applies explicitly.
+
+use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
+use sqlx::SqlitePool;
+
+use crate::error::map_err;
+
+static MIGRATIONS: [Migration; 1] = [Migration {
+    version: 1,
+    name: "create_outbox",
+    up: include_str!("../migrations/0001_create_outbox.up.sql"),
+    down: include_str!("../migrations/0001_create_outbox.down.sql"),
+}];
+
+const MIGRATIONS_TABLE: &str = include_str!("../sql/migrations_table.sql");
+const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");
+const RECORD_MIGRATION: &str = include_str!("../sql/record_migration.sql");
+
+/// The migrations of the SQLite schema, oldest first.
+pub fn migrations() -> &'static [Migration] {
+    &MIGRATIONS
+}
+
+/// The schema version this build of the store requires.
+pub fn required_version() -> i64 {
+    latest_version(&MIGRATIONS)
+}
+
+/// The whole schema as one SQL script, for hosts that apply migrations with their own tools.
+pub fn migration_script(table: &TableName) -> String {
+    let mut script = table.render(MIGRATIONS_TABLE);
+    for m in &MIGRATIONS {
+        script.push_str(&format!("\n-- migration {}: {}\n", m.version, m.name));
+        script.push_str(&table.render(m.up));
+        script.push_str(&format!(
+            "\n{};\n",
+            table
+                .render(RECORD_MIGRATION)
+                .replace("?1, ?2, ?3", &format!("{}, '{}', 0", m.version, m.name))
+        ));
+    }
+    script
+}
+
+/// Applies every migration the database does not have yet, each in its own immediate
+/// transaction; returns the resulting version. Safe to run concurrently and repeatedly.
+pub async fn migrate(pool: &SqlitePool, table: &TableName) -> Result<i64> {
+    let mut conn = pool.acquire().await.map_err(map_err)?;
+    sqlx::raw_sql(&table.render(MIGRATIONS_TABLE))
+        .execute(&mut *conn)
+        .await
+        .map_err(map_err)?;
+    for m in &MIGRATIONS {
+        sqlx::raw_sql("BEGIN IMMEDIATE")
+            .execute(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        let applied = async {
+            let current: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
+                .fetch_one(&mut *conn)
+                .await?;
+            if current.unwrap_or(0) < m.version {
+                sqlx::raw_sql(&table.render(m.up))
+                    .execute(&mut *conn)
+                    .await?;
+                sqlx::query(&table.render(RECORD_MIGRATION))
+                    .bind(m.version)
+                    .bind(m.name)
+                    .bind(chrono::Utc::now().timestamp_micros())
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            Ok::<_, sqlx::Error>(())
+        }
+        .await;
+        let end = if applied.is_ok() {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        sqlx::raw_sql(end)
+            .execute(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        applied.map_err(map_err)?;
+    }
+    Ok(required_version())
+}
+
+/// Reverts every migration, newest first, and drops the bookkeeping table.
+pub async fn migrate_down(pool: &SqlitePool, table: &TableName) -> Result<()> {
+    for m in MIGRATIONS.iter().rev() {
+        sqlx::raw_sql(&table.render(m.down))
+            .execute(pool)
+            .await
+            .map_err(map_err)?;
+    }
+    let drop = table.render("DROP TABLE IF EXISTS {schema_prefix}{name}_migrations");
+    sqlx::raw_sql(&drop).execute(pool).await.map_err(map_err)?;
+    Ok(())
+}
+
+/// Fails with a clear error unless the schema is at exactly the required version.
+pub async fn check_schema(pool: &SqlitePool, table: &TableName) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
+        .fetch_one(pool)
+        .await
+        .map_err(map_err)?;
+    match found {
+        None => Err(OutboxError::SchemaNotMigrated {
+            detail: format!("no migration of {} has been applied", table.qualified()),
+        }),
+        Some(v) if v == required_version() => Ok(()),
+        Some(v) => Err(OutboxError::SchemaVersionMismatch {
+            expected: required_version(),
+            found: v,
+        }),
+    }
+}

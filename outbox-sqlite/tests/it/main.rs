@@ -1,0 +1,3 @@
+//! Integration tests of the SQLite store, against real database files.
+
+mod migrations;

@@ -1,0 +1,303 @@
+//! A PostgreSQL server for tests: the one named by `OUTBOX_TEST_POSTGRES_URL`, or else a
+//! throwaway cluster started once per test binary from the installed server binaries.
+//! Every test gets a fresh schema of its own, dropped when its [`PgTestDb`] is dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// The variable naming an existing server to test against.
+pub const URL_VAR: &str = "OUTBOX_TEST_POSTGRES_URL";
+
+/// The engine name used in skip reports and `OUTBOX_TEST_REQUIRE`.
+pub const ENGINE: &str = "postgres";
+
+/// A PostgreSQL server the tests may use.
+#[derive(Debug)]
+pub struct PgServer {
+    /// Connection URL (to the `postgres` database as a superuser).
+    pub url: String,
+    /// The throwaway cluster, when this process started one.
+    cluster: Option<Cluster>,
+}
+
+#[derive(Debug)]
+struct Cluster {
+    bin: PathBuf,
+    data: PathBuf,
+    port: u16,
+    as_postgres_user: bool,
+}
+
+static SERVER: OnceLock<Result<PgServer, String>> = OnceLock::new();
+
+/// The server for this test binary, started on first use; `Err` says why there is none.
+pub fn server() -> Result<&'static PgServer, String> {
+    SERVER
+        .get_or_init(|| match std::env::var(URL_VAR) {
+            Ok(url) if !url.trim().is_empty() => Ok(PgServer { url, cluster: None }),
+            _ => start_cluster(),
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+impl PgServer {
+    /// Restarts the throwaway cluster (fast shutdown, then start on the same port).
+    /// Errors for a server named by URL, which these tests may not restart.
+    pub fn restart(&self) -> Result<(), String> {
+        let c = self
+            .cluster
+            .as_ref()
+            .ok_or("the server was given by URL; only a throwaway cluster can be restarted")?;
+        c.pg_ctl(&["restart", "-m", "fast", "-w", "-t", "60"])
+    }
+
+    /// True when this process started the server (and so may restart it).
+    pub fn is_throwaway(&self) -> bool {
+        self.cluster.is_some()
+    }
+}
+
+impl Cluster {
+    fn run(&self, program: &Path, args: &[&str]) -> Result<(), String> {
+        let mut cmd = if self.as_postgres_user {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(program);
+            c
+        } else {
+            Command::new(program)
+        };
+        let out = cmd
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} {:?} failed: {}{}",
+                program.display(),
+                args,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> Result<(), String> {
+        let data = self.data.to_string_lossy().into_owned();
+        let log = self
+            .data
+            .with_file_name("server.log")
+            .to_string_lossy()
+            .into_owned();
+        let opts = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c synchronous_commit=off \
+             -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB",
+            self.port,
+            self.data.parent().unwrap_or(Path::new("/tmp")).display()
+        );
+        let mut full = vec!["-D", &data, "-l", &log, "-o", &opts];
+        full.extend_from_slice(args);
+        self.run(&self.bin.join("pg_ctl"), &full)
+    }
+}
+
+fn find_bin_dir() -> Option<PathBuf> {
+    if let Ok(path) = std::env::var("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if dir.join("pg_ctl").is_file() && dir.join("initdb").is_file() {
+                return Some(dir);
+            }
+        }
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let v = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("pg_ctl").is_file().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+fn start_cluster() -> Result<PgServer, String> {
+    let bin = find_bin_dir().ok_or_else(|| {
+        format!("{URL_VAR} is unset and no PostgreSQL server binaries (initdb, pg_ctl) were found")
+    })?;
+    let as_postgres_user = is_root();
+    let dir = std::env::temp_dir().join(format!(
+        "outbox-pg-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if as_postgres_user {
+        let status = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(&dir)
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!(
+                "cannot hand {} to the postgres user",
+                dir.display()
+            ));
+        }
+    }
+    let cluster = Cluster {
+        data: dir.join("data"),
+        port: free_port()?,
+        bin,
+        as_postgres_user,
+    };
+    let data = cluster.data.to_string_lossy().into_owned();
+    cluster.run(
+        &cluster.bin.join("initdb"),
+        &[
+            "-D",
+            &data,
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ],
+    )?;
+    cluster.pg_ctl(&["start", "-w", "-t", "60"])?;
+    spawn_reaper(&cluster, &dir);
+    Ok(PgServer {
+        url: format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port),
+        cluster: Some(cluster),
+    })
+}
+
+/// Stops and deletes the cluster once this test process is gone, however it ends.
+fn spawn_reaper(cluster: &Cluster, dir: &Path) {
+    let stop = format!(
+        "{}{} -D {} stop -m immediate",
+        if cluster.as_postgres_user {
+            "runuser -u postgres -- "
+        } else {
+            ""
+        },
+        cluster.bin.join("pg_ctl").display(),
+        cluster.data.display()
+    );
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1; rm -rf {dir}",
+        pid = std::process::id(),
+        dir = dir.display()
+    );
+    let _ = Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+}
+
+/// A fresh schema on the test server, dropped (with everything in it) on drop.
+#[derive(Debug)]
+pub struct PgTestDb {
+    /// The server's URL.
+    pub url: String,
+    /// The schema created for this test.
+    pub schema: String,
+}
+
+impl PgTestDb {
+    /// Creates a fresh schema; `None` (after a loud report, or a failure when PostgreSQL
+    /// is required) when no server can be had.
+    pub async fn create() -> Option<Self> {
+        let server = match tokio::task::spawn_blocking(server)
+            .await
+            .expect("server start")
+        {
+            Ok(s) => s,
+            Err(why) => {
+                crate::engines::unavailable(ENGINE, &why);
+                return None;
+            }
+        };
+        let schema = format!(
+            "outbox_test_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..16]
+        );
+        let client = match connect(&server.url).await {
+            Ok(c) => c,
+            Err(why) => {
+                crate::engines::unavailable(ENGINE, &why);
+                return None;
+            }
+        };
+        client
+            .batch_execute(&format!("CREATE SCHEMA \"{schema}\""))
+            .await
+            .expect("create test schema");
+        Some(Self {
+            url: server.url.clone(),
+            schema,
+        })
+    }
+
+    /// A new connection to the test server.
+    pub async fn connect(&self) -> tokio_postgres::Client {
+        connect(&self.url)
+            .await
+            .expect("connect to the test server")
+    }
+}
+
+/// Connects and drives the connection on a background task.
+pub async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+impl Drop for PgTestDb {
+    fn drop(&mut self) {
+        let (url, schema) = (self.url.clone(), self.schema.clone());
+        // Drop runs outside async context guarantees; use a private runtime on a thread.
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                if let Ok(client) = connect(&url).await {
+                    let _ = client
+                        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
