@@ -24,7 +24,9 @@ pub use model::{
     TargetState, TransitionOutcome, TransitionResult,
 };
 pub use observe::{record_transition, Observed, CLAIM_TRANSITION_ATTEMPTS};
-pub use store::{Capabilities, ClaimStore, ClockSource, FindRequest, OutboxStore, PruneRequest};
+pub use store::{
+    Capabilities, ClaimStore, ClockSource, FindRequest, OutboxStore, PruneRequest, WakeSignal,
+};
 
 pub use async_trait::async_trait;
 pub use chrono;

@@ -70,6 +70,10 @@ impl<S: OutboxStore> OutboxStore for Observed<S> {
         self.inner.limits()
     }
 
+    fn wake_signal(&self) -> Option<std::sync::Arc<dyn crate::WakeSignal>> {
+        self.inner.wake_signal()
+    }
+
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.inner.enqueue_batch(entries).await
     }

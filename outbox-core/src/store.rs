@@ -71,6 +71,15 @@ pub struct PruneRequest {
     pub batch_size: u32,
 }
 
+/// A wake-up a store raises when entries are enqueued (PostgreSQL's LISTEN/NOTIFY, say),
+/// so an idle drain can stop waiting early. It is only a hint: a missed wake-up costs one
+/// poll interval, never an entry, because the drain keeps polling.
+#[async_trait]
+pub trait WakeSignal: Send + Sync {
+    /// Waits until a wake-up arrives or `timeout` passes; true when woken.
+    async fn wait(&self, timeout: std::time::Duration) -> bool;
+}
+
 /// The selection-only outbox: for one worker, or workers on disjoint partitions.
 ///
 /// Two workers that both find and emit the same entry both emit it; use [`ClaimStore`]
@@ -82,6 +91,11 @@ pub trait OutboxStore: Send + Sync {
 
     /// The bounds this store enforces on its inputs.
     fn limits(&self) -> &StoreLimits;
+
+    /// The store's enqueue wake-up, if it has one.
+    fn wake_signal(&self) -> Option<std::sync::Arc<dyn WakeSignal>> {
+        None
+    }
 
     /// Writes one new pending entry.
     async fn enqueue(&self, entry: NewEntry) -> Result<OutboxEntry> {
