@@ -1,8 +1,16 @@
-//! The SQLite outbox store.
+#![doc = include_str!("../README.md")]
 
+mod claims;
+mod config;
+mod enqueue;
 mod error;
 mod migrate;
+mod row;
+mod statements;
+mod store;
 
+pub use config::SqliteStoreConfig;
 pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
+pub use store::SqliteClaimStore;

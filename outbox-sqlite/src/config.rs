@@ -1,0 +1,70 @@
+//! How a SQLite store is built.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use outbox_core::{Clock, StoreLimits, SystemClock, TableName};
+
+/// Settings of a [`crate::SqliteClaimStore`], as a builder with defaults.
+#[derive(Debug, Clone)]
+pub struct SqliteStoreConfig {
+    pub(crate) table: TableName,
+    pub(crate) limits: StoreLimits,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) busy_timeout: Duration,
+    pub(crate) max_connections: u32,
+}
+
+impl Default for SqliteStoreConfig {
+    fn default() -> Self {
+        Self {
+            table: TableName::default(),
+            limits: StoreLimits::default(),
+            clock: Arc::new(SystemClock),
+            busy_timeout: Duration::from_secs(5),
+            max_connections: 8,
+        }
+    }
+}
+
+impl SqliteStoreConfig {
+    /// Defaults: table `outbox`, default limits, the system clock, a 5 s busy timeout,
+    /// up to 8 pooled connections (for [`crate::SqliteClaimStore::open`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Uses another table (and, for an attached database, schema).
+    pub fn table(mut self, table: TableName) -> Self {
+        self.table = table;
+        self
+    }
+
+    /// Enforces `limits` on every call.
+    pub fn limits(mut self, limits: StoreLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Reads the current time from `clock` when a request carries no `now`.
+    ///
+    /// SQLite runs inside the host process, so the host's clock is the database's clock:
+    /// every process sharing the file (WAL needs them on one machine) reads the same one.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How long a writer waits for another writer's lock before failing with
+    /// [`outbox_core::OutboxError::Conflict`] (used by [`crate::SqliteClaimStore::open`]).
+    pub fn busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// The pool size used by [`crate::SqliteClaimStore::open`] (at least 1).
+    pub fn max_connections(mut self, n: u32) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+}

@@ -1,0 +1,35 @@
+//! The store's SQL, rendered once for its table when the store is built.
+
+use outbox_core::TableName;
+
+/// Every statement the store runs, with the table name substituted.
+#[derive(Debug, Clone)]
+pub(crate) struct Statements {
+    pub(crate) claim_pending: String,
+    pub(crate) claim_retry_ready: String,
+    pub(crate) complete_claimed: String,
+    pub(crate) save_stamped: String,
+    pub(crate) renew: String,
+    pub(crate) get: String,
+    pub(crate) find_pending: String,
+    pub(crate) find_retry_ready: String,
+    pub(crate) prune_delivered: String,
+    pub(crate) insert: String,
+}
+
+impl Statements {
+    pub(crate) fn render(table: &TableName) -> Self {
+        Self {
+            claim_pending: table.render(include_str!("../sql/claim_pending.sql")),
+            claim_retry_ready: table.render(include_str!("../sql/claim_retry_ready.sql")),
+            complete_claimed: table.render(include_str!("../sql/complete_claimed.sql")),
+            save_stamped: table.render(include_str!("../sql/save_stamped.sql")),
+            renew: table.render(include_str!("../sql/renew.sql")),
+            get: table.render(include_str!("../sql/get.sql")),
+            find_pending: table.render(include_str!("../sql/find_pending.sql")),
+            find_retry_ready: table.render(include_str!("../sql/find_retry_ready.sql")),
+            prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
+            insert: table.render(include_str!("../sql/insert.sql")),
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! [`SqliteClaimStore`]: construction and the selection-only operations.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use outbox_core::{
+    normalize_time, Capabilities, ClockSource, EntryId, FindRequest, NewEntry, OutboxEntry,
+    OutboxError, OutboxStore, PruneRequest, Result, StoreLimits, TableName, TargetState,
+    TransitionOutcome, TransitionResult,
+};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool, Transaction};
+use uuid::Uuid;
+
+use crate::error::map_err;
+use crate::row::{decode, micros, opt_micros};
+use crate::statements::Statements;
+use crate::SqliteStoreConfig;
+
+/// The SQLite claim store: each batch claim is one `UPDATE … RETURNING` statement inside
+/// an immediate transaction, so it holds the file's single write lock for exactly one
+/// statement and no two workers can ever receive the same row.
+///
+/// Completions of a batch run in one immediate transaction, so each check and its write
+/// are atomic (`ConcurrencyLost` cannot happen here).
+#[derive(Debug, Clone)]
+pub struct SqliteClaimStore {
+    pub(crate) pool: SqlitePool,
+    pub(crate) sql: Arc<Statements>,
+    pub(crate) config: SqliteStoreConfig,
+}
+
+impl SqliteClaimStore {
+    /// Opens (creating if missing) the database at `url` (`sqlite://path.db` or a plain
+    /// path) in WAL mode with the configured busy timeout, checks that it can be written
+    /// and that its schema is at the required version.
+    pub async fn open(url: &str, config: SqliteStoreConfig) -> Result<Self> {
+        let pool = Self::open_pool(url, &config).await?;
+        Self::new(pool, config).await
+    }
+
+    /// Opens a pool on `url` the way [`SqliteClaimStore::open`] does, without checking
+    /// the schema (for migrating first).
+    pub async fn open_pool(url: &str, config: &SqliteStoreConfig) -> Result<SqlitePool> {
+        let options = connect_options(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(config.busy_timeout);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(config.max_connections)
+            .connect_with(options)
+            .await
+            .map_err(|e| OutboxError::Connection {
+                message: format!("cannot open the SQLite database {url:?}: {e}"),
+                source: Some(Box::new(e)),
+            })?;
+        // A read-only file or directory only shows itself on the first write: write
+        // something in a transaction and roll it back.
+        let mut probe = pool.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        sqlx::raw_sql("CREATE TABLE outbox_write_probe (x INTEGER)")
+            .execute(&mut *probe)
+            .await
+            .map_err(map_err)?;
+        probe.rollback().await.map_err(map_err)?;
+        Ok(pool)
+    }
+
+    /// A store on an existing pool; fails unless the schema is migrated to the version
+    /// this build requires. Configure the pool with WAL and a busy timeout.
+    pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
+        crate::check_schema(&pool, &config.table).await?;
+        Ok(Self {
+            sql: Arc::new(Statements::render(&config.table)),
+            pool,
+            config,
+        })
+    }
+
+    /// The pool, for the host's own transactions (see [`SqliteClaimStore::enqueue_in`]).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// The table this store works on.
+    pub fn table(&self) -> &TableName {
+        &self.config.table
+    }
+
+    pub(crate) fn now(&self, requested: Option<DateTime<Utc>>) -> DateTime<Utc> {
+        requested
+            .map(normalize_time)
+            .unwrap_or_else(|| self.config.clock.now())
+    }
+
+    /// Runs `work` on a task of its own and waits for it. A caller that drops the returned
+    /// future (a timeout, a shutdown) cancels only its wait: the transaction inside still
+    /// commits or rolls back on its own, so no connection goes back to the pool in the middle
+    /// of a transaction and no lock outlives the call. Claims made by a cancelled call stay
+    /// leased until their lease runs out, then become claimable again.
+    pub(crate) async fn detached<T, Fut>(&self, work: impl FnOnce(Self) -> Fut) -> Result<T>
+    where
+        T: Send + 'static,
+        Fut: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        tokio::spawn(work(self.clone()))
+            .await
+            .map_err(|e| OutboxError::Database {
+                message: format!("the store's task failed: {e}"),
+                source: Some(Box::new(e)),
+            })?
+    }
+
+    /// Starts a write transaction that takes the write lock at once, so a statement never
+    /// has to upgrade a read lock (which SQLite may refuse without waiting).
+    pub(crate) async fn write_tx(&self) -> Result<Transaction<'static, Sqlite>> {
+        self.pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(map_err)
+    }
+
+    pub(crate) async fn fetch_one_entry(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        id: EntryId,
+    ) -> Result<Option<OutboxEntry>> {
+        sqlx::query(&self.sql.get)
+            .bind(id.as_uuid().as_bytes().to_vec())
+            .fetch_optional(conn)
+            .await
+            .map_err(map_err)?
+            .as_ref()
+            .map(decode)
+            .transpose()
+    }
+
+    async fn find(&self, sql: &str, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.config.limits.check_find(req)?;
+        let now = self.now(req.now);
+        sqlx::query(sql)
+            .bind(micros(now))
+            .bind(req.topic.clone())
+            .bind(i64::from(req.limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?
+            .iter()
+            .map(decode)
+            .collect()
+    }
+}
+
+/// Parses a `sqlite:` URL or a plain file path.
+fn connect_options(url: &str) -> Result<SqliteConnectOptions> {
+    let parsed = if url.starts_with("sqlite:") {
+        SqliteConnectOptions::from_str(url)
+    } else {
+        Ok(SqliteConnectOptions::new().filename(url))
+    };
+    parsed.map_err(|e| OutboxError::invalid("database url", format!("{url:?}: {e}")))
+}
+
+/// Binds the outcome fields of `entry` as ?1..?9 of the transition statements.
+pub(crate) fn bind_outcome<'q>(
+    query: sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+    entry: &OutboxEntry,
+) -> sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+    query
+        .bind(i64::from(entry.status.code()))
+        .bind(opt_micros(entry.next_retry_at))
+        .bind(i64::from(entry.attempt_count))
+        .bind(entry.last_error.clone())
+        .bind(entry.dead_letter_reason.clone())
+        .bind(opt_micros(entry.delivered_at))
+        .bind(entry.provider_message_id.clone())
+        .bind(micros(entry.updated_at))
+        .bind(entry.stamp.as_bytes().to_vec())
+}
+
+#[async_trait]
+impl OutboxStore for SqliteClaimStore {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            name: "sqlite",
+            atomic_completion: true,
+            single_round_trip_claim: true,
+            notifications: false,
+            clock: ClockSource::Injected,
+        }
+    }
+
+    fn limits(&self) -> &StoreLimits {
+        &self.config.limits
+    }
+
+    async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
+        self.config.limits.check_new_entries(&entries)?;
+        self.detached(|store| async move {
+            let mut tx = store.write_tx().await?;
+            let written = store.insert_all(&mut tx, entries).await?;
+            tx.commit().await.map_err(map_err)?;
+            Ok(written)
+        })
+        .await
+    }
+
+    async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
+        let mut conn = self.pool.acquire().await.map_err(map_err)?;
+        self.fetch_one_entry(&mut conn, id).await
+    }
+
+    async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.find(&self.sql.find_pending, req).await
+    }
+
+    async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.find(&self.sql.find_retry_ready, req).await
+    }
+
+    async fn save(
+        &self,
+        entry: &OutboxEntry,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult> {
+        let entry = entry.clone();
+        self.detached(move |store| async move { store.save_now(&entry, now).await })
+            .await
+    }
+
+    async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {
+        self.config.limits.check_prune(req)?;
+        let req = req.clone();
+        self.detached(move |store| async move { store.prune_now(&req).await })
+            .await
+    }
+}
+
+impl SqliteClaimStore {
+    async fn save_now(
+        &self,
+        entry: &OutboxEntry,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult> {
+        let now = self.now(now);
+        let mut target = entry.clone();
+        TargetState::from_entry(entry).apply_to(&mut target, now, Uuid::new_v4());
+        let mut tx = self.write_tx().await?;
+        let written = bind_outcome(sqlx::query(&self.sql.save_stamped), &target)
+            .bind(entry.id.as_uuid().as_bytes().to_vec())
+            .bind(entry.stamp.as_bytes().to_vec())
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let result = match written {
+            Some(row) => TransitionResult::new(TransitionOutcome::Applied, decode(&row)?),
+            None => match self.fetch_one_entry(&mut tx, entry.id).await? {
+                None => TransitionResult::new(TransitionOutcome::Missing, entry.clone()),
+                Some(row) if row.status.is_terminal() => {
+                    TransitionResult::new(TransitionOutcome::Terminal, row)
+                }
+                Some(row) => TransitionResult::new(TransitionOutcome::ConcurrencyLost, row),
+            },
+        };
+        tx.commit().await.map_err(map_err)?;
+        Ok(result)
+    }
+
+    async fn prune_now(&self, req: &PruneRequest) -> Result<u64> {
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(&self.sql.prune_delivered)
+            .bind(micros(normalize_time(req.delivered_before)))
+            .bind(i64::from(req.batch_size))
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        tx.commit().await.map_err(map_err)?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,5 @@
+//! The whole conformance suite against real SQLite files.
+
+use crate::support::subject;
+
+outbox_testkit::conformance_suite!(subject);

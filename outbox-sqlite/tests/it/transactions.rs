@@ -1,0 +1,92 @@
+//! Enqueue inside the host's transaction: the outbox row shares the business row's fate.
+
+use outbox_core::{FindRequest, NewEntry, OutboxError, OutboxStore};
+use outbox_sqlite::SqliteStoreConfig;
+
+use crate::support::fresh_store;
+
+async fn orders_table(pool: &sqlx::SqlitePool) {
+    sqlx::query("CREATE TABLE orders (id INTEGER PRIMARY KEY, total INTEGER NOT NULL)")
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
+async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+#[tokio::test]
+async fn rolled_back_host_transaction_leaves_no_outbox_row() {
+    let (store, _dir) = fresh_store(SqliteStoreConfig::new()).await;
+    orders_table(store.pool()).await;
+    let mut tx = store.pool().begin().await.unwrap();
+    sqlx::query("INSERT INTO orders (id, total) VALUES (1, 100)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    store
+        .enqueue_in(
+            &mut tx,
+            vec![NewEntry::new("orders.created", b"1".to_vec())],
+        )
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(count(store.pool(), "SELECT count(*) FROM orders").await, 0);
+    assert_eq!(count(store.pool(), "SELECT count(*) FROM outbox").await, 0);
+}
+
+#[tokio::test]
+async fn committed_host_transaction_leaves_exactly_its_rows() {
+    let (store, _dir) = fresh_store(SqliteStoreConfig::new()).await;
+    orders_table(store.pool()).await;
+    let mut tx = store.pool().begin().await.unwrap();
+    sqlx::query("INSERT INTO orders (id, total) VALUES (1, 100)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let written = store
+        .enqueue_in(
+            &mut tx,
+            vec![
+                NewEntry::new("orders.created", b"1".to_vec()),
+                NewEntry::new("orders.audit", b"1".to_vec()),
+            ],
+        )
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(count(store.pool(), "SELECT count(*) FROM orders").await, 1);
+    let found = store.find_pending(&FindRequest::new(10)).await.unwrap();
+    assert_eq!(found, written);
+}
+
+#[tokio::test]
+async fn refused_batch_leaves_nothing_in_the_host_transaction() {
+    let (store, _dir) = fresh_store(SqliteStoreConfig::new()).await;
+    let existing = store
+        .enqueue(NewEntry::new("t", b"x".to_vec()))
+        .await
+        .unwrap();
+    let mut tx = store.pool().begin().await.unwrap();
+    let fresh = NewEntry::new("t", b"y".to_vec());
+    let fresh_id = fresh.id;
+    let err = store
+        .enqueue_in(
+            &mut tx,
+            vec![
+                fresh,
+                NewEntry::new("t", b"z".to_vec()).with_id(existing.id),
+            ],
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, OutboxError::DuplicateId(id) if id == existing.id),
+        "{err}"
+    );
+    // The host may still commit its own work; the refused batch is not part of it.
+    tx.commit().await.unwrap();
+    assert!(store.get(fresh_id).await.unwrap().is_none());
+}
