@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod clock;
+pub mod drain;
 mod error;
 mod ident;
 mod limits;

@@ -16,11 +16,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub mod drain_cases;
 pub mod engines;
 pub mod fixtures;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod race;
+pub mod scripted;
 pub mod suite;
 
 pub use fixtures::DynStore;

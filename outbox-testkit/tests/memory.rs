@@ -18,3 +18,15 @@ async fn race_eight_workers_ten_thousand_entries() {
     let report = claim_and_complete(store.clone(), RaceConfig::default()).await;
     assert_eq!(report.delivered, 10_000);
 }
+
+async fn drain_subject() -> Option<outbox_testkit::drain_cases::DrainSubject> {
+    let clock = Arc::new(outbox_core::ManualClock::new(outbox_testkit::fixtures::t0()));
+    let store = MemoryClaimStore::new().with_clock(clock.clone());
+    Some(outbox_testkit::drain_cases::DrainSubject {
+        store: Arc::new(outbox_core::Observed::new(store)),
+        clock,
+        guard: Box::new(()),
+    })
+}
+
+outbox_testkit::drain_suite!(drain_subject);

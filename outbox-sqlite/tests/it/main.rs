@@ -2,6 +2,7 @@
 
 mod cancellation;
 mod conformance;
+mod drain;
 mod migrations;
 mod opening;
 mod races;

@@ -1,0 +1,284 @@
+//! One drain cycle: claim, emit with bounded concurrency while renewing leases, complete.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::{Drain, DrainSummary, Emission, EmitOutcome, Emitter};
+use crate::{
+    Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult, EntryId,
+    FindRequest, OutboxEntry, RenewOutcome, RenewRequest, Result, TransitionOutcome,
+};
+
+/// One entry the cycle works on: leased, or merely found (compatibility path).
+#[derive(Debug, Clone)]
+enum Work {
+    Claimed(Claim),
+    Found(OutboxEntry),
+}
+
+impl Work {
+    fn entry(&self) -> &OutboxEntry {
+        match self {
+            Self::Claimed(c) => &c.entry,
+            Self::Found(e) => e,
+        }
+    }
+}
+
+impl Drain {
+    pub(super) async fn cycle(&self, stop: &watch::Receiver<bool>) -> Result<DrainSummary> {
+        let mut summary = DrainSummary {
+            cycles: 1,
+            ..DrainSummary::default()
+        };
+        let started = Instant::now();
+        let work = self.acquire().await?;
+        metrics::histogram!("outbox.claim_latency_seconds").record(started.elapsed().as_secs_f64());
+        metrics::histogram!("outbox.batch_size").record(work.len() as f64);
+        summary.claimed = work.len() as u64;
+        if work.is_empty() {
+            return Ok(summary);
+        }
+        let (outcomes, unstarted, lost) = self.emit_all(work.clone(), stop.clone()).await;
+        summary.emitted = outcomes.len() as u64;
+        summary.not_applied += lost.len() as u64;
+        let started = Instant::now();
+        self.complete(&work, &outcomes, &unstarted, &lost, &mut summary)
+            .await?;
+        metrics::histogram!("outbox.complete_latency_seconds")
+            .record(started.elapsed().as_secs_f64());
+        Ok(summary)
+    }
+
+    /// Claims retry-ready entries first (they have waited longest), then pending ones.
+    async fn acquire(&self) -> Result<Vec<Work>> {
+        let o = &self.options;
+        if o.use_claim_leases {
+            let mut req = ClaimRequest::new(o.owner.clone(), o.batch_size, o.lease);
+            req.topic = o.topic.clone();
+            let mut claims = self.store.claim_retry_ready(&req).await?;
+            let room = o.batch_size - u32::try_from(claims.len()).unwrap_or(o.batch_size);
+            if room > 0 {
+                req.batch_size = room;
+                claims.extend(self.store.claim_pending(&req).await?);
+            }
+            Ok(claims.into_iter().map(Work::Claimed).collect())
+        } else {
+            let mut req = FindRequest::new(o.batch_size);
+            req.topic = o.topic.clone();
+            let mut found = self.store.find_retry_ready(&req).await?;
+            let room = o.batch_size - u32::try_from(found.len()).unwrap_or(o.batch_size);
+            if room > 0 {
+                req.limit = room;
+                found.extend(self.store.find_pending(&req).await?);
+            }
+            Ok(found.into_iter().map(Work::Found).collect())
+        }
+    }
+
+    /// Emits every item, at most `emit_concurrency` at once, renewing the leases of
+    /// emissions still running before they run out. Returns the outcomes by entry, the
+    /// items never started (shutdown came first), and the claims whose lease was lost.
+    async fn emit_all(
+        &self,
+        work: Vec<Work>,
+        mut stop: watch::Receiver<bool>,
+    ) -> (HashMap<EntryId, EmitOutcome>, Vec<EntryId>, Vec<EntryId>) {
+        let mut queue: VecDeque<Work> = work.into();
+        let mut running: JoinSet<(EntryId, EmitOutcome)> = JoinSet::new();
+        let mut tasks: HashMap<tokio::task::Id, EntryId> = HashMap::new();
+        let mut held: HashMap<EntryId, Claim> = HashMap::new();
+        let mut outcomes = HashMap::new();
+        let mut lost = Vec::new();
+        let period = (self.options.lease / 3)
+            .to_std()
+            .unwrap_or_default()
+            .max(std::time::Duration::from_millis(10));
+        let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        loop {
+            while running.len() < self.options.emit_concurrency && !*stop.borrow() {
+                let Some(item) = queue.pop_front() else { break };
+                if let Work::Claimed(c) = &item {
+                    held.insert(c.id(), c.clone());
+                }
+                let handle = running.spawn(emit_one(
+                    self.emitter.clone(),
+                    item.entry().clone(),
+                    self.options.owner.clone(),
+                ));
+                tasks.insert(handle.id(), item.entry().id);
+            }
+            if running.is_empty() {
+                break;
+            }
+            tokio::select! {
+                Some(done) = running.join_next_with_id() => {
+                    let (id, outcome) = match done {
+                        Ok((_, (id, outcome))) => (id, outcome),
+                        Err(e) => {
+                            let id = tasks[&e.id()];
+                            tracing::error!(entry_id = %id, "the emitter panicked; the entry will be retried");
+                            (id, EmitOutcome::retryable("the emitter panicked"))
+                        }
+                    };
+                    held.remove(&id);
+                    outcomes.insert(id, outcome);
+                }
+                _ = renew_tick.tick() => {
+                    lost.extend(self.renew(&mut held).await);
+                }
+                _ = stop.changed() => {}
+            }
+        }
+        let unstarted = queue.iter().map(|w| w.entry().id).collect();
+        (outcomes, unstarted, lost)
+    }
+
+    /// Renews the leases of running emissions; returns the ids whose lease was lost.
+    async fn renew(&self, held: &mut HashMap<EntryId, Claim>) -> Vec<EntryId> {
+        if held.is_empty() {
+            return Vec::new();
+        }
+        let claims: Vec<Claim> = held.values().cloned().collect();
+        match self.store.renew(&claims, &RenewRequest::new(self.options.lease)).await {
+            Ok(outcomes) => outcomes
+                .into_iter()
+                .filter_map(|o| match o {
+                    RenewOutcome::Renewed(c) => {
+                        held.insert(c.id(), c);
+                        None
+                    }
+                    RenewOutcome::Lost(r) => {
+                        tracing::warn!(entry_id = %r.entry.id, outcome = %r.outcome, "lease lost while emitting");
+                        held.remove(&r.entry.id);
+                        Some(r.entry.id)
+                    }
+                })
+                .collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "lease renewal failed; will try again");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Records every outcome in one batch call (claims) or stamp-checked saves (found).
+    async fn complete(
+        &self,
+        work: &[Work],
+        outcomes: &HashMap<EntryId, EmitOutcome>,
+        unstarted: &[EntryId],
+        lost: &[EntryId],
+        summary: &mut DrainSummary,
+    ) -> Result<()> {
+        let now = self.clock.now();
+        let mut claimed = Vec::new();
+        for item in work {
+            let id = item.entry().id;
+            if lost.contains(&id) {
+                continue;
+            }
+            let completion = match outcomes.get(&id) {
+                Some(outcome) => self.completion_for(item.entry(), outcome, now),
+                None if unstarted.contains(&id) => Completion::Release {
+                    reason: Some("drain shutting down".into()),
+                },
+                None => continue,
+            };
+            match item {
+                Work::Claimed(c) => claimed.push(CompletionRequest::new(c.clone(), completion)),
+                Work::Found(entry) => {
+                    let mut next = entry.clone();
+                    completion
+                        .target(entry)
+                        .apply_to(&mut next, now, entry.stamp);
+                    let result = self.store.save(&next, None).await?;
+                    tally(summary, &completion, result.outcome);
+                }
+            }
+        }
+        if claimed.is_empty() {
+            return Ok(());
+        }
+        let results = self.store.complete_batch(claimed.clone()).await?;
+        for (req, result) in claimed.iter().zip(results) {
+            tally(summary, &req.completion, result.outcome);
+        }
+        Ok(())
+    }
+
+    /// Turns what the provider said into what the store records, applying the retry
+    /// policy and the attempt limit.
+    fn completion_for(
+        &self,
+        entry: &OutboxEntry,
+        outcome: &EmitOutcome,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Completion {
+        let attempts = entry.attempt_count.saturating_add(1);
+        match outcome {
+            EmitOutcome::Delivered {
+                provider_message_id,
+            } => Completion::Delivered(EmissionResult {
+                provider_message_id: provider_message_id.clone(),
+                delivered_at: None,
+            }),
+            EmitOutcome::Deferred { until, reason } => Completion::Deferred {
+                until: *until,
+                reason: reason.clone(),
+            },
+            EmitOutcome::Retryable { error, .. } if attempts >= self.options.max_attempts => {
+                Completion::DeadLettered {
+                    error: EmissionError::new(error.clone()),
+                    reason: Some(format!("gave up after {attempts} attempts")),
+                }
+            }
+            EmitOutcome::Retryable { error, retry_after } => Completion::Failed {
+                error: EmissionError::new(error.clone()),
+                next_retry: Some(
+                    now + retry_after.unwrap_or_else(|| self.options.retry.delay(attempts)),
+                ),
+            },
+            EmitOutcome::Permanent { error } => Completion::DeadLettered {
+                error: EmissionError::new(error.clone()),
+                reason: Some("permanent failure".into()),
+            },
+        }
+    }
+}
+
+fn tally(summary: &mut DrainSummary, completion: &Completion, outcome: TransitionOutcome) {
+    if outcome != TransitionOutcome::Applied {
+        summary.not_applied += 1;
+        return;
+    }
+    match completion {
+        Completion::Delivered(_) => summary.delivered += 1,
+        Completion::Deferred { .. } => summary.deferred += 1,
+        Completion::Failed { .. } => summary.retried += 1,
+        Completion::DeadLettered { .. } => summary.dead_lettered += 1,
+        Completion::Release { .. } => summary.released += 1,
+        Completion::Save(_) => {}
+    }
+}
+
+async fn emit_one(
+    emitter: Arc<dyn Emitter>,
+    entry: OutboxEntry,
+    owner: String,
+) -> (EntryId, EmitOutcome) {
+    let started = Instant::now();
+    let emission = Emission {
+        entry: &entry,
+        attempt: entry.attempt_count.saturating_add(1),
+        owner: &owner,
+    };
+    let outcome = emitter.emit(emission).await;
+    metrics::histogram!("outbox.emit_latency_seconds").record(started.elapsed().as_secs_f64());
+    metrics::counter!("outbox.emissions", "result" => outcome.result_tag()).increment(1);
+    (entry.id, outcome)
+}

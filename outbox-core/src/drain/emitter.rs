@@ -1,0 +1,92 @@
+//! The host's side of the drain: how an entry reaches the provider.
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::OutboxEntry;
+
+/// One emission attempt, as the emitter sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Emission<'a> {
+    /// The entry; its `id` is the idempotency key to hand the provider.
+    pub entry: &'a OutboxEntry,
+    /// Which attempt this is, counting from 1.
+    pub attempt: u32,
+    /// The worker emitting it.
+    pub owner: &'a str,
+}
+
+/// What the provider said about one emission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmitOutcome {
+    /// Accepted.
+    Delivered {
+        /// The provider's id for the message, if it has one.
+        provider_message_id: Option<String>,
+    },
+    /// Not now: try again at `until` (a rate limit, say). Not counted as a failed attempt.
+    Deferred {
+        /// When to try again.
+        until: DateTime<Utc>,
+        /// Why, if the provider said.
+        reason: Option<String>,
+    },
+    /// Failed in a way that may pass: retried with backoff until the attempt limit.
+    Retryable {
+        /// What went wrong.
+        error: String,
+        /// The provider's own hint of when to retry, if any.
+        retry_after: Option<TimeDelta>,
+    },
+    /// Failed for good: the entry is dead-lettered at once.
+    Permanent {
+        /// What went wrong.
+        error: String,
+    },
+}
+
+impl EmitOutcome {
+    /// A delivery without a provider id.
+    pub fn delivered() -> Self {
+        Self::Delivered {
+            provider_message_id: None,
+        }
+    }
+
+    /// A retryable failure without a retry hint.
+    pub fn retryable(error: impl Into<String>) -> Self {
+        Self::Retryable {
+            error: error.into(),
+            retry_after: None,
+        }
+    }
+
+    /// A permanent failure.
+    pub fn permanent(error: impl Into<String>) -> Self {
+        Self::Permanent {
+            error: error.into(),
+        }
+    }
+
+    /// The tag of the `outbox.emissions` counter.
+    pub fn result_tag(&self) -> &'static str {
+        match self {
+            Self::Delivered { .. } => "delivered",
+            Self::Deferred { .. } => "deferred",
+            Self::Retryable { .. } => "retryable",
+            Self::Permanent { .. } => "permanent",
+        }
+    }
+}
+
+/// Delivers entries to a provider (a broker, a webhook, a queue).
+///
+/// Delivery is at-least-once: the same entry may be emitted again after a crash or an
+/// expired lease, so providers should collapse duplicates by `entry.id`. An emitter must
+/// not hold a database transaction open while it waits on the provider; only the lease
+/// protects an emission.
+#[async_trait]
+pub trait Emitter: Send + Sync {
+    /// Emits one entry and reports what the provider said.
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome;
+}

@@ -1,0 +1,191 @@
+//! The drain: workers that claim entries, emit them, and record what happened.
+
+mod cycle;
+mod emitter;
+mod options;
+mod retry;
+mod summary;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tracing::Instrument;
+
+pub use emitter::{Emission, EmitOutcome, Emitter};
+pub use options::DrainOptions;
+pub use retry::RetryPolicy;
+pub use summary::DrainSummary;
+
+use crate::{ClaimStore, Clock, OutboxError, Result, SystemClock};
+
+/// A drain worker over any claim store and any emitter.
+///
+/// Each cycle claims up to a batch of retry-ready and pending entries, emits them with
+/// bounded concurrency outside any database transaction (renewing the leases of emissions
+/// that run long), and records every outcome in one batch completion. It never emits an
+/// entry it could not claim. Run several drains, in one process or many, on one store.
+///
+/// Give it a store wrapped in [`crate::Observed`] to get the store-level transition
+/// metric and warnings; the drain adds `outbox.emissions` (tag `result`) and the
+/// `outbox.claim_latency_seconds`, `outbox.emit_latency_seconds`,
+/// `outbox.complete_latency_seconds` and `outbox.batch_size` histograms.
+#[derive(Clone)]
+pub struct Drain {
+    store: Arc<dyn ClaimStore>,
+    emitter: Arc<dyn Emitter>,
+    options: DrainOptions,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Drain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Drain")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drain {
+    /// A drain of `store` into `emitter`; fails if an option is out of range.
+    pub fn new(
+        store: Arc<dyn ClaimStore>,
+        emitter: Arc<dyn Emitter>,
+        options: DrainOptions,
+    ) -> Result<Self> {
+        options.validate()?;
+        let max = store.limits().max_batch_size;
+        if options.batch_size > max {
+            return Err(OutboxError::invalid(
+                "batch size",
+                format!(
+                    "{} is above the store's maximum of {max}",
+                    options.batch_size
+                ),
+            ));
+        }
+        Ok(Self {
+            store,
+            emitter,
+            options,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// Computes retry times from `clock` (tests inject one; use the store's clock).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &DrainOptions {
+        &self.options
+    }
+
+    /// Runs one cycle to its end.
+    pub async fn run_once(&self) -> Result<DrainSummary> {
+        let (_keep, stop) = watch::channel(false);
+        self.cycle(&stop).instrument(self.span()).await
+    }
+
+    /// Runs cycles until `shutdown` completes, then stops claiming, lets running emissions
+    /// finish and be recorded, releases the claims it had not started, and returns what it
+    /// did. Store errors are logged and retried with backoff; they do not end the drain.
+    pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) -> DrainSummary {
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let work = self.run_loop(stop_rx);
+        tokio::pin!(work);
+        tokio::select! {
+            summary = &mut work => return summary,
+            () = shutdown => { let _ = stop_tx.send(true); }
+        }
+        work.await
+    }
+
+    /// Runs cycles until one finds nothing to claim and `is_done` agrees (for example:
+    /// nothing pending, retry-ready or leased is left), or until `shutdown` completes.
+    pub async fn run_until<F, Fut>(
+        &self,
+        is_done: F,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> DrainSummary
+    where
+        F: Fn() -> Fut + Send + Sync,
+        Fut: Future<Output = bool> + Send,
+    {
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let work = self.loop_inner(stop_rx, Some(&is_done));
+        tokio::pin!(work);
+        tokio::select! {
+            summary = &mut work => return summary,
+            () = shutdown => { let _ = stop_tx.send(true); }
+        }
+        work.await
+    }
+
+    async fn run_loop(&self, stop: watch::Receiver<bool>) -> DrainSummary {
+        self.loop_inner::<fn() -> std::future::Ready<bool>, _>(stop, None)
+            .await
+    }
+
+    async fn loop_inner<F, Fut>(
+        &self,
+        mut stop: watch::Receiver<bool>,
+        is_done: Option<&F>,
+    ) -> DrainSummary
+    where
+        F: Fn() -> Fut + Send + Sync,
+        Fut: Future<Output = bool> + Send,
+    {
+        let mut total = DrainSummary::default();
+        let mut idle = self.options.poll_interval;
+        let wake = self.store.wake_signal();
+        while !*stop.borrow() {
+            let found_work = match self.cycle(&stop).instrument(self.span()).await {
+                Ok(summary) => {
+                    total.add(&summary);
+                    summary.claimed > 0
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, owner = %self.options.owner, "drain cycle failed; backing off");
+                    total.errors += 1;
+                    false
+                }
+            };
+            if found_work {
+                idle = self.options.poll_interval;
+                continue;
+            }
+            if let Some(done) = is_done {
+                if done().await {
+                    break;
+                }
+            }
+            let nap = async {
+                match &wake {
+                    Some(w) => {
+                        w.wait(idle).await;
+                    }
+                    None => tokio::time::sleep(idle).await,
+                }
+            };
+            tokio::select! {
+                () = nap => {}
+                _ = stop.changed() => {}
+            }
+            idle = (idle * 2).min(self.options.max_idle_interval);
+        }
+        total
+    }
+
+    fn span(&self) -> tracing::Span {
+        tracing::info_span!("outbox.drain.cycle", owner = %self.options.owner)
+    }
+}
+
+/// How long an idle drain waits at most; exposed for hosts that size their shutdown timeouts.
+pub fn max_idle(options: &DrainOptions) -> Duration {
+    options.max_idle_interval
+}

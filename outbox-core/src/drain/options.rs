@@ -1,0 +1,152 @@
+//! Drain settings, as a builder with defaults.
+
+use std::time::Duration;
+
+use chrono::TimeDelta;
+
+use super::RetryPolicy;
+use crate::{OutboxError, Result};
+
+/// How a [`super::Drain`] works.
+#[derive(Debug, Clone)]
+pub struct DrainOptions {
+    pub(crate) use_claim_leases: bool,
+    pub(crate) owner: String,
+    pub(crate) batch_size: u32,
+    pub(crate) lease: TimeDelta,
+    pub(crate) emit_concurrency: usize,
+    pub(crate) poll_interval: Duration,
+    pub(crate) max_idle_interval: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) max_attempts: u32,
+    pub(crate) topic: Option<String>,
+}
+
+impl Default for DrainOptions {
+    fn default() -> Self {
+        Self {
+            use_claim_leases: true,
+            owner: default_owner(),
+            batch_size: 50,
+            lease: TimeDelta::seconds(30),
+            emit_concurrency: 8,
+            poll_interval: Duration::from_millis(250),
+            max_idle_interval: Duration::from_secs(5),
+            retry: RetryPolicy::default(),
+            max_attempts: 10,
+            topic: None,
+        }
+    }
+}
+
+/// `host-pid-xxxx`: stable enough to read in logs, unique per process start.
+fn default_owner() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".to_owned());
+    let suffix = &uuid::Uuid::new_v4().simple().to_string()[..6];
+    format!("{host}-{}-{suffix}", std::process::id())
+}
+
+impl DrainOptions {
+    /// The defaults: claim leases on, owner `host-pid-random`, batches of 50, 30 s leases,
+    /// 8 concurrent emissions, polling every 250 ms backing off to 5 s when idle, the
+    /// default [`RetryPolicy`], dead-lettering after 10 attempts, every topic.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `false` selects the non-claiming compatibility path: plain finds and stamp-checked
+    /// saves, with no leases. It is only safe for ONE worker, or workers on disjoint
+    /// partitions (topic filters): two workers reading the same rows will both emit them.
+    pub fn use_claim_leases(mut self, on: bool) -> Self {
+        self.use_claim_leases = on;
+        self
+    }
+
+    /// The owner name written on claims (and in warnings).
+    pub fn owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = owner.into();
+        self
+    }
+
+    /// Entries claimed per cycle (pending and retry-ready together).
+    pub fn batch_size(mut self, n: u32) -> Self {
+        self.batch_size = n;
+        self
+    }
+
+    /// How long each claim is leased; emissions still running are renewed before it ends.
+    pub fn lease(mut self, lease: TimeDelta) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How many emissions run at once.
+    pub fn emit_concurrency(mut self, n: usize) -> Self {
+        self.emit_concurrency = n;
+        self
+    }
+
+    /// The wait after an empty cycle; doubled after each further empty cycle up to `max`.
+    pub fn poll_interval(mut self, first: Duration, max: Duration) -> Self {
+        self.poll_interval = first;
+        self.max_idle_interval = max;
+        self
+    }
+
+    /// The backoff after retryable failures.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// After this many attempts that did not deliver, the entry is dead-lettered.
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = n;
+        self
+    }
+
+    /// Only drain this topic.
+    pub fn topic(mut self, topic: impl Into<String>) -> Self {
+        self.topic = Some(topic.into());
+        self
+    }
+
+    /// Checks every setting; the store checks owner, batch size and lease again per call.
+    pub fn validate(&self) -> Result<()> {
+        if self.owner.trim().is_empty() {
+            return Err(OutboxError::invalid("owner", "must not be empty"));
+        }
+        if self.batch_size == 0 {
+            return Err(OutboxError::invalid("batch size", "must be at least 1"));
+        }
+        if self.lease <= TimeDelta::zero() {
+            return Err(OutboxError::invalid("lease", "must be positive"));
+        }
+        if self.emit_concurrency == 0 {
+            return Err(OutboxError::invalid(
+                "emit concurrency",
+                "must be at least 1",
+            ));
+        }
+        if self.poll_interval.is_zero() || self.max_idle_interval < self.poll_interval {
+            return Err(OutboxError::invalid(
+                "poll interval",
+                "must be positive, and the idle maximum not below it",
+            ));
+        }
+        if self.max_attempts == 0 {
+            return Err(OutboxError::invalid("max attempts", "must be at least 1"));
+        }
+        self.retry.validate()
+    }
+
+    /// The owner name claims are written under.
+    pub fn owner_name(&self) -> &str {
+        &self.owner
+    }
+}

@@ -1,0 +1,43 @@
+//! What a drain did.
+
+/// Counts of what a drain (or one of its cycles) did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DrainSummary {
+    /// Cycles run.
+    pub cycles: u64,
+    /// Entries claimed (or found, without claim leases).
+    pub claimed: u64,
+    /// Emissions attempted.
+    pub emitted: u64,
+    /// Entries this drain recorded as delivered.
+    pub delivered: u64,
+    /// Entries deferred by the provider.
+    pub deferred: u64,
+    /// Entries scheduled for another attempt after a retryable failure.
+    pub retried: u64,
+    /// Entries this drain dead-lettered.
+    pub dead_lettered: u64,
+    /// Claims given back unemitted (shutdown).
+    pub released: u64,
+    /// Completions that were not applied (stale, terminal, lost, missing) and leases lost
+    /// before completion.
+    pub not_applied: u64,
+    /// Cycles that failed with a store error (the drain backs off and goes on).
+    pub errors: u64,
+}
+
+impl DrainSummary {
+    /// Adds another summary's counts to this one.
+    pub fn add(&mut self, other: &DrainSummary) {
+        self.cycles += other.cycles;
+        self.claimed += other.claimed;
+        self.emitted += other.emitted;
+        self.delivered += other.delivered;
+        self.deferred += other.deferred;
+        self.retried += other.retried;
+        self.dead_lettered += other.dead_lettered;
+        self.released += other.released;
+        self.not_applied += other.not_applied;
+        self.errors += other.errors;
+    }
+}

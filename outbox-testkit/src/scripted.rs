@@ -1,0 +1,114 @@
+//! An emitter driven by the entry's payload, recording every emission it makes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::{async_trait, Clock, EntryId};
+use tokio::sync::Semaphore;
+
+/// One recorded emission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Emitted {
+    /// The entry.
+    pub id: EntryId,
+    /// Its attempt number.
+    pub attempt: u32,
+    /// The worker that emitted it.
+    pub owner: String,
+}
+
+/// Behaves as the payload says:
+/// `ok` delivers; `defer` defers 10 s on the first attempt, then delivers; `flaky` fails
+/// retryably twice, then delivers; `broken` always fails retryably; `poison` fails
+/// permanently; `panic` panics on the first attempt, then delivers; `gate` delivers, but
+/// when emitted by an owner whose name starts with `slow` it first waits for
+/// [`ScriptedEmitter::open_gate`].
+#[derive(Debug, Clone)]
+pub struct ScriptedEmitter {
+    clock: Arc<dyn Clock>,
+    log: Arc<Mutex<Vec<Emitted>>>,
+    started: Arc<Semaphore>,
+    gate: Arc<Semaphore>,
+}
+
+impl ScriptedEmitter {
+    /// An emitter judging deferrals by `clock`.
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            clock,
+            log: Arc::default(),
+            started: Arc::new(Semaphore::new(0)),
+            gate: Arc::new(Semaphore::new(0)),
+        }
+    }
+
+    /// Every emission so far, in order.
+    pub fn emitted(&self) -> Vec<Emitted> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// How many times each entry was emitted.
+    pub fn counts(&self) -> HashMap<EntryId, usize> {
+        let mut counts = HashMap::new();
+        for e in self.emitted() {
+            *counts.entry(e.id).or_default() += 1;
+        }
+        counts
+    }
+
+    /// Lets `n` waiting `gate` emissions finish.
+    pub fn open_gate(&self, n: usize) {
+        self.gate.add_permits(n);
+    }
+
+    /// Waits until a `gate` emission has started (each started one is counted once).
+    pub async fn gate_started(&self) {
+        self.started.acquire().await.expect("open").forget();
+    }
+}
+
+#[async_trait]
+impl Emitter for ScriptedEmitter {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        self.log.lock().unwrap().push(Emitted {
+            id: emission.entry.id,
+            attempt: emission.attempt,
+            owner: emission.owner.to_owned(),
+        });
+        // Deferrals do not count as attempts, so "first" means first seen for `defer`.
+        let first = match emission.entry.payload.as_slice() {
+            b"defer" => {
+                self.log
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|e| e.id == emission.entry.id)
+                    .count()
+                    == 1
+            }
+            _ => emission.attempt == 1,
+        };
+        match (emission.entry.payload.as_slice(), first) {
+            (b"defer", true) => EmitOutcome::Deferred {
+                until: self.clock.now() + TimeDelta::seconds(10),
+                reason: Some("rate limited".into()),
+            },
+            (b"flaky", _) if emission.attempt <= 2 => EmitOutcome::retryable("flaky provider"),
+            (b"broken", _) => EmitOutcome::retryable("provider down"),
+            (b"poison", _) => EmitOutcome::permanent("payload rejected"),
+            (b"panic", true) => panic!("scripted emitter panic"),
+            (b"gate", _) if emission.owner.starts_with("slow") => {
+                self.started.add_permits(1);
+                let permit = tokio::time::timeout(Duration::from_secs(30), self.gate.acquire())
+                    .await
+                    .expect("the test never opened the gate");
+                permit.expect("open").forget();
+                EmitOutcome::delivered()
+            }
+            _ => EmitOutcome::delivered(),
+        }
+    }
+}
