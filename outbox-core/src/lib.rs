@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod admin;
 mod clock;
 pub mod drain;
 mod error;
@@ -13,6 +14,9 @@ mod observe;
 pub mod portable;
 mod store;
 
+pub use admin::{
+    requeued, stats_of, AdminClaimStore, DeadLetterSelection, OutboxAdmin, OutboxStats,
+};
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
 pub use error::{BoxError, OutboxError, Result};
 pub use ident::{TableName, MAX_IDENTIFIER_BYTES};

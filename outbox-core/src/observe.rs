@@ -127,6 +127,29 @@ impl<S: ClaimStore> ClaimStore for Observed<S> {
     }
 }
 
+#[async_trait]
+impl<S: crate::OutboxAdmin> crate::OutboxAdmin for Observed<S> {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<crate::OutboxStats> {
+        self.inner.stats(now).await
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.inner.dead_letters(limit).await
+    }
+
+    async fn requeue_dead_letters(
+        &self,
+        which: crate::DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        self.inner.requeue_dead_letters(which, now).await
+    }
+
+    async fn purge_dead_letters(&self, which: crate::DeadLetterSelection) -> Result<u64> {
+        self.inner.purge_dead_letters(which).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::TimeDelta;

@@ -15,6 +15,10 @@ pub(crate) struct Statements {
     pub(crate) find_retry_ready: String,
     pub(crate) prune_delivered: String,
     pub(crate) insert: String,
+    pub(crate) stats: String,
+    pub(crate) dead_letters: String,
+    pub(crate) requeue_dead_letters: String,
+    pub(crate) purge_dead_letters: String,
 }
 
 impl Statements {
@@ -30,6 +34,10 @@ impl Statements {
             find_retry_ready: table.render(include_str!("../sql/find_retry_ready.sql")),
             prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
             insert: table.render(include_str!("../sql/insert.sql")),
+            stats: table.render(include_str!("../sql/stats.sql")),
+            dead_letters: table.render(include_str!("../sql/dead_letters.sql")),
+            requeue_dead_letters: table.render(include_str!("../sql/requeue_dead_letters.sql")),
+            purge_dead_letters: table.render(include_str!("../sql/purge_dead_letters.sql")),
         }
     }
 }

@@ -16,6 +16,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub mod admin_cases;
 pub mod drain_cases;
 pub mod engines;
 pub mod fixtures;

@@ -30,3 +30,9 @@ async fn drain_subject() -> Option<outbox_testkit::drain_cases::DrainSubject> {
 }
 
 outbox_testkit::drain_suite!(drain_subject);
+
+async fn admin_subject() -> Option<(outbox_testkit::admin_cases::AdminStore, ())> {
+    Some((Arc::new(MemoryClaimStore::new()), ()))
+}
+
+outbox_testkit::admin_suite!(admin_subject);

@@ -9,9 +9,9 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{normalize, Clock, SystemClock};
 use crate::{
-    Capabilities, Claim, ClaimRequest, ClaimStore, ClockSource, CompletionRequest, EntryId,
-    FindRequest, NewEntry, OutboxEntry, OutboxStore, PruneRequest, RenewOutcome, RenewRequest,
-    Result, StoreLimits, TransitionResult,
+    Capabilities, Claim, ClaimRequest, ClaimStore, ClockSource, CompletionRequest,
+    DeadLetterSelection, EntryId, FindRequest, NewEntry, OutboxAdmin, OutboxEntry, OutboxStats,
+    OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
 };
 
 use state::State;
@@ -134,6 +134,32 @@ impl OutboxStore for MemoryClaimStore {
         Ok(self
             .lock()
             .prune_delivered(normalize(req.delivered_before), req.batch_size as usize))
+    }
+}
+
+#[async_trait]
+impl OutboxAdmin for MemoryClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let now = self.now(now);
+        Ok(self.lock().stats(now))
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.limits.check_batch_size("limit", limit as usize)?;
+        Ok(self.lock().dead_letters(limit as usize))
+    }
+
+    async fn requeue_dead_letters(
+        &self,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        let now = self.now(now);
+        Ok(self.lock().requeue_dead_letters(which, now))
+    }
+
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        Ok(self.lock().purge_dead_letters(which))
     }
 }
 

@@ -213,6 +213,57 @@ impl State {
     }
 }
 
+impl State {
+    pub(super) fn stats(&self, now: DateTime<Utc>) -> crate::OutboxStats {
+        crate::stats_of(self.rows.values(), now)
+    }
+
+    fn dead_letter_ids(&self, which: crate::DeadLetterSelection) -> Vec<EntryId> {
+        self.rows
+            .values()
+            .filter(|e| e.status == EmissionStatus::DeadLettered)
+            .filter(|e| match which {
+                crate::DeadLetterSelection::One(id) => e.id == id,
+                crate::DeadLetterSelection::All => true,
+            })
+            .map(|e| e.id)
+            .collect()
+    }
+
+    pub(super) fn dead_letters(&self, limit: usize) -> Vec<OutboxEntry> {
+        let mut rows: Vec<OutboxEntry> = self
+            .rows
+            .values()
+            .filter(|e| e.status == EmissionStatus::DeadLettered)
+            .cloned()
+            .collect();
+        rows.sort_by_key(|e| std::cmp::Reverse((e.updated_at, e.id)));
+        rows.truncate(limit);
+        rows
+    }
+
+    pub(super) fn requeue_dead_letters(
+        &mut self,
+        which: crate::DeadLetterSelection,
+        now: DateTime<Utc>,
+    ) -> u64 {
+        let ids = self.dead_letter_ids(which);
+        for id in &ids {
+            let entry = crate::requeued(&self.rows[id], now);
+            self.put(entry);
+        }
+        ids.len() as u64
+    }
+
+    pub(super) fn purge_dead_letters(&mut self, which: crate::DeadLetterSelection) -> u64 {
+        let ids = self.dead_letter_ids(which);
+        for id in &ids {
+            self.rows.remove(id);
+        }
+        ids.len() as u64
+    }
+}
+
 /// The precheck proved the row holds this claim's owner and token, and renewal keeps
 /// them, so the renewed row always yields a claim.
 fn unreachable_claim(claim: &Claim) -> RenewOutcome {

@@ -1,5 +1,6 @@
 //! Integration tests of the SQLite store, against real database files.
 
+mod admin;
 mod cancellation;
 mod conformance;
 mod drain;

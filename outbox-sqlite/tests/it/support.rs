@@ -27,3 +27,10 @@ pub(crate) async fn subject() -> Subject {
     let (store, dir) = fresh_store(SqliteStoreConfig::new()).await;
     Subject::new(Arc::new(store)).with_guard(dir)
 }
+
+/// The operator suite's factory.
+pub(crate) async fn admin_subject(
+) -> Option<(outbox_testkit::admin_cases::AdminStore, tempfile::TempDir)> {
+    let (store, dir) = fresh_store(SqliteStoreConfig::new()).await;
+    Some((Arc::new(store), dir))
+}

@@ -1,0 +1,135 @@
+//! Operator work on an outbox: counts, dead letters, requeues.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::{ClaimStore, EmissionStatus, EntryId, OutboxEntry, Result};
+
+/// A picture of the outbox at one instant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutboxStats {
+    /// The instant the picture was taken at.
+    pub at: DateTime<Utc>,
+    /// Rows per status; every status is present, zero included.
+    pub counts: BTreeMap<EmissionStatus, u64>,
+    /// Creation time of the oldest pending row.
+    pub oldest_pending_created_at: Option<DateTime<Utc>>,
+    /// Deferred and retryable rows whose retry time has come.
+    pub retry_ready: u64,
+    /// Non-terminal rows under a lease that has not run out.
+    pub claims_in_flight: u64,
+    /// Non-terminal rows whose lease ran out without a completion (a crashed or stalled
+    /// worker); they are claimable again.
+    pub expired_leases: u64,
+}
+
+impl OutboxStats {
+    /// An empty picture at `at`, every count zero.
+    pub fn empty(at: DateTime<Utc>) -> Self {
+        Self {
+            at,
+            counts: EmissionStatus::ALL.into_iter().map(|s| (s, 0)).collect(),
+            oldest_pending_created_at: None,
+            retry_ready: 0,
+            claims_in_flight: 0,
+            expired_leases: 0,
+        }
+    }
+
+    /// Rows with `status`.
+    pub fn count(&self, status: EmissionStatus) -> u64 {
+        self.counts.get(&status).copied().unwrap_or(0)
+    }
+
+    /// True when nothing is pending, retry-ready or leased: a drain has nothing left to do
+    /// now (rows deferred to a later time may still come due).
+    pub fn is_drained(&self) -> bool {
+        self.count(EmissionStatus::Pending) == 0
+            && self.retry_ready == 0
+            && self.claims_in_flight == 0
+    }
+}
+
+/// Which dead letters an operation is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadLetterSelection {
+    /// One entry (only if it is dead-lettered).
+    One(EntryId),
+    /// Every dead-lettered entry.
+    All,
+}
+
+/// Operator operations every store offers, used by the `outbox` command.
+#[async_trait]
+pub trait OutboxAdmin: Send + Sync {
+    /// Counts by status, the oldest pending row, leases in flight and expired, judged at
+    /// `now` (`None`: the store's clock).
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats>;
+
+    /// Up to `limit` dead-lettered entries, most recently dead-lettered first.
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>>;
+
+    /// Makes dead-lettered entries pending again with a fresh attempt budget (attempt
+    /// count 0, no retry time, no dead-letter reason; the last error is kept). Returns how
+    /// many were requeued.
+    async fn requeue_dead_letters(
+        &self,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64>;
+
+    /// Deletes dead-lettered entries, in bounded batches; returns how many went.
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64>;
+}
+
+/// A claim store that also offers the operator operations.
+pub trait AdminClaimStore: ClaimStore + OutboxAdmin {}
+
+impl<T: ClaimStore + OutboxAdmin> AdminClaimStore for T {}
+
+/// Computes statistics from rows, for stores that hold rows in memory.
+pub fn stats_of<'a>(
+    rows: impl IntoIterator<Item = &'a OutboxEntry>,
+    now: DateTime<Utc>,
+) -> OutboxStats {
+    let mut stats = OutboxStats::empty(now);
+    for row in rows {
+        *stats.counts.entry(row.status).or_default() += 1;
+        if row.status == EmissionStatus::Pending {
+            stats.oldest_pending_created_at = Some(match stats.oldest_pending_created_at {
+                Some(t) => t.min(row.created_at),
+                None => row.created_at,
+            });
+        }
+        if row.status.is_retry_wait() && row.next_retry_at.is_none_or(|t| t <= now) {
+            stats.retry_ready += 1;
+        }
+        if !row.status.is_terminal() {
+            match row.claim_expires_at {
+                Some(exp) if exp > now => stats.claims_in_flight += 1,
+                Some(_) => stats.expired_leases += 1,
+                None => {}
+            }
+        }
+    }
+    stats
+}
+
+/// Rewrites a dead-lettered entry as pending with a fresh attempt budget.
+pub fn requeued(entry: &OutboxEntry, now: DateTime<Utc>) -> OutboxEntry {
+    let mut e = entry.clone();
+    e.status = EmissionStatus::Pending;
+    e.attempt_count = 0;
+    e.next_retry_at = None;
+    e.dead_letter_reason = None;
+    e.claim_owner = None;
+    e.claim_token = None;
+    e.claimed_at = None;
+    e.claim_expires_at = None;
+    e.updated_at = now;
+    e.stamp = uuid::Uuid::new_v4();
+    e
+}

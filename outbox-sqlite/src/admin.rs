@@ -1,0 +1,109 @@
+//! The operator operations of [`SqliteClaimStore`].
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use outbox_core::{
+    DeadLetterSelection, EmissionStatus, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result,
+};
+use sqlx::Row;
+
+use crate::error::map_err;
+use crate::row::{decode, micros};
+use crate::SqliteClaimStore;
+
+/// Rows deleted per statement by a purge, so no purge holds the write lock for long.
+const PURGE_BATCH: i64 = 1000;
+
+fn selection_id(which: DeadLetterSelection) -> Option<Vec<u8>> {
+    match which {
+        DeadLetterSelection::One(id) => Some(id.as_uuid().as_bytes().to_vec()),
+        DeadLetterSelection::All => None,
+    }
+}
+
+fn count(row: &sqlx::sqlite::SqliteRow, column: &str) -> Result<u64> {
+    let v: i64 = row.try_get(column).map_err(map_err)?;
+    u64::try_from(v).map_err(|_| OutboxError::Database {
+        message: format!("negative {column} count"),
+        source: None,
+    })
+}
+
+#[async_trait]
+impl OutboxAdmin for SqliteClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let now = self.now(now);
+        let row = sqlx::query(&self.sql.stats)
+            .bind(micros(now))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_err)?;
+        let mut stats = OutboxStats::empty(now);
+        for status in EmissionStatus::ALL {
+            stats.counts.insert(status, count(&row, status.as_str())?);
+        }
+        let oldest: Option<i64> = row.try_get("oldest_pending").map_err(map_err)?;
+        stats.oldest_pending_created_at = oldest.and_then(DateTime::from_timestamp_micros);
+        stats.retry_ready = count(&row, "retry_ready")?;
+        stats.claims_in_flight = count(&row, "in_flight")?;
+        stats.expired_leases = count(&row, "expired")?;
+        Ok(stats)
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.config
+            .limits
+            .check_batch_size("limit", limit as usize)?;
+        sqlx::query(&self.sql.dead_letters)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?
+            .iter()
+            .map(decode)
+            .collect()
+    }
+
+    async fn requeue_dead_letters(
+        &self,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        let now = self.now(now);
+        self.detached(move |store| async move {
+            let mut tx = store.write_tx().await?;
+            let done = sqlx::query(&store.sql.requeue_dead_letters)
+                .bind(micros(now))
+                .bind(selection_id(which))
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
+            tx.commit().await.map_err(map_err)?;
+            Ok(done.rows_affected())
+        })
+        .await
+    }
+
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        let mut total = 0;
+        loop {
+            let deleted = self
+                .detached(move |store| async move {
+                    let mut tx = store.write_tx().await?;
+                    let done = sqlx::query(&store.sql.purge_dead_letters)
+                        .bind(selection_id(which))
+                        .bind(PURGE_BATCH)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map_err)?;
+                    tx.commit().await.map_err(map_err)?;
+                    Ok(done.rows_affected())
+                })
+                .await?;
+            total += deleted;
+            if deleted < PURGE_BATCH as u64 {
+                return Ok(total);
+            }
+        }
+    }
+}

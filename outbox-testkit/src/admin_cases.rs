@@ -1,0 +1,250 @@
+//! The operator operations every store offers: stats, dead letters, requeue, purge.
+
+use std::sync::Arc;
+
+use chrono::TimeDelta;
+use outbox_core::{
+    AdminClaimStore, Completion, CompletionRequest, DeadLetterSelection, EmissionResult,
+    EmissionStatus, EntryId,
+};
+
+use crate::fixtures::*;
+
+/// The store under test, with its operator operations.
+pub type AdminStore = Arc<dyn AdminClaimStore>;
+
+fn as_claim_store(store: &AdminStore) -> DynStore {
+    store.clone()
+}
+
+/// Builds one row in each state and returns their ids:
+/// [pending, leased, expired lease, delivered, deferred due, retryable later, failed, dead x2].
+async fn one_of_each(store: &AdminStore) -> Vec<EntryId> {
+    let s = as_claim_store(store);
+    let rows = seed(&s, 9).await;
+    let claims = s.claim_pending(&claim_req("w", 8, at(-100))).await.unwrap();
+    assert_eq!(claims.len(), 8);
+    let complete = |i: usize, c: Completion, secs: i64| {
+        CompletionRequest::new(claims[i].clone(), c).at(at(secs))
+    };
+    s.complete_batch(vec![
+        complete(2, Completion::Delivered(EmissionResult::new()), -50),
+        complete(
+            3,
+            Completion::Deferred {
+                until: at(-1),
+                reason: None,
+            },
+            -50,
+        ),
+        complete(
+            4,
+            Completion::Failed {
+                error: boom(),
+                next_retry: Some(at(500)),
+            },
+            -50,
+        ),
+        complete(
+            5,
+            Completion::Failed {
+                error: boom(),
+                next_retry: None,
+            },
+            -50,
+        ),
+        complete(
+            6,
+            Completion::DeadLettered {
+                error: boom(),
+                reason: None,
+            },
+            -40,
+        ),
+        complete(
+            7,
+            Completion::DeadLettered {
+                error: boom(),
+                reason: None,
+            },
+            -30,
+        ),
+        // Row 0: released and left pending; row 1: claimed again below, still leased.
+        complete(0, Completion::Release { reason: None }, -50),
+    ])
+    .await
+    .unwrap();
+    let held = outbox_core::ClaimRequest::new("held", 1, TimeDelta::seconds(60)).at(at(-10));
+    assert_eq!(s.claim_pending(&held).await.unwrap().len(), 1);
+    // Row 8 was never claimed; row 1's first lease (from at(-100)) expired at at(-70).
+    rows.iter().map(|e| e.id).collect()
+}
+
+/// Stats count every status, the oldest pending row, due retries, and lease states.
+pub async fn stats_describe_every_state(store: AdminStore) {
+    let ids = one_of_each(&store).await;
+    let stats = store.stats(Some(t0())).await.unwrap();
+    // Pending: row 0 (claimed again by "held"), row 1 (expired lease), row 8 (never claimed).
+    assert_eq!(stats.count(EmissionStatus::Pending), 3);
+    assert_eq!(stats.count(EmissionStatus::Delivered), 1);
+    assert_eq!(stats.count(EmissionStatus::Deferred), 1);
+    assert_eq!(stats.count(EmissionStatus::RetryableFailure), 1);
+    assert_eq!(stats.count(EmissionStatus::Failed), 1);
+    assert_eq!(stats.count(EmissionStatus::DeadLettered), 2);
+    assert_eq!(stats.counts.len(), 6, "every status is listed");
+    assert_eq!(stats.retry_ready, 1, "only the deferred row is due");
+    assert_eq!(stats.claims_in_flight, 1);
+    assert_eq!(stats.expired_leases, 1);
+    let oldest = store.get(ids[0]).await.unwrap().unwrap().created_at;
+    assert_eq!(stats.oldest_pending_created_at, Some(oldest));
+    assert!(!stats.is_drained());
+}
+
+/// An empty outbox is drained.
+pub async fn stats_of_an_empty_outbox(store: AdminStore) {
+    let stats = store.stats(Some(t0())).await.unwrap();
+    assert!(stats.is_drained());
+    assert_eq!(stats.counts.values().sum::<u64>(), 0);
+    assert_eq!(stats.oldest_pending_created_at, None);
+}
+
+/// Dead letters are listed most recent first, up to the limit; a limit of 0 is refused.
+pub async fn dead_letters_are_listed_newest_first(store: AdminStore) {
+    let rows = one_of_each(&store).await;
+    let listed = store.dead_letters(10).await.unwrap();
+    assert_eq!(ids(&listed), vec![rows[7], rows[6]]);
+    assert_eq!(store.dead_letters(1).await.unwrap().len(), 1);
+    assert!(store.dead_letters(0).await.unwrap_err().is_invalid_input());
+}
+
+/// Requeue makes one dead letter (or all) pending with a fresh attempt budget; other
+/// rows are never touched.
+pub async fn requeue_restores_dead_letters(store: AdminStore) {
+    let ids = one_of_each(&store).await;
+    let failed_before = store.get(ids[5]).await.unwrap().unwrap();
+    assert_eq!(
+        store
+            .requeue_dead_letters(DeadLetterSelection::One(ids[5]), Some(t0()))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store.get(ids[5]).await.unwrap().unwrap(),
+        failed_before,
+        "a failed row was requeued"
+    );
+    assert_eq!(
+        store
+            .requeue_dead_letters(DeadLetterSelection::One(ids[6]), Some(t0()))
+            .await
+            .unwrap(),
+        1
+    );
+    let row = store.get(ids[6]).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            row.status,
+            row.attempt_count,
+            row.dead_letter_reason.clone()
+        ),
+        (EmissionStatus::Pending, 0, None)
+    );
+    assert_eq!(
+        row.last_error.as_deref(),
+        Some("provider said no"),
+        "the history is kept"
+    );
+    assert_eq!(row.updated_at, t0());
+    assert_eq!(
+        store
+            .requeue_dead_letters(DeadLetterSelection::All, Some(t0()))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .stats(Some(t0()))
+            .await
+            .unwrap()
+            .count(EmissionStatus::DeadLettered),
+        0
+    );
+    let claimable = as_claim_store(&store)
+        .claim_pending(&claim_req("w", 10, at(1)))
+        .await
+        .unwrap();
+    assert!(claim_ids(&claimable).contains(&ids[6]) && claim_ids(&claimable).contains(&ids[7]));
+}
+
+/// Purge deletes dead letters only: one by id, or all.
+pub async fn purge_deletes_only_dead_letters(store: AdminStore) {
+    let ids = one_of_each(&store).await;
+    assert_eq!(
+        store
+            .purge_dead_letters(DeadLetterSelection::One(ids[2]))
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(
+        store.get(ids[2]).await.unwrap().is_some(),
+        "a delivered row was purged"
+    );
+    assert_eq!(
+        store
+            .purge_dead_letters(DeadLetterSelection::One(ids[6]))
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(store.get(ids[6]).await.unwrap().is_none());
+    assert_eq!(
+        store
+            .purge_dead_letters(DeadLetterSelection::All)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .stats(Some(t0()))
+            .await
+            .unwrap()
+            .counts
+            .values()
+            .sum::<u64>(),
+        7
+    );
+}
+
+/// Stamps out one `#[tokio::test]` per operator case; `$factory` is an async fn returning
+/// `Option<AdminStore>` (`None` when the engine is unreachable, already reported).
+#[macro_export]
+macro_rules! admin_suite {
+    ($factory:expr) => {
+        $crate::__admin_cases!($factory; stats_describe_every_state, stats_of_an_empty_outbox,
+            dead_letters_are_listed_newest_first, requeue_restores_dead_letters,
+            purge_deletes_only_dead_letters);
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __admin_cases {
+    ($factory:expr; $($case:ident),+ $(,)?) => {
+        mod admin_cases {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some((store, guard)) = ($factory)().await else { return };
+                    $crate::admin_cases::$case(store).await;
+                    drop(guard);
+                }
+            )+
+        }
+    };
+}
