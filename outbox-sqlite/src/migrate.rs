@@ -45,58 +45,49 @@ pub fn migration_script(table: &TableName) -> String {
 /// Applies every migration the database does not have yet, each in its own immediate
 /// transaction; returns the resulting version. Safe to run concurrently and repeatedly.
 pub async fn migrate(pool: &SqlitePool, table: &TableName) -> Result<i64> {
-    let mut conn = pool.acquire().await.map_err(map_err)?;
-    sqlx::raw_sql(&table.render(MIGRATIONS_TABLE))
-        .execute(&mut *conn)
+    script(&table.render(MIGRATIONS_TABLE))
+        .execute(pool)
         .await
         .map_err(map_err)?;
     for m in &MIGRATIONS {
-        sqlx::raw_sql("BEGIN IMMEDIATE")
-            .execute(&mut *conn)
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        let current: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
+            .fetch_one(&mut *tx)
             .await
             .map_err(map_err)?;
-        let applied = async {
-            let current: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
-                .fetch_one(&mut *conn)
-                .await?;
-            if current.unwrap_or(0) < m.version {
-                sqlx::raw_sql(&table.render(m.up))
-                    .execute(&mut *conn)
-                    .await?;
-                sqlx::query(&table.render(RECORD_MIGRATION))
-                    .bind(m.version)
-                    .bind(m.name)
-                    .bind(chrono::Utc::now().timestamp_micros())
-                    .execute(&mut *conn)
-                    .await?;
-            }
-            Ok::<_, sqlx::Error>(())
+        if current.unwrap_or(0) < m.version {
+            script(&table.render(m.up))
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
+            sqlx::query(&table.render(RECORD_MIGRATION))
+                .bind(m.version)
+                .bind(m.name)
+                .bind(chrono::Utc::now().timestamp_micros())
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
         }
-        .await;
-        let end = if applied.is_ok() {
-            "COMMIT"
-        } else {
-            "ROLLBACK"
-        };
-        sqlx::raw_sql(end)
-            .execute(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        applied.map_err(map_err)?;
+        tx.commit().await.map_err(map_err)?;
     }
     Ok(required_version())
+}
+
+/// A multi-statement script; SQLite runs every statement of it, in order. Not cached.
+fn script(sql: &str) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'_>> {
+    sqlx::query(sql).persistent(false)
 }
 
 /// Reverts every migration, newest first, and drops the bookkeeping table.
 pub async fn migrate_down(pool: &SqlitePool, table: &TableName) -> Result<()> {
     for m in MIGRATIONS.iter().rev() {
-        sqlx::raw_sql(&table.render(m.down))
+        script(&table.render(m.down))
             .execute(pool)
             .await
             .map_err(map_err)?;
     }
     let drop = table.render("DROP TABLE IF EXISTS {schema_prefix}{name}_migrations");
-    sqlx::raw_sql(&drop).execute(pool).await.map_err(map_err)?;
+    script(&drop).execute(pool).await.map_err(map_err)?;
     Ok(())
 }
 

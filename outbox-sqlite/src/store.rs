@@ -60,7 +60,8 @@ impl SqliteClaimStore {
         // A read-only file or directory only shows itself on the first write: write
         // something in a transaction and roll it back.
         let mut probe = pool.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
-        sqlx::raw_sql("CREATE TABLE outbox_write_probe (x INTEGER)")
+        sqlx::query("CREATE TABLE outbox_write_probe (x INTEGER)")
+            .persistent(false)
             .execute(&mut *probe)
             .await
             .map_err(map_err)?;

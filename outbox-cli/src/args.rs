@@ -1,0 +1,166 @@
+//! The command line.
+
+use chrono::TimeDelta;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::duration::parse_duration;
+
+/// Operate a transactional outbox: apply its schema, enqueue, drain, inspect.
+#[derive(Debug, Parser)]
+#[command(name = "outbox", version, about)]
+pub(crate) struct Cli {
+    /// The database: sqlite://PATH or postgres://USER@HOST:PORT/DB.
+    #[arg(
+        long,
+        global = true,
+        env = "OUTBOX_DATABASE_URL",
+        default_value = "sqlite://outbox.db"
+    )]
+    pub(crate) database_url: String,
+    /// Which store to use: the engine's optimized one or the portable per-row one.
+    #[arg(long, global = true, value_enum, default_value_t = StoreKind::Optimized)]
+    pub(crate) store: StoreKind,
+    /// The outbox table name.
+    #[arg(long, global = true, default_value = "outbox")]
+    pub(crate) table: String,
+    /// The schema holding the table (PostgreSQL; the connection's default when unset).
+    #[arg(long, global = true)]
+    pub(crate) schema: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Which store implementation serves the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StoreKind {
+    /// The engine's set-based store (one round trip per claim batch).
+    Optimized,
+    /// The provider-neutral per-row store (1 + 2N commands per claim batch).
+    Portable,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Apply the schema for the URL's engine, or print it.
+    Migrate {
+        /// Print the SQL instead of applying it.
+        #[arg(long)]
+        print: bool,
+    },
+    /// Insert test entries.
+    Enqueue(EnqueueArgs),
+    /// Run drain workers until Ctrl-C / SIGTERM, or until the outbox is empty.
+    Drain(DrainArgs),
+    /// Counts by status, oldest pending age, leases in flight and expired.
+    Stats {
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect, requeue or delete dead-lettered entries.
+    #[command(subcommand, name = "dead-letters")]
+    DeadLetters(DeadLetterCommand),
+    /// Delete delivered entries older than a cut-off, in bounded batches.
+    Prune {
+        /// Delete entries delivered longer ago than this (e.g. 7d).
+        #[arg(long, value_parser = parse_duration)]
+        delivered_older_than: TimeDelta,
+        /// Rows per delete statement.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        batch: u32,
+    },
+    /// The main job: business rows and outbox entries in one SQLite transaction each,
+    /// drained by several workers to a JSONL file, then the stats.
+    Demo {
+        /// Where to put the database and the JSONL file (a new temporary directory if unset).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+        /// How many orders to write.
+        #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        orders: u32,
+        /// How many drain workers.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+        workers: u32,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EnqueueArgs {
+    /// How many entries.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) count: u64,
+    /// Their topic.
+    #[arg(long, default_value = "outbox.test")]
+    pub(crate) topic: String,
+    /// Payload size in bytes.
+    #[arg(long, default_value_t = 64)]
+    pub(crate) payload_bytes: usize,
+    /// Entries per transaction.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) batch: u32,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DrainArgs {
+    /// Owner name prefix (workers are OWNER-1, OWNER-2, …); host-pid-random by default.
+    #[arg(long)]
+    pub(crate) owner: Option<String>,
+    /// Drain workers in this process.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub(crate) workers: u32,
+    /// Entries claimed per cycle.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) batch: u32,
+    /// Lease length (e.g. 30s).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub(crate) lease: TimeDelta,
+    /// Emissions in flight per worker.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) concurrency: u32,
+    /// Where entries go: noop, stdout, jsonl:PATH or webhook:URL.
+    #[arg(long, default_value = "noop")]
+    pub(crate) emitter: String,
+    /// Simulated provider latency added to every emission (load tests, demos), e.g. 5ms.
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) emit_delay: Option<TimeDelta>,
+    /// Dead-letter after this many attempts.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_attempts: u32,
+    /// Stop once nothing is pending, retry-ready or under an unexpired lease.
+    #[arg(long)]
+    pub(crate) until_empty: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum DeadLetterCommand {
+    /// List dead-lettered entries, most recent first.
+    List {
+        /// One JSON array instead of text.
+        #[arg(long)]
+        json: bool,
+        /// At most this many.
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
+    /// Make dead letters pending again with a fresh attempt budget.
+    Requeue(Selection),
+    /// Delete dead letters.
+    Purge {
+        #[command(flatten)]
+        which: Selection,
+        /// Confirm the deletion.
+        #[arg(long, required = true)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub(crate) struct Selection {
+    /// One entry by id.
+    #[arg(long)]
+    pub(crate) id: Option<outbox_core::EntryId>,
+    /// Every dead letter.
+    #[arg(long)]
+    pub(crate) all: bool,
+}

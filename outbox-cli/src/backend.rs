@@ -1,0 +1,68 @@
+//! Which engine serves a database URL: the engines as a table of data, chosen by scheme.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use outbox_core::{AdminClaimStore, Observed, OutboxError, Result, TableName};
+
+use crate::args::StoreKind;
+
+/// A boxed future borrowed for `'a`.
+pub(crate) type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// Where the outbox is and how to serve it.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) url: String,
+    pub(crate) kind: StoreKind,
+    pub(crate) table: TableName,
+}
+
+/// One engine: how it applies or prints its schema and how it opens a store.
+pub(crate) struct Engine {
+    /// URL schemes it serves.
+    pub(crate) schemes: &'static [&'static str],
+    /// Applies the schema; returns the resulting version.
+    pub(crate) migrate: for<'a> fn(&'a Target) -> Fut<'a, i64>,
+    /// The schema as SQL.
+    pub(crate) script: fn(&Target) -> String,
+    /// Opens a store of the requested kind on a migrated database.
+    pub(crate) open: for<'a> fn(&'a Target) -> Fut<'a, Arc<dyn AdminClaimStore>>,
+}
+
+static ENGINES: &[&Engine] = &[&crate::engine_sqlite::ENGINE];
+
+impl Target {
+    /// The engine serving this URL's scheme.
+    pub(crate) fn engine(&self) -> Result<&'static Engine> {
+        let scheme = self.url.split_once(':').map(|(s, _)| s).unwrap_or_default();
+        ENGINES
+            .iter()
+            .copied()
+            .find(|e| e.schemes.contains(&scheme))
+            .ok_or_else(|| {
+                let known: Vec<String> = ENGINES
+                    .iter()
+                    .flat_map(|e| e.schemes.iter().map(|s| format!("{s}://")))
+                    .collect();
+                OutboxError::invalid(
+                    "database url",
+                    format!(
+                        "unsupported scheme {scheme:?} (expected one of: {})",
+                        known.join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// Opens the store, observed (transition metric and warnings).
+    pub(crate) async fn open(&self) -> Result<Arc<dyn AdminClaimStore>> {
+        (self.engine()?.open)(self).await
+    }
+}
+
+/// Wraps a store so its transitions are counted and the ones not applied are logged.
+pub(crate) fn observed<S: AdminClaimStore + 'static>(store: S) -> Arc<dyn AdminClaimStore> {
+    Arc::new(Observed::new(store))
+}

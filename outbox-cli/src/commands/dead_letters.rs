@@ -1,0 +1,61 @@
+//! `outbox dead-letters list | requeue | purge`.
+
+use outbox_core::{DeadLetterSelection, OutboxEntry, Result};
+
+use crate::args::{DeadLetterCommand, Selection};
+use crate::backend::Target;
+
+fn selection(which: &Selection) -> DeadLetterSelection {
+    match which.id {
+        Some(id) => DeadLetterSelection::One(id),
+        None => DeadLetterSelection::All,
+    }
+}
+
+fn to_json(e: &OutboxEntry) -> serde_json::Value {
+    serde_json::json!({
+        "id": e.id,
+        "topic": e.topic,
+        "attempt_count": e.attempt_count,
+        "last_error": e.last_error,
+        "dead_letter_reason": e.dead_letter_reason,
+        "created_at": e.created_at,
+        "dead_lettered_at": e.updated_at,
+        "payload": String::from_utf8_lossy(&e.payload),
+    })
+}
+
+pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
+    let store = target.open().await?;
+    match cmd {
+        DeadLetterCommand::List { json, limit } => {
+            let rows = store.dead_letters(limit).await?;
+            if json {
+                let list: Vec<_> = rows.iter().map(to_json).collect();
+                println!("{}", serde_json::Value::Array(list));
+            } else if rows.is_empty() {
+                println!("no dead letters");
+            } else {
+                for e in rows {
+                    println!(
+                        "{}  {}  attempts={}  at={}  reason={}",
+                        e.id,
+                        e.topic,
+                        e.attempt_count,
+                        e.updated_at.format("%Y-%m-%dT%H:%M:%SZ"),
+                        e.dead_letter_reason.as_deref().unwrap_or("-")
+                    );
+                }
+            }
+        }
+        DeadLetterCommand::Requeue(which) => {
+            let n = store.requeue_dead_letters(selection(&which), None).await?;
+            println!("requeued {n} dead letters");
+        }
+        DeadLetterCommand::Purge { which, .. } => {
+            let n = store.purge_dead_letters(selection(&which)).await?;
+            println!("purged {n} dead letters");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! One module per subcommand.
+
+mod dead_letters;
+mod demo;
+mod drain;
+mod enqueue;
+mod prune;
+mod stats;
+
+use outbox_core::{Result, TableName};
+
+use crate::args::{Cli, Command};
+use crate::backend::Target;
+
+/// Runs the parsed command line.
+pub(crate) async fn run(cli: Cli) -> Result<()> {
+    let table = match &cli.schema {
+        Some(schema) => TableName::in_schema(schema, &cli.table)?,
+        None => TableName::new(&cli.table)?,
+    };
+    let target = Target {
+        url: cli.database_url.clone(),
+        kind: cli.store,
+        table,
+    };
+    match cli.command {
+        Command::Migrate { print: true } => {
+            print!("{}", (target.engine()?.script)(&target));
+            Ok(())
+        }
+        Command::Migrate { print: false } => {
+            let version = (target.engine()?.migrate)(&target).await?;
+            println!(
+                "schema of {} is at version {version}",
+                target.table.qualified()
+            );
+            Ok(())
+        }
+        Command::Enqueue(args) => enqueue::run(&target, args).await,
+        Command::Drain(args) => drain::run(&target, args).await,
+        Command::Stats { json } => stats::run(&target, json).await,
+        Command::DeadLetters(cmd) => dead_letters::run(&target, cmd).await,
+        Command::Prune {
+            delivered_older_than,
+            batch,
+        } => prune::run(&target, delivered_older_than, batch).await,
+        Command::Demo {
+            dir,
+            orders,
+            workers,
+        } => demo::run(dir, orders, workers).await,
+    }
+}

@@ -1,0 +1,60 @@
+//! `outbox stats`.
+
+use outbox_core::{EmissionStatus, OutboxStats, Result};
+
+use crate::backend::Target;
+
+/// The stats as one JSON object, counts keyed by status name.
+pub(crate) fn to_json(stats: &OutboxStats) -> serde_json::Value {
+    let counts: serde_json::Map<String, serde_json::Value> = EmissionStatus::ALL
+        .into_iter()
+        .map(|s| (s.as_str().to_owned(), stats.count(s).into()))
+        .collect();
+    let oldest_age = stats
+        .oldest_pending_created_at
+        .map(|t| (stats.at - t).num_milliseconds() as f64 / 1000.0);
+    serde_json::json!({
+        "at": stats.at,
+        "counts": counts,
+        "oldest_pending_age_seconds": oldest_age,
+        "retry_ready": stats.retry_ready,
+        "claims_in_flight": stats.claims_in_flight,
+        "expired_leases": stats.expired_leases,
+    })
+}
+
+/// The stats as aligned text lines.
+pub(crate) fn to_text(stats: &OutboxStats) -> String {
+    let mut out = String::new();
+    for s in EmissionStatus::ALL {
+        out.push_str(&format!("{:<18} {:>10}\n", s.as_str(), stats.count(s)));
+    }
+    let oldest = match stats.oldest_pending_created_at {
+        Some(t) => format!("{:.1} s", (stats.at - t).num_milliseconds() as f64 / 1000.0),
+        None => "-".to_owned(),
+    };
+    out.push_str(&format!("{:<18} {:>10}\n", "oldest pending age", oldest));
+    out.push_str(&format!(
+        "{:<18} {:>10}\n",
+        "retry-ready now", stats.retry_ready
+    ));
+    out.push_str(&format!(
+        "{:<18} {:>10}\n",
+        "claims in flight", stats.claims_in_flight
+    ));
+    out.push_str(&format!(
+        "{:<18} {:>10}\n",
+        "expired leases", stats.expired_leases
+    ));
+    out
+}
+
+pub(crate) async fn run(target: &Target, json: bool) -> Result<()> {
+    let stats = target.open().await?.stats(None).await?;
+    if json {
+        println!("{}", to_json(&stats));
+    } else {
+        print!("{}", to_text(&stats));
+    }
+    Ok(())
+}

@@ -1,0 +1,110 @@
+//! The emitters the command offers: noop, stdout, jsonl:PATH, webhook:URL.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use outbox_core::async_trait;
+use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::{OutboxError, Result};
+
+/// Builds the emitter named by `spec`.
+pub(crate) fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
+    match spec.split_once(':') {
+        None if spec == "noop" => Ok(Arc::new(Noop)),
+        None if spec == "stdout" => Ok(Arc::new(Stdout)),
+        Some(("jsonl", path)) if !path.is_empty() => Ok(Arc::new(Jsonl::open(path)?)),
+        Some(("webhook", url)) => Ok(Arc::new(crate::webhook::Webhook::new(url)?)),
+        _ => Err(OutboxError::invalid(
+            "emitter",
+            format!("{spec:?} is not one of noop, stdout, jsonl:PATH, webhook:URL"),
+        )),
+    }
+}
+
+/// Adds a fixed delay before each emission (a stand-in for provider latency).
+pub(crate) struct Delayed {
+    pub(crate) inner: Arc<dyn Emitter>,
+    pub(crate) delay: std::time::Duration,
+}
+
+#[async_trait]
+impl Emitter for Delayed {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        tokio::time::sleep(self.delay).await;
+        self.inner.emit(emission).await
+    }
+}
+
+/// One line describing an emission attempt.
+pub(crate) fn record(emission: &Emission<'_>) -> serde_json::Value {
+    serde_json::json!({
+        "id": emission.entry.id,
+        "topic": emission.entry.topic,
+        "partition_key": emission.entry.partition_key,
+        "attempt": emission.attempt,
+        "owner": emission.owner,
+        "payload": String::from_utf8_lossy(&emission.entry.payload),
+        "emitted_at": chrono::Utc::now(),
+    })
+}
+
+/// Accepts everything and sends nothing (for measuring the outbox alone).
+struct Noop;
+
+#[async_trait]
+impl Emitter for Noop {
+    async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+        EmitOutcome::delivered()
+    }
+}
+
+/// Prints one JSON line per emission to standard output.
+struct Stdout;
+
+#[async_trait]
+impl Emitter for Stdout {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        let line = record(&emission).to_string();
+        match writeln!(std::io::stdout().lock(), "{line}") {
+            Ok(()) => EmitOutcome::delivered(),
+            Err(e) => EmitOutcome::retryable(format!("cannot write to stdout: {e}")),
+        }
+    }
+}
+
+/// Appends one JSON object per emission attempt to a file; each line is one `write`
+/// on a file opened for appending, so several processes can share the file.
+pub(crate) struct Jsonl {
+    file: Mutex<std::fs::File>,
+}
+
+impl Jsonl {
+    pub(crate) fn open(path: &str) -> Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| {
+                OutboxError::invalid(
+                    "emitter",
+                    format!("cannot open {path:?} for appending: {e}"),
+                )
+            })?;
+        Ok(Self {
+            file: Mutex::new(file),
+        })
+    }
+}
+
+#[async_trait]
+impl Emitter for Jsonl {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        let mut line = record(&emission).to_string();
+        line.push('\n');
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        match file.write_all(line.as_bytes()) {
+            Ok(()) => EmitOutcome::delivered(),
+            Err(e) => EmitOutcome::retryable(format!("cannot append to the jsonl file: {e}")),
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The SQLite engine: `sqlite://PATH`.
+
+use std::sync::Arc;
+
+use outbox_core::{AdminClaimStore, OutboxError};
+use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
+
+use crate::args::StoreKind;
+use crate::backend::{observed, Engine, Fut, Target};
+
+pub(crate) static ENGINE: Engine = Engine {
+    schemes: &["sqlite"],
+    migrate,
+    script,
+    open,
+};
+
+fn config(target: &Target) -> SqliteStoreConfig {
+    SqliteStoreConfig::new().table(target.table.clone())
+}
+
+/// The file behind a `sqlite://` URL, without its query string.
+fn file_of(url: &str) -> &str {
+    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    rest.split('?').next().unwrap_or(rest)
+}
+
+fn migrate(target: &Target) -> Fut<'_, i64> {
+    Box::pin(async move {
+        let pool = SqliteClaimStore::open_pool(&target.url, &config(target)).await?;
+        let version = outbox_sqlite::migrate(&pool, &target.table).await;
+        pool.close().await;
+        version
+    })
+}
+
+fn script(target: &Target) -> String {
+    outbox_sqlite::migration_script(&target.table)
+}
+
+fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
+    Box::pin(async move {
+        let file = file_of(&target.url);
+        if file != ":memory:" && !std::path::Path::new(file).exists() {
+            return Err(OutboxError::SchemaNotMigrated {
+                detail: format!("the database file {file:?} does not exist"),
+            });
+        }
+        match target.kind {
+            StoreKind::Optimized => Ok(observed(
+                SqliteClaimStore::open(&target.url, config(target)).await?,
+            )),
+            StoreKind::Portable => Err(OutboxError::Unsupported(
+                "the portable store is not available from the command line yet".into(),
+            )),
+        }
+    })
+}
