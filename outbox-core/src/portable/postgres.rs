@@ -1,0 +1,205 @@
+//! The portable store on PostgreSQL: timestamptz, uuid, jsonb, bytea and smallint
+//! columns, `$n` placeholders, and the server's `now()`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgRow, Postgres};
+use sqlx::query::Query;
+use sqlx::types::Json;
+use sqlx::Row;
+use uuid::Uuid;
+
+use crate::{EntryId, Headers, OutboxEntry, OutboxError, Result};
+
+use super::backend::sealed::Backend;
+use super::backend::{to_count, to_status, ClockedEntry, Placeholders, SqlParam};
+use super::{PortableConfig, PortableStore};
+
+/// The PostgreSQL side of the portable store (see [`PortablePgStore`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PgBackend;
+
+/// The portable store on PostgreSQL.
+pub type PortablePgStore = PortableStore<PgBackend>;
+
+impl PortableStore<PgBackend> {
+    /// Builds the store on a PostgreSQL pool; the table must have been created with
+    /// `outbox_postgres::migrate`. Name the schema in the config's table name, or rely on
+    /// the connections' `search_path`.
+    pub async fn postgres(pool: PgPool, config: PortableConfig) -> Result<Self> {
+        Self::new(pool, config).await
+    }
+}
+
+type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
+
+/// Maps a sqlx PostgreSQL error to the core's kinds, by SQLSTATE.
+fn map_err(err: sqlx::Error) -> OutboxError {
+    let (message, state) = match &err {
+        sqlx::Error::Database(db) => (
+            db.message().to_owned(),
+            db.code().map(|c| c.into_owned()).unwrap_or_default(),
+        ),
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => {
+            return OutboxError::Connection {
+                message: err.to_string(),
+                source: Some(Box::new(err)),
+            }
+        }
+        _ => (err.to_string(), String::new()),
+    };
+    let source = Some(Box::new(err) as crate::BoxError);
+    match state.as_str() {
+        // undefined_table, invalid_schema_name
+        "42P01" | "3F000" => OutboxError::SchemaNotMigrated { detail: message },
+        // serialization_failure, deadlock_detected, lock_not_available
+        "40001" | "40P01" | "55P03" => OutboxError::Conflict { message, source },
+        // connection exceptions; admin_shutdown, crash_shutdown, cannot_connect_now
+        s if s.starts_with("08") || matches!(s, "57P01" | "57P02" | "57P03") => {
+            OutboxError::Connection { message, source }
+        }
+        _ => OutboxError::Database { message, source },
+    }
+}
+
+fn bind(query: PgQuery<'_>, param: SqlParam) -> PgQuery<'_> {
+    match param {
+        SqlParam::Uuid(v) => query.bind(v),
+        SqlParam::Time(v) => query.bind(v),
+        SqlParam::Text(v) => query.bind(v),
+        SqlParam::Bytes(v) => query.bind(v),
+        SqlParam::Headers(h) => query.bind(Json(h)),
+        SqlParam::Status(s) => query.bind(s.code()),
+        SqlParam::Count(n) => query.bind(i64::from(n)),
+    }
+}
+
+fn build(sql: &str, params: Vec<SqlParam>) -> PgQuery<'_> {
+    params.into_iter().fold(sqlx::query(sql), bind)
+}
+
+fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
+    OutboxError::CorruptRow {
+        id: id.to_owned(),
+        reason: what.to_string(),
+    }
+}
+
+fn decode_entry(row: &PgRow) -> Result<OutboxEntry> {
+    let id: Uuid = row.try_get("id").map_err(|e| corrupt("?", e))?;
+    let key = id.to_string();
+    let k = key.as_str();
+    let time = |c: &str| {
+        row.try_get::<Option<DateTime<Utc>>, _>(c)
+            .map_err(|e| corrupt(k, e))
+    };
+    let required = |c: &str| {
+        row.try_get::<DateTime<Utc>, _>(c)
+            .map_err(|e| corrupt(k, e))
+    };
+    let text = |c: &str| {
+        row.try_get::<Option<String>, _>(c)
+            .map_err(|e| corrupt(k, e))
+    };
+    let int = |c: &str| {
+        row.try_get::<i32, _>(c)
+            .map_err(|e| corrupt(k, e))
+            .and_then(|v| to_count(k, c, i64::from(v)))
+    };
+    let status: i16 = row.try_get("status").map_err(|e| corrupt(k, e))?;
+    let headers: Json<Headers> = row.try_get("headers").map_err(|e| corrupt(k, e))?;
+    Ok(OutboxEntry {
+        id: EntryId::from_uuid(id),
+        topic: row.try_get("topic").map_err(|e| corrupt(k, e))?,
+        partition_key: text("partition_key")?,
+        payload: row.try_get("payload").map_err(|e| corrupt(k, e))?,
+        headers: headers.0,
+        status: to_status(k, i64::from(status))?,
+        created_at: required("created_at")?,
+        updated_at: required("updated_at")?,
+        not_before: time("not_before")?,
+        next_retry_at: time("next_retry_at")?,
+        attempt_count: int("attempt_count")?,
+        last_error: text("last_error")?,
+        dead_letter_reason: text("dead_letter_reason")?,
+        delivered_at: time("delivered_at")?,
+        provider_message_id: text("provider_message_id")?,
+        claim_owner: text("claim_owner")?,
+        claim_token: row.try_get("claim_token").map_err(|e| corrupt(k, e))?,
+        claimed_at: time("claimed_at")?,
+        claim_expires_at: time("claim_expires_at")?,
+        claim_attempt_count: int("claim_attempt_count")?,
+        stamp: row.try_get("stamp").map_err(|e| corrupt(k, e))?,
+    })
+}
+
+fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
+    row.try_get("clock_now").map_err(|e| corrupt("clock", e))
+}
+
+#[async_trait]
+impl Backend for PgBackend {
+    type Db = Postgres;
+    const NAME: &'static str = "portable-postgres";
+    const PLACEHOLDERS: Placeholders = Placeholders::Dollar;
+    const DB_NOW: &'static str = "now()";
+
+    fn map_err(err: sqlx::Error) -> OutboxError {
+        map_err(err)
+    }
+
+    async fn fetch_entries(
+        conn: &mut PgConnection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<ClockedEntry>> {
+        let rows = build(sql, params)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        rows.iter()
+            .map(|r| Ok((decode_clock(r)?, decode_entry(r)?)))
+            .collect()
+    }
+
+    async fn fetch_ids(
+        conn: &mut PgConnection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<(DateTime<Utc>, EntryId)>> {
+        let rows = build(sql, params)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        rows.iter()
+            .map(|r| {
+                let id: Uuid = r.try_get("id").map_err(|e| corrupt("?", e))?;
+                Ok((decode_clock(r)?, EntryId::from_uuid(id)))
+            })
+            .collect()
+    }
+
+    async fn fetch_clock(
+        conn: &mut PgConnection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<DateTime<Utc>> {
+        let row = build(sql, params)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        decode_clock(&row)
+    }
+
+    async fn execute(conn: &mut PgConnection, sql: &str, params: Vec<SqlParam>) -> Result<u64> {
+        let done = build(sql, params)
+            .execute(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,128 @@
+//! Plain reads and writes of rows: enqueue (alone or in the host's transaction), get,
+//! find, prune.
+
+use chrono::{DateTime, Utc};
+
+use crate::clock::normalize;
+use crate::{EntryId, FindRequest, NewEntry, OutboxEntry, OutboxError, PruneRequest, Result};
+
+use super::backend::{is_unique_violation, PortableBackend, SqlParam};
+use super::PortableStore;
+
+/// True when `err` is the driver's report of an id that already exists.
+fn is_duplicate(err: &OutboxError) -> bool {
+    let source = match err {
+        OutboxError::Database { source, .. } | OutboxError::Conflict { source, .. } => source,
+        _ => return false,
+    };
+    source
+        .as_ref()
+        .and_then(|s| s.downcast_ref::<sqlx::Error>())
+        .is_some_and(is_unique_violation)
+}
+
+impl<B: PortableBackend> PortableStore<B> {
+    /// Writes `entries` as new pending rows through the host's own connection or
+    /// transaction, so that they commit or roll back with the host's other writes.
+    ///
+    /// Pass the transaction as `&mut *tx`. Entries are validated first; an id that
+    /// already exists fails with [`OutboxError::DuplicateId`]. On PostgreSQL that failure
+    /// aborts the host's transaction (use a savepoint to survive it); on SQLite the
+    /// entries written before it stay in the transaction until the host rolls back.
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "portable-sqlite")]
+    /// # async fn demo(store: outbox_core::portable::PortableSqliteStore) -> outbox_core::Result<()> {
+    /// let mut tx = store.pool().begin().await.expect("begin");
+    /// // … the host's business writes on &mut *tx …
+    /// store
+    ///     .enqueue_in(&mut *tx, vec![outbox_core::NewEntry::new("orders.created", b"{}".to_vec())])
+    ///     .await?;
+    /// tx.commit().await.expect("commit");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn enqueue_in(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        entries: Vec<NewEntry>,
+    ) -> Result<Vec<OutboxEntry>> {
+        self.limits.check_new_entries(&entries)?;
+        let now = self.clock(conn, None).await?;
+        self.insert_all(conn, entries, now).await
+    }
+
+    /// Enqueues `entries` in a transaction of the store's own: all of them or none.
+    pub(super) async fn enqueue_all(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
+        self.limits.check_new_entries(&entries)?;
+        let mut conn = self.connection().await?;
+        // The clock is read before the transaction begins, so that on SQLite the
+        // transaction's first statement is a write and waits for the lock instead of
+        // failing on a snapshot another writer moved past.
+        let now = self.clock(&mut conn, None).await?;
+        let mut tx = sqlx::Connection::begin(&mut *conn)
+            .await
+            .map_err(B::map_err)?;
+        let written = self.insert_all(&mut tx, entries, now).await?;
+        tx.commit().await.map_err(B::map_err)?;
+        Ok(written)
+    }
+
+    async fn insert_all(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        entries: Vec<NewEntry>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OutboxEntry>> {
+        let mut written = Vec::with_capacity(entries.len());
+        for new in entries {
+            let entry = OutboxEntry::from_new(new, now);
+            let params = vec![
+                entry.id.into(),
+                entry.topic.as_str().into(),
+                SqlParam::Text(entry.partition_key.clone()),
+                SqlParam::Bytes(entry.payload.clone()),
+                SqlParam::Headers(entry.headers.clone()),
+                entry.created_at.into(),
+                entry.updated_at.into(),
+                entry.not_before.into(),
+                entry.stamp.into(),
+            ];
+            match B::execute(conn, &self.sql.insert_entry, params).await {
+                Ok(_) => written.push(entry),
+                Err(e) if is_duplicate(&e) => return Err(OutboxError::DuplicateId(entry.id)),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(written)
+    }
+
+    /// Reads one row.
+    pub(super) async fn get_entry(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
+        let mut conn = self.connection().await?;
+        Ok(self.read(&mut conn, id, None).await?.map(|(_, e)| e))
+    }
+
+    /// Runs a find template (`find_pending.sql` or `find_retry_ready.sql`).
+    pub(super) async fn find(&self, sql: &str, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.limits.check_find(req)?;
+        let mut conn = self.connection().await?;
+        let params = vec![
+            SqlParam::Time(req.now.map(normalize)),
+            SqlParam::Text(req.topic.clone()),
+            SqlParam::Text(req.topic.clone()),
+            req.limit.into(),
+        ];
+        let rows = B::fetch_entries(&mut conn, sql, params).await?;
+        Ok(rows.into_iter().map(|(_, e)| e).collect())
+    }
+
+    /// Deletes one bounded batch of old delivered rows.
+    pub(super) async fn prune(&self, req: &PruneRequest) -> Result<u64> {
+        self.limits.check_prune(req)?;
+        let before: DateTime<Utc> = normalize(req.delivered_before);
+        let mut conn = self.connection().await?;
+        let params = vec![before.into(), req.batch_size.into()];
+        B::execute(&mut conn, &self.sql.prune_delivered, params).await
+    }
+}

@@ -1,0 +1,216 @@
+//! The portable store on SQLite: times as integer microseconds since the Unix epoch,
+//! uuids as 16-byte blobs, headers as JSON text, statuses as integer codes.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::query::Query;
+use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteConnection, SqlitePool, SqliteRow};
+use sqlx::Row;
+use uuid::Uuid;
+
+use crate::{EntryId, Headers, OutboxEntry, OutboxError, Result};
+
+use super::backend::sealed::Backend;
+use super::backend::{to_count, to_status, ClockedEntry, Placeholders, SqlParam};
+use super::{PortableConfig, PortableStore};
+
+/// The SQLite side of the portable store (see [`PortableSqliteStore`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SqliteBackend;
+
+/// The portable store on SQLite.
+pub type PortableSqliteStore = PortableStore<SqliteBackend>;
+
+impl PortableStore<SqliteBackend> {
+    /// Builds the store on a SQLite pool. Open the pool in WAL mode with a busy timeout
+    /// when several connections or processes share the file; the table must have been
+    /// created with `outbox_sqlite::migrate`.
+    pub async fn sqlite(pool: SqlitePool, config: PortableConfig) -> Result<Self> {
+        Self::new(pool, config).await
+    }
+}
+
+type SqliteQuery<'q> = Query<'q, Sqlite, SqliteArguments<'q>>;
+
+/// SQLite's primary result codes this mapping tells apart.
+const SQLITE_BUSY: u32 = 5;
+const SQLITE_LOCKED: u32 = 6;
+const SQLITE_READONLY: u32 = 8;
+const SQLITE_CANTOPEN: u32 = 14;
+
+/// Maps a sqlx SQLite error to the core's kinds.
+fn map_err(err: sqlx::Error) -> OutboxError {
+    let (message, primary) = match &err {
+        sqlx::Error::Database(db) => {
+            let code = db.code().and_then(|c| c.parse::<u32>().ok());
+            (db.message().to_owned(), code.map(|c| c & 0xff))
+        }
+        sqlx::Error::Io(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => {
+            return OutboxError::Connection {
+                message: err.to_string(),
+                source: Some(Box::new(err)),
+            }
+        }
+        _ => (err.to_string(), None),
+    };
+    if message.contains("no such table") {
+        return OutboxError::SchemaNotMigrated { detail: message };
+    }
+    let source = Some(Box::new(err) as crate::BoxError);
+    match primary {
+        Some(SQLITE_BUSY | SQLITE_LOCKED) => OutboxError::Conflict { message, source },
+        Some(SQLITE_READONLY | SQLITE_CANTOPEN) => OutboxError::Connection {
+            message: format!("the database file cannot be written: {message}"),
+            source,
+        },
+        _ => OutboxError::Database { message, source },
+    }
+}
+
+fn bind(query: SqliteQuery<'_>, param: SqlParam) -> Result<SqliteQuery<'_>> {
+    Ok(match param {
+        SqlParam::Uuid(v) => query.bind(v),
+        SqlParam::Time(v) => query.bind(v.map(|t| t.timestamp_micros())),
+        SqlParam::Text(v) => query.bind(v),
+        SqlParam::Bytes(v) => query.bind(v),
+        SqlParam::Headers(h) => query.bind(
+            serde_json::to_string(&h)
+                .map_err(|e| OutboxError::invalid("headers", e.to_string()))?,
+        ),
+        SqlParam::Status(s) => query.bind(i64::from(s.code())),
+        SqlParam::Count(n) => query.bind(i64::from(n)),
+    })
+}
+
+fn build(sql: &str, params: Vec<SqlParam>) -> Result<SqliteQuery<'_>> {
+    params.into_iter().try_fold(sqlx::query(sql), bind)
+}
+
+fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
+    OutboxError::CorruptRow {
+        id: id.to_owned(),
+        reason: what.to_string(),
+    }
+}
+
+fn micros(id: &str, field: &str, value: Option<i64>) -> Result<Option<DateTime<Utc>>> {
+    value
+        .map(|v| {
+            DateTime::from_timestamp_micros(v)
+                .ok_or_else(|| corrupt(id, format!("{field} {v} is not a time")))
+        })
+        .transpose()
+}
+
+fn decode_entry(row: &SqliteRow) -> Result<OutboxEntry> {
+    let id: Uuid = row.try_get("id").map_err(|e| corrupt("?", e))?;
+    let key = id.to_string();
+    let k = key.as_str();
+    let get_i64 = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(k, e));
+    let get_opt_i64 = |c: &str| row.try_get::<Option<i64>, _>(c).map_err(|e| corrupt(k, e));
+    let get_text = |c: &str| {
+        row.try_get::<Option<String>, _>(c)
+            .map_err(|e| corrupt(k, e))
+    };
+    let time = |c: &str| -> Result<Option<DateTime<Utc>>> { micros(k, c, get_opt_i64(c)?) };
+    let required = |c: &str| -> Result<DateTime<Utc>> {
+        time(c)?.ok_or_else(|| corrupt(k, format!("{c} is null")))
+    };
+    let headers: String = row.try_get("headers").map_err(|e| corrupt(k, e))?;
+    Ok(OutboxEntry {
+        id: EntryId::from_uuid(id),
+        topic: row.try_get("topic").map_err(|e| corrupt(k, e))?,
+        partition_key: get_text("partition_key")?,
+        payload: row.try_get("payload").map_err(|e| corrupt(k, e))?,
+        headers: serde_json::from_str::<Headers>(&headers).map_err(|e| corrupt(k, e))?,
+        status: to_status(k, get_i64("status")?)?,
+        created_at: required("created_at")?,
+        updated_at: required("updated_at")?,
+        not_before: time("not_before")?,
+        next_retry_at: time("next_retry_at")?,
+        attempt_count: to_count(k, "attempt_count", get_i64("attempt_count")?)?,
+        last_error: get_text("last_error")?,
+        dead_letter_reason: get_text("dead_letter_reason")?,
+        delivered_at: time("delivered_at")?,
+        provider_message_id: get_text("provider_message_id")?,
+        claim_owner: get_text("claim_owner")?,
+        claim_token: row.try_get("claim_token").map_err(|e| corrupt(k, e))?,
+        claimed_at: time("claimed_at")?,
+        claim_expires_at: time("claim_expires_at")?,
+        claim_attempt_count: to_count(k, "claim_attempt_count", get_i64("claim_attempt_count")?)?,
+        stamp: row.try_get("stamp").map_err(|e| corrupt(k, e))?,
+    })
+}
+
+fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
+    let v: i64 = row.try_get("clock_now").map_err(|e| corrupt("clock", e))?;
+    micros("clock", "clock_now", Some(v))?.ok_or_else(|| corrupt("clock", "no time"))
+}
+
+#[async_trait]
+impl Backend for SqliteBackend {
+    type Db = Sqlite;
+    const NAME: &'static str = "portable-sqlite";
+    const PLACEHOLDERS: Placeholders = Placeholders::Question;
+    // Milliseconds (SQLite's clock resolution), rounded so the float's error vanishes.
+    const DB_NOW: &'static str =
+        "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)";
+
+    fn map_err(err: sqlx::Error) -> OutboxError {
+        map_err(err)
+    }
+
+    async fn fetch_entries(
+        conn: &mut SqliteConnection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<ClockedEntry>> {
+        let rows = build(sql, params)?
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        rows.iter()
+            .map(|r| Ok((decode_clock(r)?, decode_entry(r)?)))
+            .collect()
+    }
+
+    async fn fetch_ids(
+        conn: &mut SqliteConnection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<(DateTime<Utc>, EntryId)>> {
+        let rows = build(sql, params)?
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        rows.iter()
+            .map(|r| {
+                let id: Uuid = r.try_get("id").map_err(|e| corrupt("?", e))?;
+                Ok((decode_clock(r)?, EntryId::from_uuid(id)))
+            })
+            .collect()
+    }
+
+    async fn fetch_clock(
+        conn: &mut SqliteConnection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<DateTime<Utc>> {
+        let row = build(sql, params)?
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        decode_clock(&row)
+    }
+
+    async fn execute(conn: &mut SqliteConnection, sql: &str, params: Vec<SqlParam>) -> Result<u64> {
+        let done = build(sql, params)?
+            .execute(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected())
+    }
+}

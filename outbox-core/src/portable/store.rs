@@ -1,0 +1,165 @@
+//! [`PortableStore`]: its state, construction, and the helpers its operations share.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use sqlx::pool::PoolConnection;
+
+use crate::clock::normalize;
+use crate::{Capabilities, ClockSource, EntryId, OutboxError, Result, StoreLimits, TableName};
+
+use super::backend::{ClockedEntry, PortableBackend, SqlParam};
+use super::statements::Statements;
+use super::PortableConfig;
+
+/// A future run once between a check and its write; see
+/// [`PortableStore::interleave_before_next_write`].
+type Interleaved = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// The portable claim store: per-row optimistic concurrency on any database it has a
+/// [`PortableBackend`] for, through sqlx.
+///
+/// A claim of N rows costs 1 + 2N commands (one ordered candidate query, then a re-read
+/// and a stamp-checked update per row); a completion costs 2 per claim. It uses no
+/// engine-specific locking, which makes it the baseline the optimized stores are measured
+/// against, and lets a host switch between it and an optimized store on the same table.
+///
+/// Its completions check and write in separate steps, so a completion can come back
+/// [`ConcurrencyLost`](crate::TransitionOutcome::ConcurrencyLost). Times come from the
+/// database's clock unless a request carries its own `now`. Wrap it in
+/// [`Observed`](crate::Observed) to count and log transitions.
+pub struct PortableStore<B: PortableBackend> {
+    pub(super) pool: sqlx::Pool<B::Db>,
+    pub(super) sql: Arc<Statements>,
+    pub(super) limits: StoreLimits,
+    table: TableName,
+    interleave: Arc<Mutex<Option<Interleaved>>>,
+}
+
+impl<B: PortableBackend> Clone for PortableStore<B> {
+    fn clone(&self) -> Self {
+        Self {
+            pool: self.pool.clone(),
+            sql: Arc::clone(&self.sql),
+            limits: self.limits.clone(),
+            table: self.table.clone(),
+            interleave: Arc::clone(&self.interleave),
+        }
+    }
+}
+
+impl<B: PortableBackend> std::fmt::Debug for PortableStore<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PortableStore")
+            .field("backend", &B::NAME)
+            .field("table", &self.table.qualified())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: PortableBackend> PortableStore<B> {
+    /// Builds the store on `pool`, after checking that the configured table exists
+    /// ([`OutboxError::SchemaNotMigrated`] when it does not).
+    pub async fn new(pool: sqlx::Pool<B::Db>, config: PortableConfig) -> Result<Self> {
+        let sql = Statements::render(&config.table, B::PLACEHOLDERS, B::DB_NOW);
+        let store = Self {
+            pool,
+            sql: Arc::new(sql),
+            limits: config.limits,
+            table: config.table,
+            interleave: Arc::default(),
+        };
+        let mut conn = store.connection().await?;
+        B::execute(&mut conn, &store.sql.probe_table, Vec::new())
+            .await
+            .map_err(|e| match e {
+                OutboxError::SchemaNotMigrated { detail } => OutboxError::SchemaNotMigrated {
+                    detail: format!("{}: {detail}", store.table.qualified()),
+                },
+                other => other,
+            })?;
+        Ok(store)
+    }
+
+    /// The connection pool the store runs on.
+    pub fn pool(&self) -> &sqlx::Pool<B::Db> {
+        &self.pool
+    }
+
+    /// The outbox table.
+    pub fn table(&self) -> &TableName {
+        &self.table
+    }
+
+    /// For tests only: runs `writer` exactly once, inside the next claim or completion of
+    /// this store (or a clone of it), after that row's check and before its guarded write.
+    ///
+    /// It lets a test put a competing writer into the window this store's per-row
+    /// concurrency leaves open, deterministically. The writer may use this store; the
+    /// pool then needs a second connection, since the interrupted call keeps its own.
+    #[doc(hidden)]
+    pub fn interleave_before_next_write(
+        &self,
+        writer: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
+    ) {
+        *self.interleave.lock().unwrap_or_else(|e| e.into_inner()) = Some(writer);
+    }
+
+    /// Runs the armed interleave writer, if any (and disarms it).
+    pub(super) async fn run_interleaved(&self) {
+        let writer = self
+            .interleave
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(writer) = writer {
+            writer.await;
+        }
+    }
+
+    pub(super) fn capabilities_of() -> Capabilities {
+        Capabilities {
+            name: B::NAME,
+            atomic_completion: false,
+            single_round_trip_claim: false,
+            notifications: false,
+            clock: ClockSource::Database,
+        }
+    }
+
+    /// One pooled connection, held for a whole call so that its commands do not each pay
+    /// for a pool checkout.
+    pub(super) async fn connection(&self) -> Result<PoolConnection<B::Db>> {
+        self.pool.acquire().await.map_err(B::map_err)
+    }
+
+    /// Reads one row together with `now` (or the database's clock when `None`).
+    pub(super) async fn read(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        id: EntryId,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<Option<ClockedEntry>> {
+        let params = vec![SqlParam::Time(now.map(normalize)), id.into()];
+        let mut rows = B::fetch_entries(conn, &self.sql.read_entry, params).await?;
+        Ok(rows.pop().map(|(at, entry)| (normalize(at), entry)))
+    }
+
+    /// `now` when given, else one read of the database's clock.
+    pub(super) async fn clock(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<DateTime<Utc>> {
+        match now {
+            Some(at) => Ok(normalize(at)),
+            None => {
+                let at = B::fetch_clock(conn, &self.sql.clock, vec![SqlParam::Time(None)]).await?;
+                Ok(normalize(at))
+            }
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! The portable store (`outbox_core::portable`) on real SQLite files: the conformance
+//! suite, its command count measured from sqlx's statement log, contention, the race
+//! harness, switching to the optimized store on the same table, and enqueue inside the
+//! host's transaction.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use outbox_core::portable::{PortableConfig, PortableSqliteStore, PortableStore};
+use outbox_core::{ClaimRequest, ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
+use outbox_testkit::fixtures::{claim_ids, claim_req, ids, seed, t0, DynStore};
+use outbox_testkit::race::{claim_and_complete, RaceConfig};
+use outbox_testkit::{HookFuture, InterleaveHook, Subject};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::SqlitePool;
+
+/// Opens `path` in WAL mode with a busy timeout, with up to `connections` connections.
+async fn open_pool(path: &Path, connections: u32) -> SqlitePool {
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(30));
+    SqlitePoolOptions::new()
+        .max_connections(connections)
+        .connect_with(options)
+        .await
+        .expect("open the SQLite file")
+}
+
+/// A migrated table `table` in a fresh file under `dir`, and a portable store on it.
+async fn portable_store(dir: &Path, table: &str, connections: u32) -> PortableSqliteStore {
+    let pool = open_pool(&dir.join("outbox.db"), connections).await;
+    let table = TableName::new(table).unwrap();
+    outbox_sqlite::migrate(&pool, &table).await.unwrap();
+    PortableStore::sqlite(pool, PortableConfig::default().table(table))
+        .await
+        .unwrap()
+}
+
+/// The suite's interleave hook: the store runs the writer inside its next claim or
+/// completion, between that row's check and its write.
+struct Hook(PortableSqliteStore);
+
+impl InterleaveHook for Hook {
+    fn before_next_write(&self, writer: HookFuture) {
+        self.0.interleave_before_next_write(writer);
+    }
+}
+
+async fn portable_subject() -> Subject {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 4).await;
+    Subject::new(Arc::new(store.clone()))
+        .with_interleave(Arc::new(Hook(store)))
+        .with_guard(dir)
+}
+
+outbox_testkit::conformance_suite!(portable_subject);
+
+/// Counts the statements sqlx reports executing, through its `sqlx::query` tracing
+/// events (sqlx logs every statement by default): a measure taken outside the store.
+mod statement_log {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex, Once};
+
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::subscriber::Interest;
+    use tracing::{Event, Metadata, Subscriber};
+
+    /// Tests run in parallel in this process, so each watcher counts only the statements
+    /// that name its own table.
+    static WATCHERS: Mutex<Vec<(String, Arc<AtomicUsize>)>> = Mutex::new(Vec::new());
+    static INSTALL: Once = Once::new();
+
+    struct SqlLog;
+
+    #[derive(Default)]
+    struct SqlText(String);
+
+    impl Visit for SqlText {
+        fn record_str(&mut self, field: &Field, value: &str) {
+            if matches!(field.name(), "summary" | "db.statement") {
+                self.0.push_str(value);
+                self.0.push('\n');
+            }
+        }
+
+        fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
+    }
+
+    impl Subscriber for SqlLog {
+        fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+            if self.enabled(meta) {
+                Interest::always()
+            } else {
+                Interest::never()
+            }
+        }
+
+        fn enabled(&self, meta: &Metadata<'_>) -> bool {
+            meta.target() == "sqlx::query"
+        }
+
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+        fn event(&self, event: &Event<'_>) {
+            let mut sql = SqlText::default();
+            event.record(&mut sql);
+            for (table, count) in WATCHERS.lock().unwrap().iter() {
+                if sql.0.contains(table.as_str()) {
+                    count.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }
+
+        fn enter(&self, _: &Id) {}
+
+        fn exit(&self, _: &Id) {}
+    }
+
+    /// A counter of the executed statements that name `table` (quoted, as stores render it).
+    pub(super) fn watch(table: &str) -> Arc<AtomicUsize> {
+        INSTALL.call_once(|| {
+            tracing::subscriber::set_global_default(SqlLog)
+                .expect("no other global subscriber in this test binary");
+        });
+        let count = Arc::new(AtomicUsize::new(0));
+        WATCHERS
+            .lock()
+            .unwrap()
+            .push((format!("\"{table}\""), Arc::clone(&count)));
+        count
+    }
+
+    /// The current count.
+    pub(super) fn read(count: &AtomicUsize) -> usize {
+        count.load(Ordering::SeqCst)
+    }
+}
+
+/// The claim path costs exactly 1 + 2N statements for N uncontended winners, measured
+/// from sqlx's statement log, and every claim is persisted as returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_costs_one_plus_two_statements_per_row() {
+    const TABLE: &str = "count_outbox";
+    let statements = statement_log::watch(TABLE);
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), TABLE, 2).await;
+    let mut report = vec![format!(
+        "portable-sqlite claim_pending, statements per batch (sqlx statement log)\n\
+         {:>6} | {:>14} | {:>8} | {:>7}",
+        "batch", "expected 1+2N", "measured", "claimed"
+    )];
+    let mut measured = Vec::new();
+    for n in [1u32, 10, 50, 100] {
+        let entries = (0..n)
+            .map(|i| NewEntry::new("count", i.to_le_bytes().to_vec()))
+            .collect();
+        let written = store.enqueue_batch(entries).await.unwrap();
+        let before = statement_log::read(&statements);
+        // The database's clock: the rows claimed by earlier rounds are still leased.
+        let claims = store
+            .claim_pending(&ClaimRequest::new(
+                format!("w{n}"),
+                n,
+                TimeDelta::seconds(60),
+            ))
+            .await
+            .unwrap();
+        let used = statement_log::read(&statements) - before;
+        report.push(format!(
+            "{n:>6} | {:>14} | {used:>8} | {:>7}",
+            1 + 2 * n,
+            claims.len()
+        ));
+        measured.push((n, used, ids(&written), claims));
+    }
+    let report = report.join("\n");
+    println!("{report}");
+    for (n, used, written, claims) in &measured {
+        assert_eq!(*used, 1 + 2 * *n as usize, "{report}");
+        assert_eq!(
+            &claim_ids(claims),
+            written,
+            "not exactly the new rows, in order"
+        );
+        // Both the claim time and the expiry come from the database's clock.
+        let drift = (claims[0].claimed_at - chrono::Utc::now()).abs();
+        assert!(
+            drift < TimeDelta::seconds(30),
+            "database clock read as {}",
+            claims[0].claimed_at
+        );
+        let tokens: HashSet<_> = claims.iter().map(|c| c.token).collect();
+        assert_eq!(tokens.len(), claims.len(), "tokens are not unique");
+        for claim in claims {
+            assert_eq!(claim.attempt, 1);
+            assert_eq!(claim.expires_at - claim.claimed_at, TimeDelta::seconds(60));
+            let row = store.get(claim.id()).await.unwrap().unwrap();
+            assert_eq!(row, claim.entry, "persisted row differs from the claim");
+            assert_eq!(row.claim_owner.as_deref(), Some(claim.owner.as_str()));
+            assert_eq!(row.claim_token, Some(claim.token));
+            assert_eq!(row.claimed_at, Some(claim.claimed_at));
+            assert_eq!(row.claim_expires_at, Some(claim.expires_at));
+            assert_eq!(row.claim_attempt_count, 1);
+        }
+    }
+}
+
+/// A second worker takes rows between this worker's candidate query and its writes: the
+/// row it took first is lost at the stamp check, the next is skipped at the re-read, and
+/// only the row this worker won comes back. The statement count shows what each costs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_taken_by_another_worker_mid_claim_are_skipped() {
+    const TABLE: &str = "contended_outbox";
+    let statements = statement_log::watch(TABLE);
+    let dir = tempfile::tempdir().unwrap();
+    let a = portable_store(dir.path(), TABLE, 2).await;
+    let b = portable_store(dir.path(), TABLE, 2).await;
+    let a_dyn: DynStore = Arc::new(a.clone());
+    let written = seed(&a_dyn, 3).await;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    a.interleave_before_next_write(Box::pin(async move {
+        let taken = b.claim_pending(&claim_req("b", 2, t0())).await.unwrap();
+        tx.send(taken).unwrap();
+    }));
+    let before = statement_log::read(&statements);
+    let won = a.claim_pending(&claim_req("a", 3, t0())).await.unwrap();
+    let used = statement_log::read(&statements) - before;
+    let taken = rx.await.expect("the interleaved worker ran");
+    println!(
+        "contended claim: {used} statements (worker a: 1 + 2 lost at the update + 1 \
+         skipped at the re-read + 2 won = 6; worker b: 1 + 2x2 = 5)"
+    );
+    assert_eq!(claim_ids(&taken), ids(&written[..2]));
+    assert_eq!(claim_ids(&won), ids(&written[2..]));
+    assert_eq!(used, 11);
+    for claim in taken.iter().chain(&won) {
+        let row = a.get(claim.id()).await.unwrap().unwrap();
+        assert_eq!(row, claim.entry, "the durable lease is not the winner's");
+    }
+}
+
+/// Eight workers, several connections, one file: no entry is leased twice at once, and
+/// every entry is delivered exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn race_eight_workers_ten_thousand_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 8).await;
+    let report = claim_and_complete(Arc::new(store), RaceConfig::default()).await;
+    println!("portable-sqlite race: {report:?}");
+    assert_eq!(report.delivered, 10_000);
+}
+
+/// Rows written by either store are read back identically by the other on the same
+/// table, and work started by one can be finished by the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_survive_a_switch_to_and_from_the_optimized_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let portable = portable_store(dir.path(), "outbox", 4).await;
+    let optimized = outbox_sqlite::SqliteClaimStore::new(
+        portable.pool().clone(),
+        outbox_sqlite::SqliteStoreConfig::default(),
+    )
+    .await
+    .unwrap();
+    let new = NewEntry::new("orders", vec![0u8, 255, 7])
+        .partition_key("k")
+        .header("h", "v")
+        .not_before(t0() - TimeDelta::seconds(5))
+        .created_at(t0() - TimeDelta::seconds(9));
+    let written = portable.enqueue(new).await.unwrap();
+    assert_eq!(
+        optimized.get(written.id).await.unwrap(),
+        Some(written.clone())
+    );
+    let claim = portable
+        .claim_pending(&claim_req("p", 1, t0()))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(
+        optimized.get(claim.id()).await.unwrap(),
+        Some(claim.entry.clone())
+    );
+    let failed = optimized
+        .mark_failed(&claim, outbox_testkit::fixtures::boom(), Some(t0()))
+        .await
+        .unwrap();
+    assert!(failed.is_applied(), "{failed:?}");
+    assert_eq!(portable.get(claim.id()).await.unwrap(), Some(failed.entry));
+    let retry = portable
+        .claim_retry_ready(&claim_req("p", 1, t0()))
+        .await
+        .unwrap();
+    assert_eq!(claim_ids(&retry), vec![claim.id()]);
+    assert_eq!(
+        optimized.get(claim.id()).await.unwrap(),
+        Some(retry[0].entry.clone())
+    );
+}
+
+/// The outbox rows of a host transaction commit and roll back with the host's own rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enqueue_in_the_host_transaction_commits_or_rolls_back_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 2).await;
+    let pool = store.pool().clone();
+    sqlx::raw_sql("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let count = |sql: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query("INSERT INTO orders (id) VALUES (1)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let doomed = store
+        .enqueue_in(&mut *tx, vec![NewEntry::new("orders", b"1".to_vec())])
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(store.get(doomed[0].id).await.unwrap(), None);
+    assert_eq!(count("SELECT count(*) FROM orders").await, 0);
+    assert_eq!(count("SELECT count(*) FROM outbox").await, 0);
+
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query("INSERT INTO orders (id) VALUES (2)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let kept = store
+        .enqueue_in(
+            &mut *tx,
+            vec![
+                NewEntry::new("orders", b"2".to_vec()),
+                NewEntry::new("orders", b"3".to_vec()),
+            ],
+        )
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(count("SELECT count(*) FROM orders").await, 1);
+    assert_eq!(count("SELECT count(*) FROM outbox").await, 2);
+    for entry in &kept {
+        assert_eq!(store.get(entry.id).await.unwrap().as_ref(), Some(entry));
+    }
+}
+
+/// A table that was never migrated is refused when the store is built.
+#[tokio::test]
+async fn an_unmigrated_table_is_refused_at_construction() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = open_pool(&dir.path().join("empty.db"), 1).await;
+    let err = PortableStore::sqlite(pool, PortableConfig::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, OutboxError::SchemaNotMigrated { .. }),
+        "{err}"
+    );
+}
