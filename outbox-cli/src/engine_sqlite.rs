@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use outbox_core::portable::{PortableConfig, PortableStore};
 use outbox_core::{AdminClaimStore, OutboxError};
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 
@@ -50,9 +51,12 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
             StoreKind::Optimized => Ok(observed(
                 SqliteClaimStore::open(&target.url, config(target)).await?,
             )),
-            StoreKind::Portable => Err(OutboxError::Unsupported(
-                "the portable store is not available from the command line yet".into(),
-            )),
+            StoreKind::Portable => {
+                let pool = SqliteClaimStore::open_pool(&target.url, &config(target)).await?;
+                outbox_sqlite::check_schema(&pool, &target.table).await?;
+                let portable = PortableConfig::default().table(target.table.clone());
+                Ok(observed(PortableStore::sqlite(pool, portable).await?))
+            }
         }
     })
 }

@@ -96,6 +96,28 @@ fn migrate_enqueue_drain_and_stats() {
 }
 
 #[test]
+fn the_portable_store_drains_the_same_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["--store", "portable", "enqueue", "--count", "300"]));
+    ok(outbox(&db).args(["enqueue", "--count", "300"]));
+    let out = ok(outbox(&db).args([
+        "--store",
+        "portable",
+        "drain",
+        "--until-empty",
+        "--workers",
+        "3",
+    ]));
+    assert!(out.contains("delivered 600"), "{out}");
+    let after: serde_json::Value = serde_json::from_str(&ok(
+        outbox(&db).args(["--store", "portable", "stats", "--json"])
+    ))
+    .unwrap();
+    assert_eq!(after["counts"]["delivered"], 600);
+}
+
+#[test]
 fn bad_input_is_one_clear_line_and_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     let db = migrated(&dir);

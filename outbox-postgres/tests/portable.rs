@@ -56,6 +56,14 @@ async fn portable_subject() -> Option<Subject> {
 
 outbox_testkit::conformance_suite!(portable_subject);
 
+async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, PgTestDb)> {
+    let db = PgTestDb::create().await?;
+    let store = portable_store(&db, "outbox", 4).await;
+    Some((Arc::new(store), db))
+}
+
+outbox_testkit::admin_suite!(portable_admin);
+
 /// Counts the statements sqlx reports executing, through its `sqlx::query` tracing
 /// events (sqlx logs every statement by default): a measure taken outside the store.
 mod statement_log {

@@ -62,6 +62,14 @@ async fn portable_subject() -> Subject {
 
 outbox_testkit::conformance_suite!(portable_subject);
 
+async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 4).await;
+    Some((Arc::new(store), dir))
+}
+
+outbox_testkit::admin_suite!(portable_admin);
+
 /// Counts the statements sqlx reports executing, through its `sqlx::query` tracing
 /// events (sqlx logs every statement by default): a measure taken outside the store.
 mod statement_log {

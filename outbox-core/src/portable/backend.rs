@@ -128,6 +128,13 @@ pub(crate) mod sealed {
             params: Vec<SqlParam>,
         ) -> Result<DateTime<Utc>>;
 
+        /// Runs a query returning one row of integers (counts); returns its columns.
+        async fn fetch_counts(
+            conn: &mut <Self::Db as sqlx::Database>::Connection,
+            sql: &str,
+            params: Vec<SqlParam>,
+        ) -> Result<Vec<i64>>;
+
         /// Runs a statement; returns the rows it affected.
         async fn execute(
             conn: &mut <Self::Db as sqlx::Database>::Connection,

@@ -31,6 +31,7 @@
 //! # }
 //! ```
 
+mod admin;
 mod backend;
 mod claim;
 mod complete;

@@ -195,6 +195,20 @@ impl Backend for PgBackend {
         decode_clock(&row)
     }
 
+    async fn fetch_counts(
+        conn: &mut PgConnection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<i64>> {
+        let row = build(sql, params)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        (0..row.len())
+            .map(|i| row.try_get::<i64, _>(i).map_err(map_err))
+            .collect()
+    }
+
     async fn execute(conn: &mut PgConnection, sql: &str, params: Vec<SqlParam>) -> Result<u64> {
         let done = build(sql, params)
             .execute(&mut *conn)

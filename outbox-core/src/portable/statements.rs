@@ -28,6 +28,11 @@ pub(crate) struct Statements {
     pub(crate) find_retry_ready: String,
     pub(crate) insert_entry: String,
     pub(crate) prune_delivered: String,
+    pub(crate) stats: String,
+    pub(crate) oldest_pending: String,
+    pub(crate) dead_letters: String,
+    pub(crate) requeue_dead_letters: String,
+    pub(crate) purge_dead_letters: String,
 }
 
 impl Statements {
@@ -61,6 +66,11 @@ impl Statements {
             find_retry_ready: r(include_str!("../../sql/portable/find_retry_ready.sql")),
             insert_entry: r(include_str!("../../sql/portable/insert_entry.sql")),
             prune_delivered: r(include_str!("../../sql/portable/prune_delivered.sql")),
+            stats: r(include_str!("../../sql/portable/stats.sql")),
+            oldest_pending: r(include_str!("../../sql/portable/oldest_pending.sql")),
+            dead_letters: r(include_str!("../../sql/portable/dead_letters.sql")),
+            requeue_dead_letters: r(include_str!("../../sql/portable/requeue_dead_letters.sql")),
+            purge_dead_letters: r(include_str!("../../sql/portable/purge_dead_letters.sql")),
         }
     }
 }

@@ -1,0 +1,100 @@
+//! The operator operations of the portable store, in portable SQL.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::clock::normalize;
+use crate::{
+    DeadLetterSelection, EmissionStatus, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result,
+};
+
+use super::backend::{PortableBackend, SqlParam};
+use super::PortableStore;
+
+/// Rows deleted per statement by a purge.
+const PURGE_BATCH: u32 = 1000;
+
+fn selection(which: DeadLetterSelection) -> SqlParam {
+    match which {
+        DeadLetterSelection::One(id) => id.into(),
+        DeadLetterSelection::All => SqlParam::Uuid(None),
+    }
+}
+
+fn count(v: i64) -> Result<u64> {
+    u64::try_from(v).map_err(|_| OutboxError::Database {
+        message: format!("a count came back negative: {v}"),
+        source: None,
+    })
+}
+
+#[async_trait]
+impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let mut conn = self.connection().await?;
+        let at = self.clock(&mut conn, now).await?;
+        let counts = B::fetch_counts(&mut conn, &self.sql.stats, vec![at.into()]).await?;
+        let [pending, delivered, deferred, failed, retryable, dead, retry_ready, in_flight, expired] =
+            counts[..]
+        else {
+            return Err(OutboxError::Database {
+                message: format!("the stats query returned {} columns, not 9", counts.len()),
+                source: None,
+            });
+        };
+        let mut stats = OutboxStats::empty(at);
+        for (status, n) in [
+            (EmissionStatus::Pending, pending),
+            (EmissionStatus::Delivered, delivered),
+            (EmissionStatus::Deferred, deferred),
+            (EmissionStatus::Failed, failed),
+            (EmissionStatus::RetryableFailure, retryable),
+            (EmissionStatus::DeadLettered, dead),
+        ] {
+            stats.counts.insert(status, count(n)?);
+        }
+        stats.retry_ready = count(retry_ready)?;
+        stats.claims_in_flight = count(in_flight)?;
+        stats.expired_leases = count(expired)?;
+        let oldest = B::fetch_entries(&mut conn, &self.sql.oldest_pending, vec![at.into()]).await?;
+        stats.oldest_pending_created_at = oldest.first().map(|(_, e)| e.created_at);
+        Ok(stats)
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.limits.check_batch_size("limit", limit as usize)?;
+        let mut conn = self.connection().await?;
+        let params = vec![SqlParam::Time(None), limit.into()];
+        let rows = B::fetch_entries(&mut conn, &self.sql.dead_letters, params).await?;
+        Ok(rows.into_iter().map(|(_, e)| e).collect())
+    }
+
+    async fn requeue_dead_letters(
+        &self,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        let mut conn = self.connection().await?;
+        let params = vec![
+            SqlParam::Time(now.map(normalize)),
+            Uuid::new_v4().into(),
+            selection(which),
+            selection(which),
+        ];
+        B::execute(&mut conn, &self.sql.requeue_dead_letters, params).await
+    }
+
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        let mut conn = self.connection().await?;
+        let mut total = 0;
+        loop {
+            let params = vec![selection(which), selection(which), PURGE_BATCH.into()];
+            let deleted = B::execute(&mut conn, &self.sql.purge_dead_letters, params).await?;
+            total += deleted;
+            if deleted < u64::from(PURGE_BATCH) {
+                return Ok(total);
+            }
+        }
+    }
+}
