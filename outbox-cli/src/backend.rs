@@ -31,7 +31,10 @@ pub(crate) struct Engine {
     pub(crate) open: for<'a> fn(&'a Target) -> Fut<'a, Arc<dyn AdminClaimStore>>,
 }
 
-static ENGINES: &[&Engine] = &[&crate::engine_sqlite::ENGINE];
+static ENGINES: &[&Engine] = &[
+    &crate::engine_sqlite::ENGINE,
+    &crate::engine_postgres::ENGINE,
+];
 
 impl Target {
     /// The engine serving this URL's scheme.

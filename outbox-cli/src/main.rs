@@ -5,6 +5,7 @@ mod backend;
 mod commands;
 mod duration;
 mod emitters;
+mod engine_postgres;
 mod engine_sqlite;
 mod progress;
 mod webhook;

@@ -1,65 +1,29 @@
 //! The real `outbox` binary against SQLite files.
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
+mod common;
+
+use common::{emissions, fails, ok, Db};
+
 fn outbox(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("outbox").expect("binary built");
-    cmd.arg("--database-url")
-        .arg(format!("sqlite://{}", db.display()));
-    cmd.env_remove("OUTBOX_DATABASE_URL").stdin(Stdio::null());
-    cmd
-}
-
-fn ok(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
-/// Runs a command that must fail with one clear line on stderr and no panic.
-fn fails(cmd: &mut Command, expected: &str) {
-    let out = cmd.output().expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{cmd:?} succeeded");
-    assert!(stderr.contains(expected), "{cmd:?}: {stderr}");
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
-        "{stderr}"
-    );
+    Db::sqlite(db).cmd()
 }
 
 fn stats(db: &Path) -> serde_json::Value {
-    serde_json::from_str(&ok(outbox(db).args(["stats", "--json"]))).expect("stats json")
+    Db::sqlite(db).stats()
 }
 
 fn migrated(dir: &tempfile::TempDir) -> std::path::PathBuf {
     let db = dir.path().join("outbox.db");
     ok(outbox(&db).arg("migrate"));
     db
-}
-
-/// Emission counts per entry id, and the owners of each id's emissions in file order.
-fn emissions(path: &Path) -> HashMap<String, Vec<String>> {
-    let mut seen: HashMap<String, Vec<String>> = HashMap::new();
-    for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).expect("json line");
-        seen.entry(v["id"].as_str().unwrap().to_owned())
-            .or_default()
-            .push(v["owner"].as_str().unwrap().to_owned());
-    }
-    seen
 }
 
 #[test]
@@ -261,75 +225,9 @@ fn the_demo_runs_and_checks_itself() {
     assert!(out.contains("emitted exactly once"), "{out}");
 }
 
-/// Several drain processes on one file; one is killed mid-batch. Every entry is
-/// delivered, and an entry is emitted twice only when its first emission came from the
-/// killed process (whose leases had to expire before anyone else could take them).
 #[test]
 fn drain_processes_with_one_killed_deliver_everything() {
     let dir = tempfile::tempdir().unwrap();
-    let db = migrated(&dir);
-    ok(outbox(&db).args(["enqueue", "--count", "3000"]));
-    let jsonl = dir.path().join("out.jsonl");
-    let emitter = format!("jsonl:{}", jsonl.display());
-    let spawn = |owner: &str, extra: &[&str]| {
-        outbox(&db)
-            .args([
-                "drain",
-                "--until-empty",
-                "--workers",
-                "2",
-                "--lease",
-                "2s",
-                "--owner",
-                owner,
-                "--emitter",
-                &emitter,
-            ])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    // The victim emits slowly, so it is surely mid-batch when killed.
-    let mut victim = spawn("victim", &["--emit-delay", "20ms", "--concurrency", "1"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !emissions(&jsonl)
-        .values()
-        .flatten()
-        .any(|o| o.starts_with("victim"))
-    {
-        assert!(Instant::now() < deadline, "the victim never emitted");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let survivors: Vec<_> = ["a", "b", "c"].iter().map(|o| spawn(o, &[])).collect();
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    for mut s in survivors {
-        assert!(s.wait().unwrap().success(), "a surviving drain failed");
-    }
-    let after = stats(&db);
-    assert_eq!(after["counts"]["delivered"], 3000, "{after}");
-    let seen = emissions(&jsonl);
-    assert_eq!(seen.len(), 3000, "an entry was never emitted");
-    let mut duplicates = 0;
-    for (id, owners) in &seen {
-        if owners.len() > 1 {
-            duplicates += 1;
-            assert!(
-                owners[0].starts_with("victim"),
-                "{id} was emitted twice without the victim: {owners:?}"
-            );
-            assert!(
-                owners[1..].iter().all(|o| !o.starts_with("victim")),
-                "{id}: {owners:?}"
-            );
-        }
-    }
-    // The victim was killed holding claims it had emitted but not completed.
-    assert!(
-        duplicates > 0,
-        "the kill caught no emission in flight; the test proved nothing"
-    );
-    println!("{duplicates} entries emitted twice, all first emitted by the killed process");
+    let db = Db::sqlite(&dir.path().join("outbox.db"));
+    common::drain_processes_with_one_killed_deliver_everything(&db, dir.path());
 }

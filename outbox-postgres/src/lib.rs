@@ -1,8 +1,27 @@
-//! The PostgreSQL outbox store.
+#![doc = include_str!("../README.md")]
 
+mod admin;
+mod arrays;
+mod claims;
+mod config;
+mod connection;
 mod error;
+mod listener;
 mod migrate;
+mod outcomes;
+mod row;
+mod selection;
+mod statements;
+mod store;
 
+pub use config::PgStoreConfig;
+pub use listener::{wake_channel, ListenSession, PgListener};
 pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
+pub use store::PgClaimStore;
+
+/// The pool crate the store is built on, re-exported so hosts use the same version.
+pub use deadpool_postgres;
+/// The driver the store is built on, re-exported so hosts use the same version.
+pub use tokio_postgres;

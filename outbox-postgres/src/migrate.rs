@@ -11,7 +11,7 @@ static MIGRATIONS: [Migration; 1] = [Migration {
 }];
 
 const MIGRATIONS_TABLE: &str = include_str!("../sql/migrations_table.sql");
-const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");
+pub(crate) const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");
 const RECORD_MIGRATION: &str = include_str!("../sql/record_migration.sql");
 
 /// The migrations of the PostgreSQL schema, oldest first.
@@ -101,6 +101,11 @@ pub async fn check_schema(client: &Client, table: &TableName) -> Result<()> {
         .await
         .map_err(db_err)?
         .get(0);
+    judge_version(found, table)
+}
+
+/// Judges the version the schema-version query found.
+pub(crate) fn judge_version(found: Option<i64>, table: &TableName) -> Result<()> {
     match found {
         None => Err(OutboxError::SchemaNotMigrated {
             detail: format!("no migration of {} has been applied", table.qualified()),

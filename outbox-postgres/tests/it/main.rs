@@ -1,3 +1,16 @@
 //! Integration tests of the PostgreSQL store, against a real server.
 
+mod admin;
+mod cancellation;
+mod child;
+mod commands;
+mod conformance;
+mod faults;
+mod in_transaction;
+mod listener;
 mod migrations;
+mod race;
+mod race_processes;
+mod skip_locked;
+mod store_build;
+mod support;

@@ -1,0 +1,120 @@
+//! The PostgreSQL engine: `postgres://` and `postgresql://` URLs.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use outbox_core::portable::{PortableConfig, PortableStore};
+use outbox_core::{AdminClaimStore, OutboxError, Result};
+use outbox_postgres::deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use outbox_postgres::tokio_postgres::{self, NoTls};
+use outbox_postgres::{PgClaimStore, PgListener, PgStoreConfig};
+
+use crate::args::StoreKind;
+use crate::backend::{observed, Engine, Fut, Target};
+
+pub(crate) static ENGINE: Engine = Engine {
+    schemes: &["postgres", "postgresql"],
+    migrate,
+    script,
+    open,
+};
+
+/// Connections in the command's pool: enough for many drain workers on one process.
+const POOL_SIZE: u32 = 16;
+
+fn config(url: &str) -> Result<tokio_postgres::Config> {
+    tokio_postgres::Config::from_str(url)
+        .map_err(|e| OutboxError::invalid("database url", format!("not a PostgreSQL URL: {e}")))
+}
+
+fn unreachable(url: &str, e: impl std::fmt::Display) -> OutboxError {
+    OutboxError::Connection {
+        message: format!("cannot reach the PostgreSQL server at {}: {e}", redact(url)),
+        source: None,
+    }
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+async fn connect(url: &str) -> Result<tokio_postgres::Client> {
+    let (client, connection) = config(url)?
+        .connect(NoTls)
+        .await
+        .map_err(|e| unreachable(url, e))?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+fn migrate(target: &Target) -> Fut<'_, i64> {
+    Box::pin(async move {
+        let mut client = connect(&target.url).await?;
+        outbox_postgres::migrate(&mut client, &target.table).await
+    })
+}
+
+fn script(target: &Target) -> String {
+    outbox_postgres::migration_script(&target.table)
+}
+
+fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
+    Box::pin(async move {
+        let pg = config(&target.url)?;
+        // Fail fast, with a clear message, when the server is not there.
+        let probe = connect(&target.url).await?;
+        outbox_postgres::check_schema(&probe, &target.table).await?;
+        drop(probe);
+        match target.kind {
+            StoreKind::Optimized => {
+                let manager = Manager::from_config(
+                    pg.clone(),
+                    NoTls,
+                    ManagerConfig {
+                        recycling_method: RecyclingMethod::Fast,
+                    },
+                );
+                let pool = Pool::builder(manager)
+                    .max_size(POOL_SIZE as usize)
+                    .build()
+                    .map_err(|e| unreachable(&target.url, e))?;
+                let listener = PgListener::start(pg, NoTls, &target.table);
+                let config = PgStoreConfig::new()
+                    .table(target.table.clone())
+                    .listener(Arc::new(listener));
+                Ok(observed(PgClaimStore::new(pool, config).await?))
+            }
+            StoreKind::Portable => {
+                let pool = sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(POOL_SIZE)
+                    .connect(&target.url)
+                    .await
+                    .map_err(|e| unreachable(&target.url, e))?;
+                let portable = PortableConfig::default().table(target.table.clone());
+                Ok(observed(PortableStore::postgres(pool, portable).await?))
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            super::redact("postgres://u:secret@h:5432/db"),
+            "postgres://u@h:5432/db"
+        );
+        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
+    }
+}

@@ -1,0 +1,69 @@
+//! The real `outbox` binary against the test PostgreSQL server, each test in its own schema.
+
+use outbox_testkit::postgres::PgTestDb;
+
+mod common;
+
+use common::{fails, ok, Db};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_enqueue_drain_and_stats_on_postgres() {
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let db = Db::postgres(&pg.url, &pg.schema);
+    fails(db.cmd().arg("stats"), "not migrated");
+    assert!(ok(db.cmd().args(["migrate", "--print"])).contains("CREATE TABLE"));
+    ok(db.cmd().arg("migrate"));
+    ok(db.cmd().args(["enqueue", "--count", "1500"]));
+    assert_eq!(db.stats()["counts"]["pending"], 1500);
+    let out = ok(db.cmd().args(["drain", "--until-empty", "--workers", "3"]));
+    assert!(out.contains("delivered 1500"), "{out}");
+    ok(db
+        .cmd()
+        .args(["--store", "portable", "enqueue", "--count", "200"]));
+    let out = ok(db.cmd().args([
+        "--store",
+        "portable",
+        "drain",
+        "--until-empty",
+        "--workers",
+        "2",
+    ]));
+    assert!(out.contains("delivered 200"), "{out}");
+    let stats = db.stats();
+    assert_eq!(stats["counts"]["delivered"], 1700);
+    assert_eq!(stats["counts"]["pending"], 0);
+    assert!(ok(db.cmd().args(["dead-letters", "list"])).contains("no dead letters"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_is_one_clear_line() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let db = Db(vec![
+        "--database-url".into(),
+        format!("postgres://postgres:secret@127.0.0.1:{port}/postgres"),
+    ]);
+    fails(db.cmd().arg("stats"), "cannot reach the PostgreSQL server");
+    let out = db.cmd().arg("stats").output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("secret"),
+        "the password leaked"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_processes_with_one_killed_deliver_everything_on_postgres() {
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::postgres(&pg.url, &pg.schema);
+    tokio::task::spawn_blocking(move || {
+        common::drain_processes_with_one_killed_deliver_everything(&db, dir.path());
+    })
+    .await
+    .unwrap();
+}

@@ -1,0 +1,18 @@
+-- Counts by status (0 pending, 1 delivered, 2 deferred, 3 failed, 4 retryable failure,
+-- 5 dead-lettered), the oldest pending row and lease states, judged at $1 or the
+-- database's clock, in one pass. The outer join keeps one row for an empty table.
+WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS at)
+SELECT clock.at,
+       count(*) FILTER (WHERE status = 0) AS pending,
+       count(*) FILTER (WHERE status = 1) AS delivered,
+       count(*) FILTER (WHERE status = 2) AS deferred,
+       count(*) FILTER (WHERE status = 3) AS failed,
+       count(*) FILTER (WHERE status = 4) AS retryable_failure,
+       count(*) FILTER (WHERE status = 5) AS dead_lettered,
+       min(created_at) FILTER (WHERE status = 0) AS oldest_pending,
+       count(*) FILTER (WHERE status IN (2, 4)
+                          AND (next_retry_at IS NULL OR next_retry_at <= clock.at)) AS retry_ready,
+       count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at > clock.at) AS in_flight,
+       count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at <= clock.at) AS expired
+FROM clock LEFT JOIN {table} ON true
+GROUP BY clock.at

@@ -1,0 +1,20 @@
+-- Writes a batch of new pending entries and raises one wake-up, in one statement.
+-- Parameter arrays, one element per entry: $1 id, $2 topic, $3 partition_key,
+-- $4 payload, $5 headers, $6 created_at (NULL: database clock), $7 not_before; $8 is the
+-- wake-up channel. The notification is transactional: listeners hear it only when the
+-- enclosing transaction commits. A duplicate id fails the whole statement.
+WITH inserted AS (
+    INSERT INTO {table} (id, topic, partition_key, payload, headers, status, created_at,
+                         updated_at, not_before, stamp)
+    SELECT i.id, i.topic, i.partition_key, i.payload, i.headers, 0,
+           COALESCE(i.created_at, now()), COALESCE(i.created_at, now()), i.not_before,
+           gen_random_uuid()
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[],
+                $6::timestamptz[], $7::timestamptz[])
+        AS i(id, topic, partition_key, payload, headers, created_at, not_before)
+    RETURNING *
+),
+woken AS MATERIALIZED (
+    SELECT pg_notify($8::text, '')
+)
+SELECT inserted.* FROM inserted CROSS JOIN woken

@@ -1,0 +1,2 @@
+LISTEN {channel};
+SELECT pg_backend_pid();

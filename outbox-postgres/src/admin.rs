@@ -1,0 +1,118 @@
+//! The operator operations of [`PgClaimStore`]: one statement each.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use outbox_core::{
+    normalize_time, DeadLetterSelection, EmissionStatus, OutboxAdmin, OutboxEntry, OutboxError,
+    OutboxStats, Result, TableName,
+};
+use uuid::Uuid;
+
+use crate::connection::{execute, query};
+use crate::error::map_err;
+use crate::{row, PgClaimStore};
+
+/// Rows deleted per statement by a purge.
+const PURGE_BATCH: i64 = 1000;
+
+/// The operator statements, rendered once per table.
+#[derive(Debug)]
+pub(crate) struct AdminStatements {
+    stats: String,
+    dead_letters: String,
+    requeue: String,
+    purge: String,
+}
+
+impl AdminStatements {
+    pub(crate) fn render(table: &TableName) -> Self {
+        Self {
+            stats: table.render(include_str!("../sql/admin/stats.sql")),
+            dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
+            requeue: table.render(include_str!("../sql/admin/requeue_dead_letters.sql")),
+            purge: table.render(include_str!("../sql/admin/purge_dead_letters.sql")),
+        }
+    }
+}
+
+fn selection(which: DeadLetterSelection) -> Option<Uuid> {
+    match which {
+        DeadLetterSelection::One(id) => Some(id.as_uuid()),
+        DeadLetterSelection::All => None,
+    }
+}
+
+fn count(row: &tokio_postgres::Row, column: &str) -> Result<u64> {
+    let n: i64 = row.try_get(column).map_err(map_err)?;
+    u64::try_from(n).map_err(|_| OutboxError::Database {
+        message: format!("negative {column} count"),
+        source: None,
+    })
+}
+
+#[async_trait]
+impl OutboxAdmin for PgClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let now = now.map(normalize_time);
+        let rows = query(&self.inner.pool, &self.inner.admin_sql.stats, &[&now]).await?;
+        let row = rows.first().ok_or_else(|| OutboxError::Database {
+            message: "the stats query returned no row".into(),
+            source: None,
+        })?;
+        let mut stats = OutboxStats::empty(row.try_get("at").map_err(map_err)?);
+        for status in EmissionStatus::ALL {
+            stats.counts.insert(status, count(row, status.as_str())?);
+        }
+        stats.oldest_pending_created_at = row.try_get("oldest_pending").map_err(map_err)?;
+        stats.retry_ready = count(row, "retry_ready")?;
+        stats.claims_in_flight = count(row, "in_flight")?;
+        stats.expired_leases = count(row, "expired")?;
+        Ok(stats)
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.inner
+            .limits
+            .check_batch_size("limit", limit as usize)?;
+        let limit = i64::from(limit);
+        let rows = query(
+            &self.inner.pool,
+            &self.inner.admin_sql.dead_letters,
+            &[&limit],
+        )
+        .await?;
+        rows.iter().map(row::entry).collect()
+    }
+
+    async fn requeue_dead_letters(
+        &self,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        let now = now.map(normalize_time);
+        let id = selection(which);
+        execute(
+            &self.inner.pool,
+            &self.inner.admin_sql.requeue,
+            &[&now, &id],
+        )
+        .await
+    }
+
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        let id = selection(which);
+        let mut total = 0;
+        loop {
+            let deleted = execute(
+                &self.inner.pool,
+                &self.inner.admin_sql.purge,
+                &[&id, &PURGE_BATCH],
+            )
+            .await?;
+            total += deleted;
+            if deleted < PURGE_BATCH as u64 {
+                return Ok(total);
+            }
+        }
+    }
+}

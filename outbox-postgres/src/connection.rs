@@ -1,0 +1,128 @@
+//! Running one statement on a pooled connection without ever giving the pool back a
+//! connection that may still be busy.
+//!
+//! Every store call is a single autocommit statement, so the server applies it entirely
+//! or not at all. What a dropped future (a timeout, a cancelled task) can leave behind is
+//! the connection: its statement may still be running on the server, waiting on a lock,
+//! and the next borrower's query would queue behind it. So while a statement is in
+//! flight the connection is held by an [`InFlight`] guard; if the guard is dropped
+//! before the statement's answer arrived, it takes the connection out of the pool for
+//! good, asks the server to cancel the statement (which rolls it back, releasing its
+//! locks, unless it already committed), and then closes the connection. The next call
+//! gets another connection, whatever recycling method the host configured.
+
+use deadpool_postgres::{Object, Pool};
+use outbox_core::{OutboxError, Result};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
+
+use crate::error::{map_err, map_pool_err};
+
+/// Runs `sql` (prepared once per connection, then reused) with `params` and returns its
+/// rows, in one round trip once the statement is cached.
+pub(crate) async fn query(
+    pool: &Pool,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>> {
+    query_mapped(pool, sql, params, map_err).await
+}
+
+/// Like [`query`], with the statement's own error mapping.
+pub(crate) async fn query_mapped(
+    pool: &Pool,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+    map: impl FnOnce(tokio_postgres::Error) -> OutboxError,
+) -> Result<Vec<Row>> {
+    let guard = InFlight::new(pool.get().await.map_err(map_pool_err)?);
+    let client = guard.client();
+    let result = match client.prepare_cached(sql).await {
+        Ok(statement) => client.query(&statement, params).await,
+        Err(e) => Err(e),
+    };
+    guard.finish(result.as_ref().err());
+    result.map_err(map)
+}
+
+/// Like [`query`] for a statement that returns no rows; returns the affected row count.
+pub(crate) async fn execute(pool: &Pool, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+    let guard = InFlight::new(pool.get().await.map_err(map_pool_err)?);
+    let client = guard.client();
+    let result = match client.prepare_cached(sql).await {
+        Ok(statement) => client.execute(&statement, params).await,
+        Err(e) => Err(e),
+    };
+    guard.finish(result.as_ref().err());
+    result.map_err(map_err)
+}
+
+/// True for errors after which the connection cannot be used again: anything that is not
+/// an ordinary error answer of the server (I/O, a closed connection, a protocol error),
+/// and FATAL or PANIC answers, which end the session.
+fn breaks_connection(error: &tokio_postgres::Error) -> bool {
+    match error.as_db_error() {
+        None => true,
+        Some(db) => matches!(db.severity(), "FATAL" | "PANIC"),
+    }
+}
+
+/// A pooled connection with a statement in flight; see the module docs.
+struct InFlight {
+    client: Option<Object>,
+}
+
+impl InFlight {
+    fn new(client: Object) -> Self {
+        Self {
+            client: Some(client),
+        }
+    }
+
+    fn client(&self) -> &Object {
+        self.client
+            .as_ref()
+            .expect("the connection is present until finish or drop")
+    }
+
+    /// The statement's answer arrived: the connection is idle again and goes back to
+    /// the pool, unless `error` says it is broken. A server that ends a session (a
+    /// terminated backend, a shutdown) answers with a FATAL error before closing the
+    /// socket, and the pool's `is_closed` check may run before the driver has seen the
+    /// close; such a connection is dropped here instead.
+    fn finish(mut self, error: Option<&tokio_postgres::Error>) {
+        let Some(object) = self.client.take() else {
+            return;
+        };
+        if error.is_some_and(breaks_connection) {
+            drop(Object::take(object));
+        } else {
+            drop(object);
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let Some(object) = self.client.take() else {
+            return;
+        };
+        let client = Object::take(object);
+        let cancel = client.cancel_token();
+        tracing::debug!(
+            "outbox call dropped mid-statement; cancelling it and closing the connection"
+        );
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    // Best effort: a statement that already finished ignores the cancel.
+                    let _ = cancel.cancel_query(tokio_postgres::NoTls).await;
+                    drop(client);
+                });
+            }
+            // Without a runtime the connection is only closed; the server ends the
+            // statement when it next talks to the client.
+            Err(_) => drop(client),
+        }
+    }
+}

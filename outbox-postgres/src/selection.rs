@@ -1,0 +1,131 @@
+//! The selection-only half of the store ([`OutboxStore`]): enqueue, read, find, save with
+//! a stamp check, prune.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use outbox_core::{
+    async_trait, normalize_time, Capabilities, ClockSource, EntryId, FindRequest, NewEntry,
+    OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TargetState, TransitionOutcome,
+    TransitionResult, WakeSignal,
+};
+use tokio_postgres::types::ToSql;
+
+use crate::arrays::{sql_count, NewEntries};
+use crate::connection::{execute, query, query_mapped};
+use crate::error::map_insert_err;
+use crate::store::in_input_order;
+use crate::{row, PgClaimStore};
+
+#[async_trait]
+impl OutboxStore for PgClaimStore {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            name: "postgres",
+            // Completions lock, judge and write their rows in one statement.
+            atomic_completion: true,
+            single_round_trip_claim: true,
+            notifications: self.inner.listener.is_some(),
+            clock: ClockSource::Database,
+        }
+    }
+
+    fn limits(&self) -> &StoreLimits {
+        &self.inner.limits
+    }
+
+    fn wake_signal(&self) -> Option<Arc<dyn WakeSignal>> {
+        self.inner
+            .listener
+            .clone()
+            .map(|l| l as Arc<dyn WakeSignal>)
+    }
+
+    async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
+        self.inner.limits.check_new_entries(&entries)?;
+        let columns = NewEntries::new(entries)?;
+        let params = columns
+            .typed_params(&self.inner.channel)
+            .map(|(value, _)| value);
+        let rows = query_mapped(&self.inner.pool, &self.inner.sql.enqueue, &params, |e| {
+            map_insert_err(e, &columns.ids)
+        })
+        .await?;
+        in_input_order(&columns.ids, &rows)
+    }
+
+    async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
+        let rows = query(&self.inner.pool, &self.inner.sql.get, &[&id.as_uuid()]).await?;
+        rows.first().map(row::entry).transpose()
+    }
+
+    async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.find(&self.inner.sql.find_pending, req).await
+    }
+
+    async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.find(&self.inner.sql.find_retry_ready, req).await
+    }
+
+    async fn save(
+        &self,
+        entry: &OutboxEntry,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult> {
+        let target = TargetState::from_entry(entry);
+        let attempt_count = sql_count(target.attempt_count)?;
+        let now = now.map(normalize_time);
+        let next_retry_at = target.next_retry_at.map(normalize_time);
+        let delivered_at = target.delivered_at.map(normalize_time);
+        let params: [&(dyn ToSql + Sync); 10] = [
+            &entry.id.as_uuid(),
+            &entry.stamp,
+            &target.status.code(),
+            &next_retry_at,
+            &attempt_count,
+            &target.last_error,
+            &target.dead_letter_reason,
+            &delivered_at,
+            &target.provider_message_id,
+            &now,
+        ];
+        let rows = query(&self.inner.pool, &self.inner.sql.save, &params).await?;
+        let Some(found) = rows.first() else {
+            return Ok(TransitionResult::new(
+                TransitionOutcome::Missing,
+                entry.clone(),
+            ));
+        };
+        let durable = row::entry(found)?;
+        let outcome = if row::applied(found)? {
+            TransitionOutcome::Applied
+        } else if durable.status.is_terminal() {
+            TransitionOutcome::Terminal
+        } else {
+            TransitionOutcome::ConcurrencyLost
+        };
+        Ok(TransitionResult::new(outcome, durable))
+    }
+
+    async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {
+        self.inner.limits.check_prune(req)?;
+        let before = normalize_time(req.delivered_before);
+        let limit = i64::from(req.batch_size);
+        execute(
+            &self.inner.pool,
+            &self.inner.sql.prune_delivered,
+            &[&before, &limit],
+        )
+        .await
+    }
+}
+
+impl PgClaimStore {
+    async fn find(&self, sql: &str, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.inner.limits.check_find(req)?;
+        let now = req.now.map(normalize_time);
+        let limit = i64::from(req.limit);
+        let rows = query(&self.inner.pool, sql, &[&now, &req.topic, &limit]).await?;
+        rows.iter().map(row::entry).collect()
+    }
+}

@@ -1,0 +1,152 @@
+//! [`PgClaimStore`]: construction, and enqueue inside the host's own transaction.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use deadpool_postgres::Pool;
+use outbox_core::{EntryId, NewEntry, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
+use tokio_postgres::{GenericClient, Row};
+
+use crate::arrays::NewEntries;
+use crate::error::map_insert_err;
+use crate::statements::Statements;
+use crate::{connection, migrate, row, wake_channel, PgListener, PgStoreConfig};
+
+/// The PostgreSQL claim store: batch claims with `FOR UPDATE SKIP LOCKED` in one round
+/// trip, batch completions and renewals in one statement each, judged and written
+/// atomically on locked rows.
+///
+/// Cheap to clone (one shared pool). Every call runs one autocommit statement on a
+/// pooled connection; a call dropped mid-statement never returns its connection to the
+/// pool (see the crate docs on cancellation).
+#[derive(Debug, Clone)]
+pub struct PgClaimStore {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) pool: Pool,
+    pub(crate) sql: Statements,
+    pub(crate) admin_sql: crate::admin::AdminStatements,
+    pub(crate) limits: StoreLimits,
+    pub(crate) table: TableName,
+    pub(crate) channel: String,
+    pub(crate) listener: Option<Arc<PgListener>>,
+}
+
+impl PgClaimStore {
+    /// Builds the store on `pool` (sized by the host) for the configured table.
+    ///
+    /// Fails with [`OutboxError::SchemaNotMigrated`] when the migrations were never
+    /// applied, [`OutboxError::SchemaVersionMismatch`] when the schema is at another
+    /// version, and [`OutboxError::InvalidInput`] when the configured listener listens on
+    /// another table's channel.
+    pub async fn new(pool: Pool, config: PgStoreConfig) -> Result<Self> {
+        let PgStoreConfig {
+            table,
+            limits,
+            listener,
+        } = config;
+        let channel = wake_channel(&table);
+        if let Some(l) = &listener {
+            if l.channel() != channel {
+                return Err(OutboxError::invalid(
+                    "listener",
+                    format!(
+                        "it listens on {:?} but the table {} signals {channel:?}",
+                        l.channel(),
+                        table.qualified()
+                    ),
+                ));
+            }
+        }
+        let rows = connection::query(&pool, &table.render(migrate::SCHEMA_VERSION), &[]).await?;
+        let found: Option<i64> = rows
+            .first()
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(crate::error::map_err)?
+            .flatten();
+        migrate::judge_version(found, &table)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                sql: Statements::render(&table),
+                admin_sql: crate::admin::AdminStatements::render(&table),
+                pool,
+                limits,
+                table,
+                channel,
+                listener,
+            }),
+        })
+    }
+
+    /// The pool the store runs on.
+    pub fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
+    /// The outbox table.
+    pub fn table(&self) -> &TableName {
+        &self.inner.table
+    }
+
+    /// The channel every enqueue notifies (see [`wake_channel`]).
+    pub fn wake_channel(&self) -> &str {
+        &self.inner.channel
+    }
+
+    /// Writes `entries` inside the host's own transaction (or on any client), in one
+    /// statement and one round trip, with one wake-up notification that is delivered
+    /// only if the transaction commits.
+    ///
+    /// The entries commit or roll back with the host's business writes. The input is
+    /// validated first; an id that already exists fails the statement with
+    /// [`OutboxError::DuplicateId`] and writes nothing (inside a transaction, the
+    /// transaction is then aborted, as after any failed statement).
+    pub async fn enqueue_in<C>(
+        &self,
+        client: &C,
+        entries: Vec<NewEntry>,
+    ) -> Result<Vec<OutboxEntry>>
+    where
+        C: GenericClient + Sync,
+    {
+        self.inner.limits.check_new_entries(&entries)?;
+        let columns = NewEntries::new(entries)?;
+        let rows = client
+            .query_typed(
+                &self.inner.sql.enqueue,
+                &columns.typed_params(&self.inner.channel),
+            )
+            .await
+            .map_err(|e| map_insert_err(e, &columns.ids))?;
+        in_input_order(&columns.ids, &rows)
+    }
+
+    /// Writes one entry inside the host's transaction; see [`PgClaimStore::enqueue_in`].
+    pub async fn enqueue_one_in<C>(&self, client: &C, entry: NewEntry) -> Result<OutboxEntry>
+    where
+        C: GenericClient + Sync,
+    {
+        let mut written = self.enqueue_in(client, vec![entry]).await?;
+        Ok(written.remove(0))
+    }
+}
+
+/// The inserted rows, in the order the entries were given.
+pub(crate) fn in_input_order(ids: &[EntryId], rows: &[Row]) -> Result<Vec<OutboxEntry>> {
+    let mut by_id = rows
+        .iter()
+        .map(|r| row::entry(r).map(|e| (e.id, e)))
+        .collect::<Result<HashMap<_, _>>>()?;
+    ids.iter()
+        .map(|id| {
+            by_id.remove(id).ok_or_else(|| OutboxError::Database {
+                message: format!("the insert did not return entry {id}"),
+                source: None,
+            })
+        })
+        .collect()
+}

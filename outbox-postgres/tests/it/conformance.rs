@@ -1,0 +1,15 @@
+//! The whole conformance suite against the PostgreSQL store, each case in its own schema.
+
+use std::sync::Arc;
+
+use outbox_testkit::Subject;
+
+use crate::support;
+
+async fn subject() -> Option<Subject> {
+    let db = support::migrated_db().await?;
+    let store = support::store(&db, 4).await;
+    Some(Subject::new(Arc::new(store)).with_guard(db))
+}
+
+outbox_testkit::conformance_suite!(subject);

@@ -1,0 +1,92 @@
+//! The listener wakes a waiting drain when entries are enqueued (only on commit), and
+//! reconnects after its server process is terminated.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use outbox_core::{NewEntry, OutboxStore, WakeSignal};
+use outbox_postgres::{PgListener, PgStoreConfig};
+
+use crate::support;
+
+const WITHIN: Duration = Duration::from_secs(10);
+/// How long a wake-up that should not come is waited for.
+const QUIET: Duration = Duration::from_millis(200);
+
+async fn drain_wakeups(wake: &Arc<dyn WakeSignal>) {
+    while wake.wait(Duration::ZERO).await {}
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enqueue_wakes_the_listener_which_survives_its_backend_being_killed() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let listener = Arc::new(PgListener::start(
+        support::pg_config(&db.url, &format!("{}-listen", db.schema)),
+        tokio_postgres::NoTls,
+        &support::table(&db),
+    ));
+    let first = listener
+        .wait_for_session(0, WITHIN)
+        .await
+        .expect("listening");
+    let pool = support::pool(support::pg_config(&db.url, &db.schema), 2);
+    let store =
+        support::store_with(&db, pool, PgStoreConfig::new().listener(listener.clone())).await;
+    assert!(store.capabilities().notifications);
+    let wake = store.wake_signal().expect("a wake signal");
+
+    drain_wakeups(&wake).await;
+    assert!(!wake.wait(QUIET).await, "woken with nothing enqueued");
+    store
+        .enqueue_batch((0..100u8).map(|i| NewEntry::new("t", vec![i])).collect())
+        .await
+        .unwrap();
+    assert!(
+        wake.wait(WITHIN).await,
+        "the enqueue did not wake the listener"
+    );
+
+    // A rolled-back enqueue wakes nobody; a committed one does.
+    let mut client = db.connect().await;
+    let tx = client.transaction().await.unwrap();
+    store
+        .enqueue_one_in(&tx, NewEntry::new("t", b"x".to_vec()))
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert!(
+        !wake.wait(QUIET).await,
+        "a rolled-back enqueue woke the listener"
+    );
+    let tx = client.transaction().await.unwrap();
+    store
+        .enqueue_one_in(&tx, NewEntry::new("t", b"y".to_vec()))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert!(
+        wake.wait(WITHIN).await,
+        "a committed enqueue did not wake the listener"
+    );
+
+    // Kill the listener's connection: it reconnects, listens again, and wakes again.
+    let killed: bool = client
+        .query_one("SELECT pg_terminate_backend($1)", &[&first.backend_pid])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(killed);
+    let second = listener
+        .wait_for_session(first.number, WITHIN)
+        .await
+        .expect("the listener did not reconnect");
+    assert_ne!(second.backend_pid, first.backend_pid);
+    drain_wakeups(&wake).await;
+    store
+        .enqueue(NewEntry::new("t", b"z".to_vec()))
+        .await
+        .unwrap();
+    assert!(wake.wait(WITHIN).await, "no wake-up after reconnecting");
+}

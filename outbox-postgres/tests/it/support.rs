@@ -1,0 +1,174 @@
+//! Shared set-up: a migrated schema per test, pools and stores on it, and a way to find
+//! the store's own server processes among everyone else's.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use outbox_core::TableName;
+use outbox_postgres::{PgClaimStore, PgStoreConfig};
+use outbox_testkit::postgres::PgTestDb;
+
+/// The outbox table of a test's schema.
+pub(crate) fn table(db: &PgTestDb) -> TableName {
+    TableName::in_schema(&db.schema, "outbox").expect("valid test table name")
+}
+
+/// A fresh schema with the outbox migrated into it; `None` (reported loudly) without a
+/// server.
+pub(crate) async fn migrated_db() -> Option<PgTestDb> {
+    let db = PgTestDb::create().await?;
+    let mut client = db.connect().await;
+    outbox_postgres::migrate(&mut client, &table(&db))
+        .await
+        .expect("migrate");
+    Some(db)
+}
+
+/// The driver configuration for the test server, tagged with `application_name` so a
+/// test can find its own backends in `pg_stat_activity`.
+pub(crate) fn pg_config(url: &str, application_name: &str) -> tokio_postgres::Config {
+    let mut config: tokio_postgres::Config = url.parse().expect("test server url");
+    config.application_name(application_name);
+    config.connect_timeout(Duration::from_secs(10));
+    config
+}
+
+/// Like [`pg_config`], but connecting to `addr` (a proxy) instead of the server.
+pub(crate) fn pg_config_via(
+    url: &str,
+    application_name: &str,
+    addr: SocketAddr,
+) -> tokio_postgres::Config {
+    let server = pg_config(url, application_name);
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user(server.get_user().expect("test server user"))
+        .dbname(server.get_dbname().unwrap_or("postgres"))
+        .application_name(application_name)
+        .connect_timeout(Duration::from_secs(10));
+    if let Some(password) = server.get_password() {
+        config.password(password);
+    }
+    config
+}
+
+/// The test server's address (for pointing a proxy at it).
+pub(crate) fn server_addr(url: &str) -> SocketAddr {
+    let config: tokio_postgres::Config = url.parse().expect("test server url");
+    let host = match &config.get_hosts()[0] {
+        tokio_postgres::config::Host::Tcp(h) => h.clone(),
+        #[allow(unreachable_patterns)]
+        other => panic!("the test server must be reached over TCP, not {other:?}"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let ip = if host == "localhost" {
+        "127.0.0.1".to_owned()
+    } else {
+        host
+    };
+    format!("{ip}:{port}").parse().expect("server address")
+}
+
+/// A pool of at most `size` connections made from `config`; `Fast` recycling, since the
+/// store itself never returns a connection whose statement may still be running.
+pub(crate) fn pool(config: tokio_postgres::Config, size: usize) -> Pool {
+    let manager = Manager::from_config(
+        config,
+        tokio_postgres::NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(size)
+        .build()
+        .expect("build pool")
+}
+
+/// A store on the test's table over a pool of `size` connections, its backends tagged
+/// with the schema's name.
+pub(crate) async fn store(db: &PgTestDb, size: usize) -> PgClaimStore {
+    store_with(
+        db,
+        pool(pg_config(&db.url, &db.schema), size),
+        PgStoreConfig::default(),
+    )
+    .await
+}
+
+/// A store on the test's table over `pool`, with `config` (whose table is replaced).
+pub(crate) async fn store_with(db: &PgTestDb, pool: Pool, config: PgStoreConfig) -> PgClaimStore {
+    PgClaimStore::new(pool, config.table(table(db)))
+        .await
+        .expect("build store")
+}
+
+/// How many server processes with this `application_name` exist, and how many of them
+/// are inside a transaction or hold any lock.
+pub(crate) async fn backends(
+    observer: &tokio_postgres::Client,
+    application_name: &str,
+) -> (i64, i64) {
+    let row = observer
+        .query_one(
+            "SELECT count(*), count(*) FILTER (WHERE a.xact_start IS NOT NULL OR EXISTS \
+             (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype <> 'virtualxid')) \
+             FROM pg_stat_activity a WHERE a.application_name = $1 AND a.pid <> pg_backend_pid()",
+            &[&application_name],
+        )
+        .await
+        .expect("read pg_stat_activity");
+    (row.get(0), row.get(1))
+}
+
+/// Waits (polling the server, up to `within`) until a backend tagged `application_name`
+/// is blocked waiting for a lock; returns its pid.
+pub(crate) async fn blocked_backend(
+    observer: &tokio_postgres::Client,
+    application_name: &str,
+    within: Duration,
+) -> i32 {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let row = observer
+            .query_opt(
+                "SELECT pid FROM pg_stat_activity \
+                 WHERE application_name = $1 AND wait_event_type = 'Lock' LIMIT 1",
+                &[&application_name],
+            )
+            .await
+            .expect("read pg_stat_activity");
+        if let Some(row) = row {
+            return row.get(0);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no backend of {application_name} blocked on a lock within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits (polling, up to `within`) until no backend tagged `application_name` is in a
+/// transaction or holds a lock.
+pub(crate) async fn until_quiet(
+    observer: &tokio_postgres::Client,
+    application_name: &str,
+    within: Duration,
+) {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let (_, busy) = backends(observer, application_name).await;
+        if busy == 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{busy} backend(s) of {application_name} still in a transaction or holding locks after {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
