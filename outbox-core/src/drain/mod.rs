@@ -97,9 +97,12 @@ impl Drain {
         let (stop_tx, stop_rx) = watch::channel(false);
         let work = self.run_loop(stop_rx);
         tokio::pin!(work);
+        // Shutdown is polled first: once it has fired, no emission may start after it,
+        // however the wake-ups of the two branches happen to interleave.
         tokio::select! {
-            summary = &mut work => return summary,
+            biased;
             () = shutdown => { let _ = stop_tx.send(true); }
+            summary = &mut work => return summary,
         }
         work.await
     }
@@ -118,9 +121,12 @@ impl Drain {
         let (stop_tx, stop_rx) = watch::channel(false);
         let work = self.loop_inner(stop_rx, Some(&is_done));
         tokio::pin!(work);
+        // Shutdown is polled first: once it has fired, no emission may start after it,
+        // however the wake-ups of the two branches happen to interleave.
         tokio::select! {
-            summary = &mut work => return summary,
+            biased;
             () = shutdown => { let _ = stop_tx.send(true); }
+            summary = &mut work => return summary,
         }
         work.await
     }
