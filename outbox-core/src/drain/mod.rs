@@ -8,7 +8,6 @@ mod summary;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::watch;
 use tracing::Instrument;
@@ -189,9 +188,4 @@ impl Drain {
     fn span(&self) -> tracing::Span {
         tracing::info_span!("outbox.drain.cycle", owner = %self.options.owner)
     }
-}
-
-/// How long an idle drain waits at most; exposed for hosts that size their shutdown timeouts.
-pub fn max_idle(options: &DrainOptions) -> Duration {
-    options.max_idle_interval
 }
