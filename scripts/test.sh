@@ -15,6 +15,11 @@ if [ -z "${OUTBOX_TEST_POSTGRES_URL:-}" ] && ! command -v pg_ctl >/dev/null 2>&1
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
 fi
 
+# rustfmt and clippy are rustup components a minimal toolchain may lack.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    rustup component add rustfmt clippy
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings are errors)"

@@ -1,5 +1,22 @@
 //! The `outbox` command.
 
+/// Writes a line to standard output. A reader that went away (`outbox stats | head -1`)
+/// is no reason to panic, so write errors are ignored.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// Like [`out!`] without the line end.
+macro_rules! out_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod args;
 mod backend;
 mod commands;

@@ -2,15 +2,16 @@
 
 use std::time::Duration;
 
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use outbox_core::async_trait;
 use outbox_core::drain::{Emission, EmitOutcome, Emitter};
 use outbox_core::{OutboxError, Result};
 
 /// POSTs each payload with an `Idempotency-Key` header equal to the entry id.
 ///
-/// 2xx delivers; 429 or 503 with `Retry-After` (seconds) defers; other 5xx and network
-/// errors are retryable; other 4xx are permanent.
+/// 2xx delivers; 429 or 503 with `Retry-After` (seconds or an HTTP date) defers; other
+/// 5xx and network errors are retryable; other 4xx, and redirects (which are not
+/// followed), are permanent.
 pub(crate) struct Webhook {
     url: String,
     agent: ureq::Agent,
@@ -32,8 +33,11 @@ impl Webhook {
                 "https webhooks need the command built with `--features tls`",
             ));
         }
+        // Redirects are not followed: a redirected POST turns into a body-less GET whose
+        // 2xx would record an entry as delivered that never arrived.
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            .max_redirects(0)
             .timeout_global(Some(Duration::from_secs(30)))
             .build()
             .into();
@@ -44,21 +48,33 @@ impl Webhook {
     }
 }
 
-/// What a response status (and `Retry-After`, in seconds) means for the entry.
+/// When a `Retry-After` value (delay in seconds, or an HTTP date) says to come back.
+fn retry_at(value: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let value = value.trim();
+    let at = match value.parse::<i64>() {
+        Ok(secs) if secs >= 0 => now.checked_add_signed(TimeDelta::try_seconds(secs)?)?,
+        Ok(_) => return None,
+        Err(_) => DateTime::parse_from_rfc2822(value)
+            .ok()?
+            .with_timezone(&Utc),
+    };
+    Some(at.max(now))
+}
+
+/// What a response status (and its `Retry-After`) means for the entry.
 pub(crate) fn classify(status: u16, retry_after: Option<&str>) -> EmitOutcome {
-    let after = retry_after
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .filter(|s| *s >= 0);
+    let now = Utc::now();
     match status {
         200..=299 => EmitOutcome::delivered(),
-        429 | 503 => match after {
-            Some(secs) => EmitOutcome::Deferred {
-                until: Utc::now() + TimeDelta::seconds(secs),
-                reason: Some(format!("HTTP {status}, retry after {secs} s")),
+        429 | 503 => match retry_after.and_then(|v| retry_at(v, now)) {
+            Some(until) => EmitOutcome::Deferred {
+                until,
+                reason: Some(format!("HTTP {status}, retry after {until}")),
             },
             None => EmitOutcome::retryable(format!("HTTP {status}")),
         },
         500..=599 => EmitOutcome::retryable(format!("HTTP {status}")),
+        300..=399 => EmitOutcome::permanent(format!("HTTP {status}: redirects are not followed")),
         _ => EmitOutcome::permanent(format!("HTTP {status}")),
     }
 }

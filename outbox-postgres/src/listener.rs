@@ -234,12 +234,14 @@ where
             _ => None,
         })
         .unwrap_or_default();
+    // Whatever was enqueued while no session listened was not heard: poll once. The
+    // wake-up comes before the session is published, so whoever waits for the session
+    // sees that wake-up already behind it.
+    shared.wake();
     shared.session.send_replace(Some(ListenSession {
         number,
         backend_pid: pid,
     }));
-    // Whatever was enqueued while no session listened was not heard: poll once.
-    shared.wake();
     loop {
         tokio::select! {
             ended = &mut driver.0 => {

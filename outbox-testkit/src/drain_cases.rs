@@ -222,6 +222,55 @@ pub async fn slow_emission_lease_is_renewed(s: DrainSubject) {
     assert_eq!(emitter.counts()[&id], 1);
 }
 
+/// Runs a batch whose first entry's emission hangs, moves the clock past the first lease
+/// once the drain has renewed, and checks that another drain can take none of the batch.
+async fn batch_keeps_its_leases(s: DrainSubject, concurrency: usize) {
+    let ids = enqueue(&s, &["gate", "ok", "ok"]).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let slow_options = options("slow-a")
+        .lease(TimeDelta::milliseconds(600))
+        .emit_concurrency(concurrency);
+    let slow = drain(&s, &emitter, slow_options);
+    let task = tokio::spawn(async move { slow.run_once().await });
+    emitter.gate_started().await;
+    let first_expiry = row(&s, ids[2]).await.claim_expires_at.expect("claimed");
+    s.clock.advance(TimeDelta::milliseconds(400));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while row(&s, ids[2]).await.claim_expires_at == Some(first_expiry) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the lease was never renewed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    s.clock.advance(TimeDelta::milliseconds(400));
+    let other = drain(&s, &emitter, options("fast-b"))
+        .run_once()
+        .await
+        .unwrap();
+    assert_eq!(
+        other.claimed, 0,
+        "another drain took a claim of an unfinished batch"
+    );
+    emitter.open_gate(1);
+    let summary = task.await.unwrap().unwrap();
+    assert_eq!((summary.delivered, summary.not_applied), (3, 0));
+    assert!(
+        emitter.counts().values().all(|n| *n == 1),
+        "an entry was emitted twice"
+    );
+}
+
+/// Claims waiting for their turn behind a slow emission keep their leases.
+pub async fn queued_claims_keep_their_leases(s: DrainSubject) {
+    batch_keeps_its_leases(s, 1).await;
+}
+
+/// Claims already emitted keep their leases until the whole batch is recorded.
+pub async fn emitted_claims_keep_their_leases_until_recorded(s: DrainSubject) {
+    batch_keeps_its_leases(s, 3).await;
+}
+
 /// A lease that ran out is reclaimed by another drain; the first holder's late
 /// completion is not applied and the entry is recorded once, by the second.
 pub async fn expired_lease_is_reclaimed_and_late_completion_not_applied(s: DrainSubject) {
@@ -315,6 +364,8 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
         options("w").emit_concurrency(0),
         options("w").max_attempts(0),
         options("w").poll_interval(Duration::ZERO, Duration::ZERO),
+        options("w").lease(TimeDelta::days(400)),
+        options(&"w".repeat(300)),
     ];
     for o in bad {
         let err = Drain::new(s.store.clone(), emitter.clone(), o.clone()).unwrap_err();
@@ -330,6 +381,7 @@ macro_rules! drain_suite {
         $crate::__drain_cases!($factory; delivers_every_entry, deferral_waits_then_delivers,
             retries_then_delivers, retries_until_dead_letter, permanent_failure_dead_letters_at_once,
             panicking_emitter_is_retried, slow_emission_lease_is_renewed,
+            queued_claims_keep_their_leases, emitted_claims_keep_their_leases_until_recorded,
             expired_lease_is_reclaimed_and_late_completion_not_applied,
             shutdown_mid_batch_releases_unstarted, compatibility_path_without_leases,
             bad_options_are_refused);

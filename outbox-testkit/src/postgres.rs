@@ -180,6 +180,7 @@ fn start_cluster() -> Result<PgServer, String> {
             "--auth=trust",
             "-E",
             "UTF8",
+            "--no-locale",
             "--no-sync",
         ],
     )?;

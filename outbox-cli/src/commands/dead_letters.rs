@@ -32,12 +32,12 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
             let rows = store.dead_letters(limit).await?;
             if json {
                 let list: Vec<_> = rows.iter().map(to_json).collect();
-                println!("{}", serde_json::Value::Array(list));
+                out!("{}", serde_json::Value::Array(list));
             } else if rows.is_empty() {
-                println!("no dead letters");
+                out!("no dead letters");
             } else {
                 for e in rows {
-                    println!(
+                    out!(
                         "{}  {}  attempts={}  at={}  reason={}",
                         e.id,
                         e.topic,
@@ -50,11 +50,11 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
         }
         DeadLetterCommand::Requeue(which) => {
             let n = store.requeue_dead_letters(selection(&which), None).await?;
-            println!("requeued {n} dead letters");
+            out!("requeued {n} dead letters");
         }
         DeadLetterCommand::Purge { which, .. } => {
             let n = store.purge_dead_letters(selection(&which)).await?;
-            println!("purged {n} dead letters");
+            out!("purged {n} dead letters");
         }
     }
     Ok(())

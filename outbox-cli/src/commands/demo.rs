@@ -38,7 +38,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         }
     }
     let url = format!("sqlite://{}", db.display());
-    println!("demo database: {}", db.display());
+    out!("demo database: {}", db.display());
 
     let config = SqliteStoreConfig::new().max_connections(workers + 2);
     let pool = SqliteClaimStore::open_pool(&url, &config).await?;
@@ -75,7 +75,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         tx.commit().await.map_err(db_err)?;
         transactions += 1;
     }
-    println!(
+    out!(
         "wrote {orders} orders and their outbox entries in {transactions} transactions ({:.2} s)",
         started.elapsed().as_secs_f64()
     );
@@ -95,11 +95,11 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
     let emitter = crate::emitters::parse(&args.emitter)?;
     let started = Instant::now();
     let summary = crate::commands::drain::drain(store.clone(), emitter, &args).await?;
-    println!("drained with {workers} workers into {}", jsonl.display());
+    out!("drained with {workers} workers into {}", jsonl.display());
     crate::commands::drain::print_summary(&summary, started.elapsed().as_secs_f64());
 
     let stats = store.stats(None).await?;
-    print!("{}", crate::commands::stats::to_text(&stats));
+    out_raw!("{}", crate::commands::stats::to_text(&stats));
     check_emissions(&jsonl, orders, &stats)
 }
 
@@ -127,7 +127,7 @@ fn check_emissions(
     let duplicates = per_entry.values().filter(|n| **n > 1).count();
     let mut by_owner: Vec<_> = owners.into_iter().collect();
     by_owner.sort();
-    println!("emissions per worker: {by_owner:?}");
+    out!("emissions per worker: {by_owner:?}");
     let delivered = stats.count(EmissionStatus::Delivered);
     if per_entry.len() != orders as usize || delivered != u64::from(orders) || duplicates > 0 {
         return Err(OutboxError::invalid(
@@ -138,8 +138,6 @@ fn check_emissions(
             ),
         ));
     }
-    println!(
-        "every one of the {orders} order events was emitted exactly once and recorded delivered"
-    );
+    out!("every one of the {orders} order events was emitted exactly once and recorded delivered");
     Ok(())
 }

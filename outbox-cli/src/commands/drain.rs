@@ -142,7 +142,7 @@ async fn show_progress(store: Arc<dyn AdminClaimStore>, stop: watch::Receiver<bo
 /// The closing summary.
 pub(crate) fn print_summary(s: &DrainSummary, elapsed_secs: f64) {
     let rate = s.delivered as f64 / elapsed_secs.max(0.001);
-    println!(
+    out!(
         "emitted {}  delivered {}  retried {}  dead-lettered {}  released {}  not applied {}  elapsed {elapsed_secs:.2} s  {rate:.0} entries/s",
         s.emitted, s.delivered, s.retried, s.dead_lettered, s.released, s.not_applied
     );

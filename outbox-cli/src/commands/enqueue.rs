@@ -1,6 +1,6 @@
 //! `outbox enqueue`: test entries in transactions of `--batch`.
 
-use outbox_core::{NewEntry, Result};
+use outbox_core::{NewEntry, OutboxError, Result};
 
 use crate::args::EnqueueArgs;
 use crate::backend::Target;
@@ -14,6 +14,16 @@ pub(crate) fn payload(seq: u64, bytes: usize) -> Vec<u8> {
 
 pub(crate) async fn run(target: &Target, args: EnqueueArgs) -> Result<()> {
     let store = target.open().await?;
+    let max = store.limits().max_payload_bytes;
+    if args.payload_bytes > max {
+        return Err(OutboxError::invalid(
+            "--payload-bytes",
+            format!(
+                "{} is above the store's maximum of {max}",
+                args.payload_bytes
+            ),
+        ));
+    }
     let bar = crate::progress::bar(args.count, "enqueue");
     let mut written = 0u64;
     while written < args.count {
@@ -26,6 +36,6 @@ pub(crate) async fn run(target: &Target, args: EnqueueArgs) -> Result<()> {
         bar.set_position(written);
     }
     bar.finish_and_clear();
-    println!("enqueued {written} entries on topic {:?}", args.topic);
+    out!("enqueued {written} entries on topic {:?}", args.topic);
     Ok(())
 }

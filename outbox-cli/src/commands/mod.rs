@@ -25,12 +25,12 @@ pub(crate) async fn run(cli: Cli) -> Result<()> {
     };
     match cli.command {
         Command::Migrate { print: true } => {
-            print!("{}", (target.engine()?.script)(&target));
+            out_raw!("{}", (target.engine()?.script)(&target));
             Ok(())
         }
         Command::Migrate { print: false } => {
             let version = (target.engine()?.migrate)(&target).await?;
-            println!(
+            out!(
                 "schema of {} is at version {version}",
                 target.table.qualified()
             );

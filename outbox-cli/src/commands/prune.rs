@@ -1,14 +1,20 @@
 //! `outbox prune`: retention for delivered rows, one bounded batch at a time.
 
 use chrono::{TimeDelta, Utc};
-use outbox_core::{PruneRequest, Result};
+use outbox_core::{OutboxError, PruneRequest, Result};
 
 use crate::backend::Target;
 
 pub(crate) async fn run(target: &Target, older_than: TimeDelta, batch: u32) -> Result<()> {
+    let delivered_before = Utc::now().checked_sub_signed(older_than).ok_or_else(|| {
+        OutboxError::invalid(
+            "--delivered-older-than",
+            "reaches before the earliest representable time",
+        )
+    })?;
     let store = target.open().await?;
     let req = PruneRequest {
-        delivered_before: Utc::now() - older_than,
+        delivered_before,
         batch_size: batch,
     };
     let mut total = 0;
@@ -19,7 +25,7 @@ pub(crate) async fn run(target: &Target, older_than: TimeDelta, batch: u32) -> R
             break;
         }
     }
-    println!(
+    out!(
         "pruned {total} entries delivered before {}",
         req.delivered_before.format("%Y-%m-%dT%H:%M:%SZ")
     );

@@ -52,9 +52,9 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
 pub(crate) async fn run(target: &Target, json: bool) -> Result<()> {
     let stats = target.open().await?.stats(None).await?;
     if json {
-        println!("{}", to_json(&stats));
+        out!("{}", to_json(&stats));
     } else {
-        print!("{}", to_text(&stats));
+        out_raw!("{}", to_text(&stats));
     }
     Ok(())
 }

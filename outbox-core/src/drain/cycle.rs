@@ -64,7 +64,14 @@ impl Drain {
             let room = o.batch_size - u32::try_from(claims.len()).unwrap_or(o.batch_size);
             if room > 0 {
                 req.batch_size = room;
-                claims.extend(self.store.claim_pending(&req).await?);
+                match self.store.claim_pending(&req).await {
+                    Ok(more) => claims.extend(more),
+                    // Work on the claims already held rather than strand them until expiry.
+                    Err(e) if !claims.is_empty() => {
+                        tracing::warn!(error = %e, "claiming pending entries failed; working on the retry-ready ones");
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Ok(claims.into_iter().map(Work::Claimed).collect())
         } else {
@@ -80,20 +87,28 @@ impl Drain {
         }
     }
 
-    /// Emits every item, at most `emit_concurrency` at once, renewing the leases of
-    /// emissions still running before they run out. Returns the outcomes by entry, the
-    /// items never started (shutdown came first), and the claims whose lease was lost.
+    /// Emits every item, at most `emit_concurrency` at once. Every claim of the batch is
+    /// renewed before its lease runs out until the batch is completed, whether its emission
+    /// is waiting, running or done; a claim whose lease was lost before its emission
+    /// started is never emitted. Returns the outcomes by entry, the items never started
+    /// (shutdown came first), and the claims whose lease was lost.
     async fn emit_all(
         &self,
         work: Vec<Work>,
         mut stop: watch::Receiver<bool>,
     ) -> (HashMap<EntryId, EmitOutcome>, Vec<EntryId>, Vec<EntryId>) {
-        let mut queue: VecDeque<Work> = work.into();
         let mut running: JoinSet<(EntryId, EmitOutcome)> = JoinSet::new();
         let mut tasks: HashMap<tokio::task::Id, EntryId> = HashMap::new();
-        let mut held: HashMap<EntryId, Claim> = HashMap::new();
+        let mut held: HashMap<EntryId, Claim> = work
+            .iter()
+            .filter_map(|w| match w {
+                Work::Claimed(c) => Some((c.id(), c.clone())),
+                Work::Found(_) => None,
+            })
+            .collect();
+        let mut queue: VecDeque<Work> = work.into();
         let mut outcomes = HashMap::new();
-        let mut lost = Vec::new();
+        let mut lost: Vec<EntryId> = Vec::new();
         let period = (self.options.lease / 3)
             .to_std()
             .unwrap_or_default()
@@ -102,8 +117,8 @@ impl Drain {
         loop {
             while running.len() < self.options.emit_concurrency && !*stop.borrow() {
                 let Some(item) = queue.pop_front() else { break };
-                if let Work::Claimed(c) = &item {
-                    held.insert(c.id(), c.clone());
+                if lost.contains(&item.entry().id) {
+                    continue; // never emit what this worker no longer holds
                 }
                 let handle = running.spawn(emit_one(
                     self.emitter.clone(),
@@ -125,7 +140,6 @@ impl Drain {
                             (id, EmitOutcome::retryable("the emitter panicked"))
                         }
                     };
-                    held.remove(&id);
                     outcomes.insert(id, outcome);
                 }
                 _ = renew_tick.tick() => {
@@ -134,11 +148,15 @@ impl Drain {
                 _ = stop.changed() => {}
             }
         }
-        let unstarted = queue.iter().map(|w| w.entry().id).collect();
+        let unstarted = queue
+            .iter()
+            .map(|w| w.entry().id)
+            .filter(|id| !lost.contains(id))
+            .collect();
         (outcomes, unstarted, lost)
     }
 
-    /// Renews the leases of running emissions; returns the ids whose lease was lost.
+    /// Renews the leases of the batch's claims; returns the ids whose lease was lost.
     async fn renew(&self, held: &mut HashMap<EntryId, Claim>) -> Vec<EntryId> {
         if held.is_empty() {
             return Vec::new();
@@ -182,12 +200,13 @@ impl Drain {
             if lost.contains(&id) {
                 continue;
             }
-            let completion = match outcomes.get(&id) {
-                Some(outcome) => self.completion_for(item.entry(), outcome, now),
-                None if unstarted.contains(&id) => Completion::Release {
+            let completion = match (outcomes.get(&id), item) {
+                (Some(outcome), _) => self.completion_for(item.entry(), outcome, now),
+                (None, Work::Claimed(_)) if unstarted.contains(&id) => Completion::Release {
                     reason: Some("drain shutting down".into()),
                 },
-                None => continue,
+                // A found entry holds no lease: one never emitted needs no write.
+                (None, _) => continue,
             };
             match item {
                 Work::Claimed(c) => claimed.push(CompletionRequest::new(c.clone(), completion)),
@@ -196,19 +215,45 @@ impl Drain {
                     completion
                         .target(entry)
                         .apply_to(&mut next, now, entry.stamp);
-                    let result = self.store.save(&next, None).await?;
-                    tally(summary, &completion, result.outcome);
+                    match self.store.save(&next, None).await {
+                        Ok(result) => tally(summary, &completion, result.outcome),
+                        Err(e) => {
+                            tracing::error!(entry_id = %id, error = %e, "recording an emission failed; it will be emitted again");
+                            summary.errors += 1;
+                        }
+                    }
                 }
             }
         }
         if claimed.is_empty() {
             return Ok(());
         }
-        let results = self.store.complete_batch(claimed.clone()).await?;
+        let results = self.complete_with_retries(claimed.clone()).await?;
         for (req, result) in claimed.iter().zip(results) {
             tally(summary, &req.completion, result.outcome);
         }
         Ok(())
+    }
+
+    /// One batch completion, tried again twice after a short pause: the emissions already
+    /// happened, and losing their record means emitting them all again after the lease.
+    async fn complete_with_retries(
+        &self,
+        reqs: Vec<CompletionRequest>,
+    ) -> Result<Vec<crate::TransitionResult>> {
+        let mut pause = std::time::Duration::from_millis(100);
+        for _ in 0..2 {
+            match self.store.complete_batch(reqs.clone()).await {
+                Ok(results) => return Ok(results),
+                Err(e) if e.is_invalid_input() => return Err(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, "recording the batch failed; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+            }
+        }
+        self.store.complete_batch(reqs).await
     }
 
     /// Turns what the provider said into what the store records, applying the retry

@@ -17,7 +17,7 @@ pub use options::DrainOptions;
 pub use retry::RetryPolicy;
 pub use summary::DrainSummary;
 
-use crate::{ClaimStore, Clock, OutboxError, Result, SystemClock};
+use crate::{ClaimStore, Clock, Result, SystemClock};
 
 /// A drain worker over any claim store and any emitter.
 ///
@@ -54,16 +54,11 @@ impl Drain {
         options: DrainOptions,
     ) -> Result<Self> {
         options.validate()?;
-        let max = store.limits().max_batch_size;
-        if options.batch_size > max {
-            return Err(OutboxError::invalid(
-                "batch size",
-                format!(
-                    "{} is above the store's maximum of {max}",
-                    options.batch_size
-                ),
-            ));
-        }
+        // Refuse now what every claim of every cycle would refuse later.
+        let mut sample =
+            crate::ClaimRequest::new(options.owner.clone(), options.batch_size, options.lease);
+        sample.topic = options.topic.clone();
+        store.limits().check_claim(&sample)?;
         Ok(Self {
             store,
             emitter,

@@ -127,15 +127,15 @@ pub struct TargetState {
 }
 
 impl TargetState {
-    /// The outcome fields as `entry` holds them.
+    /// The outcome fields as `entry` holds them, times at stored precision.
     pub fn from_entry(entry: &OutboxEntry) -> Self {
         Self {
             status: entry.status,
-            next_retry_at: entry.next_retry_at,
+            next_retry_at: entry.next_retry_at.map(crate::clock::normalize),
             attempt_count: entry.attempt_count,
             last_error: entry.last_error.clone(),
             dead_letter_reason: entry.dead_letter_reason.clone(),
-            delivered_at: entry.delivered_at,
+            delivered_at: entry.delivered_at.map(crate::clock::normalize),
             stamp_delivered_now: false,
             provider_message_id: entry.provider_message_id.clone(),
         }

@@ -15,7 +15,7 @@ use crate::{child, support};
 
 const ROLE: &str = "OUTBOX_IT_RACE_WORKER";
 const WORKERS: usize = 4;
-const ENTRIES: usize = 8_000;
+const ENTRIES: usize = 50_000;
 
 /// A worker process: claims batches under its owner name, "emits" them and delivers
 /// them, logging every claim and every completion outcome, until nothing is pending.

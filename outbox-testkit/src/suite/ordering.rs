@@ -5,6 +5,27 @@ use uuid::Uuid;
 
 use crate::fixtures::*;
 
+/// Claims `n` rows one call at a time, so each pick follows the store's own ordering
+/// (a batch could be re-sorted after the fact and hide a wrong ORDER BY).
+async fn one_at_a_time(
+    store: &DynStore,
+    retry: bool,
+    n: usize,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<EntryId> {
+    let mut picked = Vec::new();
+    for _ in 0..n {
+        let req = claim_req("w", 1, now);
+        let claims = if retry {
+            store.claim_retry_ready(&req).await.unwrap()
+        } else {
+            store.claim_pending(&req).await.unwrap()
+        };
+        picked.extend(claim_ids(&claims));
+    }
+    picked
+}
+
 /// Pending entries are claimed oldest first, whatever order they were written in.
 pub async fn pending_claims_follow_created_time(store: DynStore) {
     let written = store
@@ -33,11 +54,10 @@ pub async fn pending_ties_break_by_id(store: DynStore) {
         })
         .collect();
     store.enqueue_batch(entries).await.unwrap();
-    let claims = store
-        .claim_pending(&claim_req("w", 10, t0()))
-        .await
-        .unwrap();
-    assert_eq!(claim_ids(&claims), vec![id(1), id(2), id(3)]);
+    assert_eq!(
+        one_at_a_time(&store, false, 3, t0()).await,
+        vec![id(1), id(2), id(3)]
+    );
 }
 
 /// Consecutive claims walk the pending order without gaps or repeats.
@@ -80,6 +100,14 @@ pub async fn retry_claims_follow_next_retry_time(store: DynStore) {
         claim_ids(&retried),
         vec![written[2].id, written[1].id, written[0].id]
     );
+    // Released, the same rows come back one by one in the same order.
+    for c in &retried {
+        store.release(c, None).await.unwrap();
+    }
+    assert_eq!(
+        one_at_a_time(&store, true, 3, at(60)).await,
+        vec![written[2].id, written[1].id, written[0].id]
+    );
 }
 
 /// Retry-ready entries with the same retry time are claimed in id order.
@@ -109,11 +137,10 @@ pub async fn retry_ties_break_by_id(store: DynStore) {
         })
         .collect();
     store.complete_batch(reqs).await.unwrap();
-    let retried = store
-        .claim_retry_ready(&claim_req("w", 10, at(10)))
-        .await
-        .unwrap();
-    assert_eq!(claim_ids(&retried), vec![id(1), id(2), id(3)]);
+    assert_eq!(
+        one_at_a_time(&store, true, 3, at(10)).await,
+        vec![id(1), id(2), id(3)]
+    );
 }
 
 /// A retry-wait entry without a retry time is ordered by its last update.
@@ -135,12 +162,8 @@ pub async fn retry_without_next_retry_orders_by_update_time(store: DynStore) {
         assert!(result.is_applied());
         assert_eq!(result.entry.updated_at, saved_at);
     }
-    let retried = store
-        .claim_retry_ready(&claim_req("w", 10, at(10)))
-        .await
-        .unwrap();
     assert_eq!(
-        claim_ids(&retried),
+        one_at_a_time(&store, true, 3, at(10)).await,
         vec![written[2].id, written[1].id, written[0].id]
     );
 }
