@@ -26,6 +26,7 @@ pub mod postgres;
 pub mod proxy;
 pub mod race;
 pub mod scripted;
+pub mod statement_log;
 pub mod suite;
 
 pub use fixtures::DynStore;
