@@ -4,12 +4,10 @@
 //! schema from `PgTestDb`; without a server the tests are reported loudly as skipped
 //! (and fail when `OUTBOX_TEST_REQUIRE=postgres`).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use chrono::TimeDelta;
 use outbox_core::portable::{PortableConfig, PortablePgStore, PortableStore};
-use outbox_core::{ClaimRequest, ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
+use outbox_core::{ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
 use outbox_testkit::fixtures::{claim_ids, claim_req, ids, seed, t0, DynStore};
 use outbox_testkit::postgres::PgTestDb;
 use outbox_testkit::race::{claim_and_complete, RaceConfig};
@@ -75,65 +73,12 @@ async fn claim_costs_one_plus_two_statements_per_row() {
         return;
     };
     let store = portable_store(&db, TABLE, 2).await;
-    let mut report = vec![format!(
-        "portable-postgres claim_pending, statements per batch (sqlx statement log)\n\
-         {:>6} | {:>14} | {:>8} | {:>7}",
-        "batch", "expected 1+2N", "measured", "claimed"
-    )];
-    let mut measured = Vec::new();
-    for n in [1u32, 10, 50, 100] {
-        let entries = (0..n)
-            .map(|i| NewEntry::new("count", i.to_le_bytes().to_vec()))
-            .collect();
-        let written = store.enqueue_batch(entries).await.unwrap();
-        let before = statement_log::read(&statements);
-        // The database's clock: the rows claimed by earlier rounds are still leased.
-        let claims = store
-            .claim_pending(&ClaimRequest::new(
-                format!("w{n}"),
-                n,
-                TimeDelta::seconds(60),
-            ))
-            .await
-            .unwrap();
-        let used = statement_log::read(&statements) - before;
-        report.push(format!(
-            "{n:>6} | {:>14} | {used:>8} | {:>7}",
-            1 + 2 * n,
-            claims.len()
-        ));
-        measured.push((n, used, ids(&written), claims));
-    }
-    let report = report.join("\n");
-    println!("{report}");
-    for (n, used, written, claims) in &measured {
-        assert_eq!(*used, 1 + 2 * *n as usize, "{report}");
-        assert_eq!(
-            &claim_ids(claims),
-            written,
-            "not exactly the new rows, in order"
-        );
-        // Both the claim time and the expiry come from the database's clock.
-        let drift = (claims[0].claimed_at - chrono::Utc::now()).abs();
-        assert!(
-            drift < TimeDelta::seconds(30),
-            "database clock read as {}",
-            claims[0].claimed_at
-        );
-        let tokens: HashSet<_> = claims.iter().map(|c| c.token).collect();
-        assert_eq!(tokens.len(), claims.len(), "tokens are not unique");
-        for claim in claims {
-            assert_eq!(claim.attempt, 1);
-            assert_eq!(claim.expires_at - claim.claimed_at, TimeDelta::seconds(60));
-            let row = store.get(claim.id()).await.unwrap().unwrap();
-            assert_eq!(row, claim.entry, "persisted row differs from the claim");
-            assert_eq!(row.claim_owner.as_deref(), Some(claim.owner.as_str()));
-            assert_eq!(row.claim_token, Some(claim.token));
-            assert_eq!(row.claimed_at, Some(claim.claimed_at));
-            assert_eq!(row.claim_expires_at, Some(claim.expires_at));
-            assert_eq!(row.claim_attempt_count, 1);
-        }
-    }
+    statement_log::assert_per_row_claim_cost(
+        "portable-postgres",
+        &(Arc::new(store) as DynStore),
+        &statements,
+    )
+    .await;
 }
 
 /// A second worker takes rows between this worker's candidate query and its writes: the

@@ -3,14 +3,12 @@
 //! harness, switching to the optimized store on the same table, and enqueue inside the
 //! host's transaction.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::TimeDelta;
 use outbox_core::portable::{PortableConfig, PortableSqliteStore, PortableStore};
-use outbox_core::{ClaimRequest, ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
+use outbox_core::{ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
 use outbox_testkit::fixtures::{claim_ids, claim_req, ids, seed, t0, DynStore};
 use outbox_testkit::race::{claim_and_complete, RaceConfig};
 use outbox_testkit::statement_log;
@@ -79,65 +77,12 @@ async fn claim_costs_one_plus_two_statements_per_row() {
     let statements = statement_log::watch(TABLE);
     let dir = tempfile::tempdir().unwrap();
     let store = portable_store(dir.path(), TABLE, 2).await;
-    let mut report = vec![format!(
-        "portable-sqlite claim_pending, statements per batch (sqlx statement log)\n\
-         {:>6} | {:>14} | {:>8} | {:>7}",
-        "batch", "expected 1+2N", "measured", "claimed"
-    )];
-    let mut measured = Vec::new();
-    for n in [1u32, 10, 50, 100] {
-        let entries = (0..n)
-            .map(|i| NewEntry::new("count", i.to_le_bytes().to_vec()))
-            .collect();
-        let written = store.enqueue_batch(entries).await.unwrap();
-        let before = statement_log::read(&statements);
-        // The database's clock: the rows claimed by earlier rounds are still leased.
-        let claims = store
-            .claim_pending(&ClaimRequest::new(
-                format!("w{n}"),
-                n,
-                TimeDelta::seconds(60),
-            ))
-            .await
-            .unwrap();
-        let used = statement_log::read(&statements) - before;
-        report.push(format!(
-            "{n:>6} | {:>14} | {used:>8} | {:>7}",
-            1 + 2 * n,
-            claims.len()
-        ));
-        measured.push((n, used, ids(&written), claims));
-    }
-    let report = report.join("\n");
-    println!("{report}");
-    for (n, used, written, claims) in &measured {
-        assert_eq!(*used, 1 + 2 * *n as usize, "{report}");
-        assert_eq!(
-            &claim_ids(claims),
-            written,
-            "not exactly the new rows, in order"
-        );
-        // Both the claim time and the expiry come from the database's clock.
-        let drift = (claims[0].claimed_at - chrono::Utc::now()).abs();
-        assert!(
-            drift < TimeDelta::seconds(30),
-            "database clock read as {}",
-            claims[0].claimed_at
-        );
-        let tokens: HashSet<_> = claims.iter().map(|c| c.token).collect();
-        assert_eq!(tokens.len(), claims.len(), "tokens are not unique");
-        for claim in claims {
-            assert_eq!(claim.attempt, 1);
-            assert_eq!(claim.expires_at - claim.claimed_at, TimeDelta::seconds(60));
-            let row = store.get(claim.id()).await.unwrap().unwrap();
-            assert_eq!(row, claim.entry, "persisted row differs from the claim");
-            assert_eq!(row.claim_owner.as_deref(), Some(claim.owner.as_str()));
-            assert_eq!(row.claim_token, Some(claim.token));
-            assert_eq!(row.claimed_at, Some(claim.claimed_at));
-            assert_eq!(row.claim_expires_at, Some(claim.expires_at));
-            assert_eq!(row.claim_attempt_count, 1);
-        }
-    }
+    statement_log::assert_per_row_claim_cost(
+        "portable-sqlite",
+        &(Arc::new(store) as DynStore),
+        &statements,
+    )
+    .await;
 }
 
 /// A second worker takes rows between this worker's candidate query and its writes: the
@@ -200,8 +145,8 @@ async fn rows_survive_a_switch_to_and_from_the_optimized_store() {
     let new = NewEntry::new("orders", vec![0u8, 255, 7])
         .partition_key("k")
         .header("h", "v")
-        .not_before(t0() - TimeDelta::seconds(5))
-        .created_at(t0() - TimeDelta::seconds(9));
+        .not_before(t0() - chrono::TimeDelta::seconds(5))
+        .created_at(t0() - chrono::TimeDelta::seconds(9));
     let written = portable.enqueue(new).await.unwrap();
     assert_eq!(
         optimized.get(written.id).await.unwrap(),
