@@ -1,0 +1,112 @@
+//! Filling a bench table fast, with SQL that writes rows exactly as the stores do (statuses,
+//! times, claim fields), so every scenario starts from the state it names.
+
+use crate::results::Engine;
+use crate::subject::Location;
+
+/// What to put in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// Pending entries, due now, created after `after` earlier loaded rows.
+    Pending {
+        /// How many.
+        count: u64,
+        /// Rows already loaded ahead of these (keeps created order strictly increasing).
+        after: u64,
+    },
+    /// Delivered history.
+    Delivered(u64),
+    /// Retryable failures parked an hour ahead.
+    Parked(u64),
+    /// A live one-hour lease on the oldest pending rows.
+    LeaseHead(u64),
+}
+
+/// One statement per kind of rows and engine: backend differences as data.
+struct Statement {
+    postgres: &'static str,
+    sqlite: &'static str,
+}
+
+const PENDING: Statement = Statement {
+    postgres: include_str!("../sql/postgres/load_pending.sql"),
+    sqlite: include_str!("../sql/sqlite/load_pending.sql"),
+};
+const DELIVERED: Statement = Statement {
+    postgres: include_str!("../sql/postgres/load_delivered.sql"),
+    sqlite: include_str!("../sql/sqlite/load_delivered.sql"),
+};
+const PARKED: Statement = Statement {
+    postgres: include_str!("../sql/postgres/load_parked.sql"),
+    sqlite: include_str!("../sql/sqlite/load_parked.sql"),
+};
+const LEASE_HEAD: Statement = Statement {
+    postgres: include_str!("../sql/postgres/lease_head.sql"),
+    sqlite: include_str!("../sql/sqlite/lease_head.sql"),
+};
+
+impl Rows {
+    fn statement(self) -> &'static Statement {
+        match self {
+            Rows::Pending { .. } => &PENDING,
+            Rows::Delivered(_) => &DELIVERED,
+            Rows::Parked(_) => &PARKED,
+            Rows::LeaseHead(_) => &LEASE_HEAD,
+        }
+    }
+
+    /// The statement's parameters: count, payload bytes, rows ahead (each statement takes
+    /// the leading ones it names).
+    fn params(self, payload_bytes: u32) -> (i64, i32, i64) {
+        let payload = i32::try_from(payload_bytes).expect("payload size fits");
+        let n = |c: u64| i64::try_from(c).expect("row count fits");
+        match self {
+            Rows::Pending { count, after } => (n(count), payload, n(after)),
+            Rows::Delivered(c) | Rows::Parked(c) | Rows::LeaseHead(c) => (n(c), payload, 0),
+        }
+    }
+
+    fn arity(self) -> usize {
+        match self {
+            Rows::Pending { .. } => 3,
+            Rows::Delivered(_) | Rows::Parked(_) => 2,
+            Rows::LeaseHead(_) => 1,
+        }
+    }
+}
+
+/// Writes `rows` into the table at `location`, each entry with `payload_bytes` of payload.
+pub async fn load(location: &Location, rows: Rows, payload_bytes: u32) {
+    let table = location.table_name();
+    let (count, payload, after) = rows.params(payload_bytes);
+    match location.engine {
+        Engine::Postgres => {
+            let sql = table.render(rows.statement().postgres);
+            let client = crate::pg::client(&location.url).await;
+            let all: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&count, &payload, &after];
+            client
+                .execute(sql.as_str(), &all[..rows.arity()])
+                .await
+                .unwrap_or_else(|e| panic!("load {rows:?}: {e:?}"));
+        }
+        Engine::Sqlite => {
+            let sql = table.render(rows.statement().sqlite);
+            let file = sqlite_file(&location.url).to_owned();
+            tokio::task::spawn_blocking(move || {
+                let conn = rusqlite::Connection::open(file).expect("open the bench file");
+                conn.busy_timeout(std::time::Duration::from_secs(60))
+                    .expect("busy timeout");
+                let all = [count, i64::from(payload), after];
+                conn.execute(&sql, rusqlite::params_from_iter(&all[..rows.arity()]))
+                    .unwrap_or_else(|e| panic!("load {rows:?}: {e}"));
+            })
+            .await
+            .expect("loader thread");
+        }
+    }
+}
+
+/// The file behind a `sqlite://FILE` URL.
+pub fn sqlite_file(url: &str) -> &str {
+    url.trim_start_matches("sqlite://")
+}

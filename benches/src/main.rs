@@ -1,0 +1,221 @@
+//! `outbox-bench`: runs the benches and writes the report.
+//!
+//! ```text
+//! outbox-bench run --quick              # every scenario once, small: the CI smoke run
+//! outbox-bench run --out benches        # the full run: benches/REPORT.md, results.json, plots
+//! outbox-bench render --out benches     # the report again from benches/results.json
+//! ```
+//!
+//! PostgreSQL is the server `OUTBOX_TEST_POSTGRES_URL` names, or a throwaway cluster from
+//! the installed server binaries; with `OUTBOX_TEST_REQUIRE=postgres` an unreachable
+//! server fails the run instead of being skipped.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use outbox_benches::plan::Plan;
+use outbox_benches::results::{Engine, Environment, ProxyRoundTrip, Results};
+use outbox_benches::scenarios::{self, Ctx};
+use outbox_benches::{pg, report};
+
+/// The command that regenerates the committed report.
+const REPORT_COMMAND: &str = "scripts/bench-report.sh";
+
+#[derive(Parser)]
+#[command(
+    name = "outbox-bench",
+    about = "Benches of every outbox store, and the report"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measures, then writes results.json, REPORT.md and the plots into --out.
+    Run {
+        /// Every scenario once at small sizes (seconds, not minutes).
+        #[arg(long)]
+        quick: bool,
+        /// Where the results and the report go.
+        #[arg(long, default_value = "target/bench")]
+        out: PathBuf,
+        /// Only these scenarios (claims, races, drains, enqueue, ceiling, scale, costs).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Exit non-zero when a correctness invariant failed (a duplicate live lease, a lost
+        /// completion, a claim batch costing other than 1 or 1 + 2N statements).
+        #[arg(long)]
+        check: bool,
+    },
+    /// Writes REPORT.md and the plots again from --out/results.json.
+    Render {
+        /// The directory holding results.json.
+        #[arg(long, default_value = "benches")]
+        out: PathBuf,
+    },
+    /// Internal: runs one drain measurement (a JSON spec) and prints its outcome.
+    #[command(hide = true)]
+    DrainChild {
+        /// The drain spec, as JSON.
+        spec: String,
+    },
+}
+
+const SCENARIOS: [&str; 7] = [
+    "claims", "races", "drains", "enqueue", "ceiling", "scale", "costs",
+];
+
+#[tokio::main]
+async fn main() {
+    match Cli::parse().command {
+        Command::DrainChild { spec } => {
+            let spec = serde_json::from_str(&spec).expect("a drain spec");
+            let outcome = scenarios::drain::child(spec).await;
+            println!(
+                "{}",
+                serde_json::to_string(&outcome).expect("outcome as JSON")
+            );
+        }
+        Command::Render { out } => {
+            let text = std::fs::read_to_string(out.join("results.json")).unwrap_or_else(|e| {
+                fail(&format!("cannot read {}/results.json: {e}", out.display()))
+            });
+            let results: Results = serde_json::from_str(&text)
+                .unwrap_or_else(|e| fail(&format!("results.json does not parse: {e}")));
+            write(&results, &out);
+        }
+        Command::Run {
+            quick,
+            out,
+            only,
+            check,
+        } => {
+            if let Some(bad) = only.iter().find(|s| !SCENARIOS.contains(&s.as_str())) {
+                fail(&format!(
+                    "unknown scenario {bad:?} (expected some of: {})",
+                    SCENARIOS.join(", ")
+                ));
+            }
+            let plan = if quick { Plan::quick() } else { Plan::full() };
+            let results = run(plan, &only).await;
+            write(&results, &out);
+            if check {
+                let broken = outbox_benches::invariants::broken(&results);
+                for b in &broken {
+                    eprintln!("INVARIANT BROKEN: {b}");
+                }
+                if !broken.is_empty() {
+                    std::process::exit(1);
+                }
+                eprintln!("every bench invariant held");
+            }
+        }
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("outbox-bench: {message}");
+    std::process::exit(2)
+}
+
+fn write(results: &Results, out: &Path) {
+    std::fs::create_dir_all(out).expect("create the output directory");
+    let json = serde_json::to_string_pretty(results).expect("results as JSON");
+    std::fs::write(out.join("results.json"), json).expect("write results.json");
+    report::write(results, out, REPORT_COMMAND).expect("write the report");
+    println!("{}", report::markdown(results, REPORT_COMMAND));
+    eprintln!("wrote {}", out.join("REPORT.md").display());
+}
+
+async fn run(plan: Plan, only: &[String]) -> Results {
+    let started = Instant::now();
+    let mut ctx = Ctx {
+        plan,
+        engines: vec![Engine::Sqlite],
+        results: Results::default(),
+    };
+    ctx.results.environment = environment(ctx.plan.mode);
+    match tokio::task::spawn_blocking(pg::url)
+        .await
+        .expect("server start")
+    {
+        Ok(url) => {
+            ctx.results.environment.postgres = Some(pg::info(&url).await);
+            for latency_ms in ctx.plan.latencies_ms.clone() {
+                let measured_ms = pg::round_trip_ms(&url, latency_ms).await;
+                ctx.results
+                    .environment
+                    .proxy_round_trips
+                    .push(ProxyRoundTrip {
+                        latency_ms,
+                        measured_ms,
+                    });
+            }
+            ctx.engines.push(Engine::Postgres);
+        }
+        Err(why) => {
+            outbox_testkit::engines::unavailable("postgres", &why);
+            ctx.skip(format!("PostgreSQL: {why}"));
+        }
+    }
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    if wanted("claims") {
+        scenarios::claims::run(&mut ctx).await;
+    }
+    if wanted("races") {
+        scenarios::race::run(&mut ctx).await;
+    }
+    if wanted("drains") {
+        scenarios::drain::run(&mut ctx).await;
+    }
+    if wanted("enqueue") {
+        scenarios::enqueue::run(&mut ctx).await;
+    }
+    if wanted("ceiling") {
+        scenarios::ceiling::run(&mut ctx).await;
+    }
+    if wanted("scale") {
+        scenarios::scale::run(&mut ctx).await;
+    }
+    // Last: its statement log taxes every later sqlx statement in this process.
+    if wanted("costs") {
+        scenarios::costs::run(&mut ctx).await;
+    }
+    ctx.results.environment.seconds = started.elapsed().as_secs_f64();
+    ctx.results
+}
+
+fn environment(mode: &str) -> Environment {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let cpu_model = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|v| v.trim_start_matches([' ', '\t', ':']).trim().to_owned())
+        .unwrap_or_default();
+    let memory_gib = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0 / 1024.0);
+    let kernel = std::process::Command::new("uname")
+        .arg("-sr")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    Environment {
+        mode: mode.to_owned(),
+        started: chrono::Utc::now().to_rfc3339(),
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        cpu_model,
+        memory_gib,
+        kernel,
+        postgres: None,
+        sqlite_version: rusqlite::version().to_owned(),
+        skipped: Vec::new(),
+        seconds: 0.0,
+        proxy_round_trips: Vec::new(),
+    }
+}

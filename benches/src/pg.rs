@@ -1,0 +1,157 @@
+//! The PostgreSQL server the benches use: the testkit's (the one `OUTBOX_TEST_POSTGRES_URL`
+//! names, or a throwaway cluster), its address for the latency proxy, and what it is.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use outbox_testkit::postgres::{server, PgTestDb};
+
+use crate::results::PgServerInfo;
+
+/// The server's URL, or why there is none.
+pub fn url() -> Result<String, String> {
+    server().map(|s| s.url.clone())
+}
+
+/// The driver configuration for `url`, connecting to `via` (a proxy) when given.
+pub fn config(url: &str, via: Option<SocketAddr>) -> tokio_postgres::Config {
+    let mut config: tokio_postgres::Config = url.parse().expect("a PostgreSQL URL");
+    config.application_name("outbox-bench");
+    config.connect_timeout(Duration::from_secs(10));
+    if let Some(addr) = via {
+        let mut through = tokio_postgres::Config::new();
+        through
+            .host(addr.ip().to_string())
+            .port(addr.port())
+            .user(config.get_user().unwrap_or("postgres"))
+            .dbname(config.get_dbname().unwrap_or("postgres"))
+            .application_name("outbox-bench")
+            .connect_timeout(Duration::from_secs(10));
+        if let Some(password) = config.get_password() {
+            through.password(password);
+        }
+        return through;
+    }
+    config
+}
+
+/// The server's TCP address, for pointing the proxy at it.
+pub fn server_addr(url: &str) -> SocketAddr {
+    let config = config(url, None);
+    let host = match &config.get_hosts()[0] {
+        tokio_postgres::config::Host::Tcp(h) if h == "localhost" => "127.0.0.1".to_owned(),
+        tokio_postgres::config::Host::Tcp(h) => h.clone(),
+        #[allow(unreachable_patterns)]
+        other => panic!("the bench server must be reached over TCP, not {other:?}"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!("{host}:{port}").parse().expect("server address")
+}
+
+/// A connected client on `url`.
+pub async fn client(url: &str) -> tokio_postgres::Client {
+    outbox_testkit::postgres::connect(url)
+        .await
+        .expect("connect to the bench server")
+}
+
+/// A fresh schema (dropped with its contents when the value is dropped).
+pub async fn schema() -> Option<PgTestDb> {
+    PgTestDb::create().await
+}
+
+/// The server's version and the settings that move the figures.
+pub async fn info(url: &str) -> PgServerInfo {
+    let client = client(url).await;
+    let version: String = client
+        .query_one("SELECT version()", &[])
+        .await
+        .map(|r| r.get(0))
+        .unwrap_or_default();
+    let mut settings = Vec::new();
+    for name in [
+        "fsync",
+        "synchronous_commit",
+        "shared_buffers",
+        "autovacuum",
+        "max_connections",
+    ] {
+        if let Ok(row) = client
+            .query_one("SELECT current_setting($1)", &[&name])
+            .await
+        {
+            settings.push((name.to_owned(), row.get::<_, String>(0)));
+        }
+    }
+    PgServerInfo {
+        version,
+        url: redact(url),
+        settings,
+    }
+}
+
+/// The median `SELECT 1` round trip, in milliseconds, through a proxy adding `latency_ms`.
+pub async fn round_trip_ms(url: &str, latency_ms: u32) -> f64 {
+    use outbox_testkit::proxy::{PgProxy, ProxyConfig};
+    let latency = Duration::from_millis(u64::from(latency_ms));
+    let proxy = PgProxy::start(
+        server_addr(url),
+        ProxyConfig::new().round_trip_latency(latency),
+    )
+    .await
+    .expect("start the latency proxy");
+    let (client, connection) = config(url, Some(proxy.local_addr()))
+        .connect(tokio_postgres::NoTls)
+        .await
+        .expect("connect through the proxy");
+    tokio::spawn(connection);
+    let mut samples = Vec::new();
+    for _ in 0..50 {
+        let started = std::time::Instant::now();
+        client.simple_query("SELECT 1").await.expect("ping");
+        samples.push(started.elapsed());
+    }
+    crate::stats::percentile_ms(&mut samples, 0.5)
+}
+
+/// The URL without its password.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = url[scheme + 3..at].split(':').next().unwrap_or_default();
+            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// `pgbench` from the server binaries the testkit would use, or from `PATH`.
+pub fn pgbench() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("bin"))
+        .collect();
+    dirs.sort();
+    dirs.reverse();
+    if let Ok(path) = std::env::var("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs.into_iter()
+        .map(|d| d.join("pgbench"))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_never_reach_the_report() {
+        assert_eq!(
+            super::redact("postgres://u:pw@h:5432/db"),
+            "postgres://u@h:5432/db"
+        );
+        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
+    }
+}

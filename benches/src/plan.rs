@@ -1,0 +1,115 @@
+//! How big and how long each scenario runs: one value for the smoke run, one for the report.
+
+use std::time::Duration;
+
+/// Sizes and time budgets of a run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// `quick` or `full`.
+    pub mode: &'static str,
+    /// Claim batch sizes.
+    pub batches: Vec<u32>,
+    /// Added round-trip latencies (network engines only), milliseconds.
+    pub latencies_ms: Vec<u32>,
+    /// Drain worker counts.
+    pub drain_workers: Vec<usize>,
+    /// Time budget of one claim or race cell.
+    pub cell_budget: Duration,
+    /// Entries loaded for one claim or race cell.
+    pub cell_backlog: u64,
+    /// Racing workers.
+    pub race_workers: usize,
+    /// Entries one drain cell delivers before it stops (or its budget ends).
+    pub drain_entries: u64,
+    /// Time budget of one drain cell.
+    pub drain_budget: Duration,
+    /// Entries written one per host transaction.
+    pub enqueue_single: u64,
+    /// Bulk calls of 1,000 entries.
+    pub enqueue_bulk_calls: u64,
+    /// Never-analyzed backlog the raw-SQL ceiling and the drain both clear.
+    pub ceiling_backlog: u64,
+    /// Pending backlogs of the scale cases; the first is the clean baseline.
+    pub scale_pending: Vec<u64>,
+    /// Delivered rows of history in the history case.
+    pub scale_history: u64,
+    /// Retryable failures parked an hour ahead in the parked case.
+    pub scale_parked: u64,
+    /// Rows at the head of the queue under a live lease in the leased-head case.
+    pub scale_leased_head: u64,
+    /// Entries each scale case delivers (the same work in every case).
+    pub scale_entries: u64,
+    /// Payload bytes of every loaded entry.
+    pub payload_bytes: u32,
+}
+
+impl Plan {
+    /// Seconds, not minutes: every scenario once, at small sizes, for CI.
+    pub fn quick() -> Self {
+        Self {
+            mode: "quick",
+            batches: vec![1, 10, 50, 100],
+            latencies_ms: vec![0, 1, 5],
+            drain_workers: vec![1, 2],
+            cell_budget: Duration::from_millis(150),
+            cell_backlog: 300,
+            race_workers: 8,
+            drain_entries: 200,
+            drain_budget: Duration::from_millis(500),
+            enqueue_single: 50,
+            enqueue_bulk_calls: 2,
+            ceiling_backlog: 2_000,
+            scale_pending: vec![1_000, 5_000],
+            scale_history: 5_000,
+            scale_parked: 2_000,
+            scale_leased_head: 200,
+            scale_entries: 500,
+            payload_bytes: 256,
+        }
+    }
+
+    /// The report: the whole grid at the sizes the targets name.
+    pub fn full() -> Self {
+        Self {
+            mode: "full",
+            batches: vec![1, 10, 50, 100],
+            latencies_ms: vec![0, 1, 5],
+            drain_workers: vec![1, 2, 4],
+            cell_budget: Duration::from_secs(2),
+            cell_backlog: 20_000,
+            race_workers: 8,
+            drain_entries: 5_000,
+            drain_budget: Duration::from_secs(4),
+            enqueue_single: 3_000,
+            enqueue_bulk_calls: 100,
+            ceiling_backlog: 200_000,
+            scale_pending: vec![10_000, 200_000, 1_000_000],
+            scale_history: 1_000_000,
+            scale_parked: 100_000,
+            scale_leased_head: 2_000,
+            scale_entries: 10_000,
+            payload_bytes: 1_024,
+        }
+    }
+}
+
+/// `10k`, `200k`, `1m`: a row count as a case name.
+pub fn size_label(n: u64) -> String {
+    if n >= 1_000_000 && n % 1_000_000 == 0 {
+        format!("{}m", n / 1_000_000)
+    } else if n >= 1_000 && n % 1_000 == 0 {
+        format!("{}k", n / 1_000)
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_read_as_case_names() {
+        assert_eq!(super::size_label(10_000), "10k");
+        assert_eq!(super::size_label(1_000_000), "1m");
+        assert_eq!(super::size_label(1_500), "1500");
+    }
+}

@@ -1,0 +1,196 @@
+//! The report's measured tables: the cost model beside its analytical floor, then one
+//! table per scenario.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+fn cost(r: &Results, key: (Engine, StorePath, u32)) -> Option<&CostRow> {
+    r.costs.iter().find(|c| (c.engine, c.path, c.batch) == key)
+}
+
+pub(super) fn cost_model(md: &mut String, r: &Results) {
+    md.push_str(
+        "## The cost model, measured\n\nThe portable store spends 1 + 2N commands on a claim \
+         batch of N; the optimized stores spend one statement. With a round-trip latency L \
+         and nothing else, the portable path claims at most N ÷ ((1 + 2N) · L) rows per \
+         second: the floor below. At latency 0 there is no floor, only measurements.\n\n",
+    );
+    let engines = r.costs.iter().map(|c| c.engine);
+    let engines = BTreeSet::from_iter(engines.chain(r.claims.iter().map(|c| c.engine)));
+    if engines.is_empty() {
+        md.push_str("_Not measured in this run._\n\n");
+    }
+    for e in engines {
+        md.push_str(&format!("### {}\n\n", e.label()));
+        let batches = r.costs.iter().filter(|c| c.engine == e).map(|c| c.batch);
+        let batches = Vec::from_iter(BTreeSet::from_iter(batches));
+        let stmts =
+            |p| move |&b: &u32| or_dash(cost(r, (e, p, b)).map(|c| c.statements), per_batch);
+        let trips =
+            |p| move |&b: &u32| or_dash(cost(r, (e, p, b)).and_then(|c| c.round_trips), per_batch);
+        let (portable, optimized) = (stmts(StorePath::Portable), stmts(StorePath::Optimized));
+        let (portable_trips, optimized_trips) =
+            (trips(StorePath::Portable), trips(StorePath::Optimized));
+        let analytical = |&b: &u32| per_batch(portable_statements(b));
+        let mut columns: Vec<Column<'_, u32>> = vec![
+            ("batch N", &|b| b.to_string()),
+            ("portable statements, measured", &portable),
+            ("portable, analytical 1 + 2N", &analytical),
+            ("optimized statements", &optimized),
+        ];
+        if e.has_network() {
+            columns.push(("portable round trips", &portable_trips));
+            columns.push(("optimized round trips", &optimized_trips));
+        }
+        table(md, &batches, &columns);
+
+        let cells = r
+            .claims
+            .iter()
+            .filter(|c| c.engine == e)
+            .map(|c| (c.latency_ms, c.batch));
+        let cells = Vec::from_iter(BTreeSet::from_iter(cells));
+        let floor = |&(l, b): &(u32, u32)| {
+            let floor = f64::from(b) * 1000.0 / (portable_statements(b) * f64::from(l));
+            if l == 0 {
+                "—".into()
+            } else {
+                rate(floor)
+            }
+        };
+        let measured = |p| move |&(l, b): &(u32, u32)| or_dash(claim_rate(r, (e, p, b, l)), rate);
+        let (portable, optimized) = (
+            measured(StorePath::Portable),
+            measured(StorePath::Optimized),
+        );
+        let vs = |&(l, b): &(u32, u32)| or_dash(claim_ratio(r, e, b, l), ratio);
+        let columns: [Column<'_, (u32, u32)>; 6] = [
+            ("latency ms", &|c| c.0.to_string()),
+            ("batch N", &|c| c.1.to_string()),
+            ("portable floor, claims/s", &floor),
+            ("portable measured, claims/s", &portable),
+            ("optimized measured, claims/s", &optimized),
+            ("optimized ÷ portable", &vs),
+        ];
+        table(md, &cells, &columns);
+    }
+}
+
+pub(super) fn all(md: &mut String, r: &Results) {
+    md.push_str("## Claims, one worker\n\n");
+    let mut claims = r.claims.clone();
+    claims.sort_by_key(|c| (c.engine, c.latency_ms, c.batch, c.path));
+    let vs = |c: &ClaimRow| {
+        let ratio_here = claim_ratio(r, c.engine, c.batch, c.latency_ms);
+        or_dash(ratio_here.filter(|_| c.path == StorePath::Optimized), ratio)
+    };
+    table(
+        md,
+        &claims,
+        &[
+            ("engine", &|c| c.engine.label().into()),
+            ("path", &|c| c.path.label().into()),
+            ("batch", &|c| c.batch.to_string()),
+            ("latency ms", &|c| c.latency_ms.to_string()),
+            ("claims/s", &|c| rate(c.claims_per_s)),
+            ("p50 ms", &|c| ms(c.p50_ms)),
+            ("p95 ms", &|c| ms(c.p95_ms)),
+            ("optimized ÷ portable", &vs),
+        ],
+    );
+
+    md.push_str("## Races\n\n");
+    table(
+        md,
+        &r.races,
+        &[
+            ("engine", &|x| x.engine.label().into()),
+            ("path", &|x| x.path.label().into()),
+            ("batch", &|x| x.batch.to_string()),
+            ("latency ms", &|x| x.latency_ms.to_string()),
+            ("workers", &|x| x.workers.to_string()),
+            ("claimed", &|x| count(x.claimed)),
+            ("seconds", &|x| format!("{:.2}", x.seconds)),
+            ("claims/s", &|x| rate(x.claims_per_s)),
+            ("p50 ms", &|x| ms(x.p50_ms)),
+            ("p95 ms", &|x| ms(x.p95_ms)),
+            ("p99 ms", &|x| ms(x.p99_ms)),
+            ("duplicate live leases", &|x| count(x.duplicate_live_leases)),
+            ("lost completions", &|x| count(x.lost_completions)),
+            ("longest overtaken wait ms", &|x| {
+                ms(x.longest_overtaken_wait_ms)
+            }),
+        ],
+    );
+
+    md.push_str("## Drain end to end\n\n");
+    table(
+        md,
+        &r.drains,
+        &[
+            ("engine", &|d| d.engine.label().into()),
+            ("path", &|d| d.path.label().into()),
+            ("workers", &|d| d.workers.to_string()),
+            ("batch", &|d| d.batch.to_string()),
+            ("latency ms", &|d| d.latency_ms.to_string()),
+            ("backlog", &|d| count(d.backlog)),
+            ("delivered", &|d| count(d.outcome.delivered)),
+            ("entries/s", &|d| rate(d.outcome.entries_per_s)),
+            ("peak RSS MiB", &|d| mib(d.outcome.peak_rss_mib)),
+            ("optimized ÷ portable", &|d| {
+                or_dash(drain_ratio(r, d), ratio)
+            }),
+        ],
+    );
+
+    md.push_str("## Enqueue\n\n");
+    table(
+        md,
+        &r.enqueues,
+        &[
+            ("engine", &|e| e.engine.label().into()),
+            ("path", &|e| e.path.label().into()),
+            ("entries per call", &|e| count(e.per_call.into())),
+            ("entries", &|e| count(e.entries)),
+            ("seconds", &|e| format!("{:.2}", e.seconds)),
+            ("entries/s", &|e| rate(e.entries_per_s)),
+        ],
+    );
+
+    md.push_str("## Raw-SQL ceiling\n\n");
+    table(
+        md,
+        &r.ceilings,
+        &[
+            ("engine", &|c| c.engine.label().into()),
+            ("method", &|c| c.method.clone()),
+            ("backlog", &|c| count(c.backlog)),
+            ("batch", &|c| c.batch.to_string()),
+            ("clients", &|c| c.clients.to_string()),
+            ("raw rows/s", &|c| rate(c.raw_rows_per_s)),
+            ("drain entries/s", &|c| rate(c.drain.entries_per_s)),
+            ("drain ÷ raw", &|c| or_dash(ceiling_ratio(c), ratio)),
+        ],
+    );
+
+    md.push_str("## Scale\n\n");
+    table(
+        md,
+        &r.scale,
+        &[
+            ("engine", &|s| s.engine.label().into()),
+            ("case", &|s| s.case.clone()),
+            ("description", &|s| s.description.clone()),
+            ("pending", &|s| count(s.pending)),
+            ("delivered", &|s| count(s.drain.delivered)),
+            ("entries/s", &|s| rate(s.drain.entries_per_s)),
+            ("÷ pending-10k", &|s| {
+                or_dash(scale_ratio(r, s.engine, &s.case), ratio)
+            }),
+            ("peak RSS MiB", &|s| mib(s.drain.peak_rss_mib)),
+        ],
+    );
+
+    md.push_str("## Plots\n\n![claims/s against batch](claims.svg)\n\n");
+    md.push_str("![drain rate against backlog](scale.svg)\n\n");
+}

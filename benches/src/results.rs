@@ -1,0 +1,280 @@
+//! What a run measured, as plain data: written to `results.json` by `outbox-bench run` and
+//! read back by `outbox-bench render`, so the report can be rebuilt without re-measuring.
+
+use serde::{Deserialize, Serialize};
+
+/// A database engine the benches drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// An embedded SQLite file (WAL, `synchronous = NORMAL`).
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl Engine {
+    /// The engine's name in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "SQLite",
+            Engine::Postgres => "PostgreSQL",
+        }
+    }
+
+    /// True when a round trip can be slowed down by the latency proxy (a network engine).
+    pub fn has_network(self) -> bool {
+        matches!(self, Engine::Postgres)
+    }
+}
+
+/// Which store serves an engine: the per-row baseline or the engine's optimized crate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorePath {
+    /// `outbox_core::portable`: 1 + 2N commands per claim batch of N.
+    Portable,
+    /// `outbox-sqlite` / `outbox-postgres`: one statement per claim batch.
+    Optimized,
+}
+
+impl StorePath {
+    /// The path's name in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            StorePath::Portable => "portable",
+            StorePath::Optimized => "optimized",
+        }
+    }
+}
+
+/// The machine and servers a run measured on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Environment {
+    /// `quick` (a smoke run) or `full` (the report).
+    pub mode: String,
+    /// When the run started (UTC, RFC 3339).
+    pub started: String,
+    /// Logical CPUs.
+    pub cpus: usize,
+    /// The CPU's model name.
+    pub cpu_model: String,
+    /// Total memory in GiB.
+    pub memory_gib: f64,
+    /// The kernel (`uname -sr`).
+    pub kernel: String,
+    /// The PostgreSQL server, when one was reached.
+    pub postgres: Option<PgServerInfo>,
+    /// The SQLite library version linked into the benches.
+    pub sqlite_version: String,
+    /// What could not run, and why (an unreachable engine, a missing tool).
+    pub skipped: Vec<String>,
+    /// Wall-clock seconds the whole run took.
+    pub seconds: f64,
+    /// What a `SELECT 1` round trip really took through the latency proxy at each
+    /// nominal latency (the proxy's timer is coarse, so the two differ).
+    #[serde(default)]
+    pub proxy_round_trips: Vec<ProxyRoundTrip>,
+}
+
+/// A measured round trip through the latency proxy.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ProxyRoundTrip {
+    /// The latency the proxy was asked to add, milliseconds.
+    pub latency_ms: u32,
+    /// The median `SELECT 1` round trip through it, milliseconds.
+    pub measured_ms: f64,
+}
+
+/// The PostgreSQL server a run used.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PgServerInfo {
+    /// `SELECT version()`.
+    pub version: String,
+    /// Where it was (password removed).
+    pub url: String,
+    /// Durability and memory settings that change the figures.
+    pub settings: Vec<(String, String)>,
+}
+
+/// Scenario 1: one uncontended worker claiming batches (each completed, untimed, before the
+/// next claim).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClaimRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Store.
+    pub path: StorePath,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Added round-trip latency in milliseconds.
+    pub latency_ms: u32,
+    /// Rows claimed.
+    pub claimed: u64,
+    /// Claim calls made.
+    pub calls: u64,
+    /// Seconds spent inside claim calls.
+    pub seconds: f64,
+    /// Rows claimed per second of claim time.
+    pub claims_per_s: f64,
+    /// Median claim call, milliseconds.
+    pub p50_ms: f64,
+    /// 95th percentile claim call, milliseconds.
+    pub p95_ms: f64,
+}
+
+/// What one claim batch costs in commands, counted outside the store.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CostRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Store.
+    pub path: StorePath,
+    /// Claim batch size (every batch came back full).
+    pub batch: u32,
+    /// Statements per claim batch (sqlx's statement log on SQLite; `Query`/`Execute`
+    /// messages through the counting proxy on PostgreSQL).
+    pub statements: f64,
+    /// Round trips per claim batch (`Query`/`Sync` messages; PostgreSQL only).
+    pub round_trips: Option<f64>,
+    /// Statements per batch completion of the same claims.
+    pub completion_statements: f64,
+}
+
+/// Scenario 2: several workers racing over one table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RaceRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Store.
+    pub path: StorePath,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Added round-trip latency in milliseconds.
+    pub latency_ms: u32,
+    /// Racing workers.
+    pub workers: usize,
+    /// Rows claimed (and completed).
+    pub claimed: u64,
+    /// Wall-clock seconds of the race.
+    pub seconds: f64,
+    /// Rows claimed per second, all workers together.
+    pub claims_per_s: f64,
+    /// Claim call latency percentiles, milliseconds.
+    pub p50_ms: f64,
+    /// 95th percentile.
+    pub p95_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// Rows handed to a worker while another worker's lease on them was live (must be 0).
+    pub duplicate_live_leases: u64,
+    /// Completions that did not apply although no lease could have expired (must be 0).
+    pub lost_completions: u64,
+    /// The longest an eligible row stayed unclaimed after a newer row had been claimed
+    /// (how far the race strays from claim order), milliseconds.
+    pub longest_overtaken_wait_ms: f64,
+}
+
+/// Scenario 3: the drain end to end (claim, no-op emit, complete), in a child process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DrainRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Store.
+    pub path: StorePath,
+    /// Drain workers.
+    pub workers: usize,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Added round-trip latency in milliseconds.
+    pub latency_ms: u32,
+    /// Pending entries when the drain started.
+    pub backlog: u64,
+    /// What the run measured.
+    pub outcome: DrainOutcome,
+}
+
+/// One measured drain run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DrainOutcome {
+    /// Entries delivered (applied delivered transitions).
+    pub delivered: u64,
+    /// Wall-clock seconds from the first cycle to the drain's return.
+    pub seconds: f64,
+    /// Entries delivered per second.
+    pub entries_per_s: f64,
+    /// The child process's peak resident set, MiB.
+    pub peak_rss_mib: f64,
+}
+
+/// Scenario 4: enqueue throughput.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnqueueRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Store.
+    pub path: StorePath,
+    /// Entries per host transaction (1) or per bulk call (1,000).
+    pub per_call: u32,
+    /// Entries written.
+    pub entries: u64,
+    /// Seconds.
+    pub seconds: f64,
+    /// Entries per second.
+    pub entries_per_s: f64,
+}
+
+/// Scenario 5: the raw-SQL ceiling beside the library's drain on the same backlog.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CeilingRow {
+    /// Engine.
+    pub engine: Engine,
+    /// How the ceiling was driven (pgbench script, or a tight loop on one connection).
+    pub method: String,
+    /// Pending rows at the start (never analyzed).
+    pub backlog: u64,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Concurrent clients (pgbench) or workers (drain).
+    pub clients: usize,
+    /// Rows claimed and completed per second by raw SQL.
+    pub raw_rows_per_s: f64,
+    /// The optimized store's drain on an identical backlog.
+    pub drain: DrainOutcome,
+}
+
+/// Scale scenarios: the optimized drain's rate as the table's contents grow.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScaleRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Short name of the case (`pending-10k`, `history-1m`, …).
+    pub case: String,
+    /// What the table held.
+    pub description: String,
+    /// Pending rows at the start.
+    pub pending: u64,
+    /// The drain's measurement over the first rows it delivered.
+    pub drain: DrainOutcome,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Results {
+    /// Machine, servers, mode, skips.
+    pub environment: Environment,
+    /// Scenario 1.
+    pub claims: Vec<ClaimRow>,
+    /// Commands per batch.
+    pub costs: Vec<CostRow>,
+    /// Scenario 2.
+    pub races: Vec<RaceRow>,
+    /// Scenario 3.
+    pub drains: Vec<DrainRow>,
+    /// Scenario 4.
+    pub enqueues: Vec<EnqueueRow>,
+    /// Scenario 5.
+    pub ceilings: Vec<CeilingRow>,
+    /// Scale scenarios.
+    pub scale: Vec<ScaleRow>,
+}

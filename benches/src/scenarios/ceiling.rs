@@ -1,0 +1,201 @@
+//! Scenario 5: the raw-SQL ceiling, beside the optimized store's drain on an identical,
+//! never-analyzed backlog in the same run, so library overhead is a measured ratio.
+//!
+//! PostgreSQL: `pgbench` runs `sql/postgres/ceiling.pgbench` (the store's claim CTE and a
+//! token-checked unnest completion) with as many clients as the drain has workers.
+//! SQLite: the store's claim statement and per-row token-checked completions in a tight
+//! loop on one `rusqlite` connection, one immediate transaction each, as the store does.
+
+use std::time::{Duration, Instant};
+
+use super::drain::{measure, millis, DrainSpec};
+use super::{progress, Ctx};
+use crate::load::{load, sqlite_file, Rows};
+use crate::results::{CeilingRow, Engine, StorePath};
+use crate::stats::rate;
+use crate::subject::{Location, Place};
+
+const BATCH: u32 = 100;
+
+/// Measures both sides on every engine.
+pub async fn run(ctx: &mut Ctx) {
+    for engine in ctx.engines.clone() {
+        let clients = match engine {
+            Engine::Postgres => 2,
+            Engine::Sqlite => 1,
+        };
+        let backlog = ctx.plan.ceiling_backlog;
+        let Some(raw_place) = Place::create(engine, "outbox").await else {
+            continue;
+        };
+        let rows = Rows::Pending {
+            count: backlog,
+            after: 0,
+        };
+        load(&raw_place.location, rows, ctx.plan.payload_bytes).await;
+        let raw = match engine {
+            Engine::Postgres => pgbench(&raw_place.location, backlog, clients).await,
+            Engine::Sqlite => sqlite_loop(&raw_place.location).await,
+        };
+        drop(raw_place);
+        let Some((method, raw_rows_per_s)) = raw.map_err(|why| ctx.skip(why)).ok() else {
+            continue;
+        };
+        let Some(place) = Place::create(engine, "outbox").await else {
+            continue;
+        };
+        load(&place.location, rows, ctx.plan.payload_bytes).await;
+        let drain = measure(&DrainSpec {
+            location: place.location.clone(),
+            path: StorePath::Optimized,
+            workers: clients,
+            batch: BATCH,
+            latency_ms: 0,
+            stop_after: backlog,
+            budget_ms: millis(Duration::from_secs(1_800)),
+        })
+        .await;
+        progress(format_args!(
+            "ceiling {}: raw {raw_rows_per_s:.0}/s, drain {:.0}/s",
+            engine.label(),
+            drain.entries_per_s
+        ));
+        ctx.results.ceilings.push(CeilingRow {
+            engine,
+            method,
+            backlog,
+            batch: BATCH,
+            clients,
+            raw_rows_per_s,
+            drain,
+        });
+    }
+}
+
+/// Runs the pgbench script until the backlog is cleared; rows delivered per second.
+async fn pgbench(
+    location: &Location,
+    backlog: u64,
+    clients: usize,
+) -> Result<(String, f64), String> {
+    let bin = crate::pg::pgbench().ok_or("the PostgreSQL ceiling needs pgbench (not found)")?;
+    let script = location
+        .table_name()
+        .render(include_str!("../../sql/postgres/ceiling.pgbench"));
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = dir.path().join("ceiling.pgbench");
+    std::fs::write(&file, script).map_err(|e| e.to_string())?;
+    let per_client = backlog.div_ceil(u64::from(BATCH) * clients as u64) + 1;
+    let started = Instant::now();
+    let out = tokio::process::Command::new(&bin)
+        .args(["-n", "-M", "prepared", "-D"])
+        .arg(format!("batch={BATCH}"))
+        .args(["-c", &clients.to_string(), "-j", &clients.to_string()])
+        .args(["-t", &per_client.to_string(), "-f"])
+        .arg(&file)
+        .arg(&location.url)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    let wall = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        return Err(format!(
+            "pgbench failed: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let client = crate::pg::client(&location.url).await;
+    let delivered: i64 = client
+        .query_one(
+            &location
+                .table_name()
+                .render("SELECT count(*) FROM {table} WHERE status = 1"),
+            &[],
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .get(0);
+    let delivered = u64::try_from(delivered).unwrap_or(0);
+    if delivered != backlog {
+        return Err(format!(
+            "pgbench delivered {delivered} of {backlog} rows: {stdout}"
+        ));
+    }
+    // pgbench's own rate leaves out connection time; the wall clock is the fallback.
+    let seconds = tps(&stdout)
+        .map(|tps| (per_client * clients as u64) as f64 / tps)
+        .unwrap_or(wall.as_secs_f64());
+    Ok((
+        format!("pgbench -M prepared, {clients} clients"),
+        delivered as f64 / seconds,
+    ))
+}
+
+/// `tps = N (without initial connection time)` from pgbench's summary.
+fn tps(summary: &str) -> Option<f64> {
+    summary
+        .lines()
+        .filter(|l| l.starts_with("tps = ") && l.contains("without initial connection"))
+        .find_map(|l| l["tps = ".len()..].split_whitespace().next()?.parse().ok())
+}
+
+/// The SQLite tight loop; rows delivered per second.
+async fn sqlite_loop(location: &Location) -> Result<(String, f64), String> {
+    let table = location.table_name();
+    let claim = table.render(include_str!("../../sql/sqlite/ceiling_claim.sql"));
+    let complete = table.render(include_str!("../../sql/sqlite/ceiling_complete.sql"));
+    let file = sqlite_file(&location.url).to_owned();
+    tokio::task::spawn_blocking(move || -> rusqlite::Result<(String, f64)> {
+        let mut conn = rusqlite::Connection::open(file)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let micros = || chrono::Utc::now().timestamp_micros();
+        let started = Instant::now();
+        let mut delivered = 0u64;
+        loop {
+            let now = micros();
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let claimed: Vec<(Vec<u8>, Vec<u8>)> = {
+                let mut stmt = tx.prepare_cached(&claim)?;
+                let rows = stmt.query_map((now, now + 30_000_000, BATCH), |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            tx.commit()?;
+            if claimed.is_empty() {
+                break;
+            }
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            {
+                let mut stmt = tx.prepare_cached(&complete)?;
+                for (id, token) in &claimed {
+                    delivered += stmt.execute((micros(), id, token))? as u64;
+                }
+            }
+            tx.commit()?;
+        }
+        Ok((
+            "the same statements on one rusqlite connection".to_owned(),
+            rate(delivered, started.elapsed()),
+        ))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("the SQLite ceiling failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_the_rate_without_connection_time() {
+        let out = "number of transactions actually processed: 2000/2000\n\
+                   latency average = 9.1 ms\n\
+                   initial connection time = 3.2 ms\n\
+                   tps = 219.123456 (without initial connection time)\n";
+        assert_eq!(super::tps(out), Some(219.123456));
+        assert_eq!(super::tps("no summary"), None);
+    }
+}

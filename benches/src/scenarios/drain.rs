@@ -1,0 +1,202 @@
+//! Scenario 3: the drain end to end (claim, emit to a no-op emitter, complete), run in a
+//! child process of its own so its peak resident memory is its own.
+//!
+//! The parent prepares the table and runs `outbox-bench drain-child SPEC`; the child opens
+//! the store, runs the workers until it has delivered `stop_after` entries, the queue is
+//! empty, or its budget ends, and prints one JSON [`DrainOutcome`] line.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use outbox_core::async_trait;
+use outbox_core::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use super::{progress, Ctx, PATHS};
+use crate::load::{load, Rows};
+use crate::results::{DrainOutcome, DrainRow, StorePath};
+use crate::stats::rate;
+use crate::subject::{open, Link, Location, Place};
+
+/// What a drain child runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DrainSpec {
+    /// The table.
+    pub location: Location,
+    /// Which store.
+    pub path: StorePath,
+    /// Concurrent drain workers.
+    pub workers: usize,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Added round-trip latency, milliseconds.
+    pub latency_ms: u32,
+    /// Stop once this many entries were emitted.
+    pub stop_after: u64,
+    /// Stop after this long whatever was done, milliseconds.
+    pub budget_ms: u64,
+}
+
+/// Runs the drain grid: every worker count and batch at every latency, both paths.
+pub async fn run(ctx: &mut Ctx) {
+    let plan = ctx.plan.clone();
+    for engine in ctx.engines.clone() {
+        for path in PATHS {
+            for &workers in &plan.drain_workers {
+                for &batch in &plan.batches {
+                    for latency_ms in ctx.latencies(engine) {
+                        let Some(place) = Place::create(engine, "outbox").await else {
+                            continue;
+                        };
+                        // A little more than the drain will take, so it never runs dry.
+                        let backlog = plan.drain_entries + plan.drain_entries / 5;
+                        let rows = Rows::Pending {
+                            count: backlog,
+                            after: 0,
+                        };
+                        load(&place.location, rows, plan.payload_bytes).await;
+                        let spec = DrainSpec {
+                            location: place.location.clone(),
+                            path,
+                            workers,
+                            batch,
+                            latency_ms,
+                            stop_after: plan.drain_entries,
+                            budget_ms: millis(plan.drain_budget),
+                        };
+                        let outcome = measure(&spec).await;
+                        progress(format_args!(
+                            "drain {} {} {workers}w batch {batch} +{latency_ms}ms: {:.0}/s, {:.1} MiB",
+                            engine.label(),
+                            path.label(),
+                            outcome.entries_per_s,
+                            outcome.peak_rss_mib
+                        ));
+                        ctx.results.drains.push(DrainRow {
+                            engine,
+                            path,
+                            workers,
+                            batch,
+                            latency_ms,
+                            backlog,
+                            outcome,
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whole milliseconds of `d`.
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Runs `spec` in a child process and returns what it measured.
+pub async fn measure(spec: &DrainSpec) -> DrainOutcome {
+    let exe = std::env::current_exe().expect("the bench binary's path");
+    let out = tokio::process::Command::new(exe)
+        .arg("drain-child")
+        .arg(serde_json::to_string(spec).expect("spec as JSON"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("run the drain child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "drain child failed ({}): {}{}",
+        out.status,
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("drain child said {line:?}: {e}"))
+}
+
+/// Counts emissions and raises the stop signal at the limit; delivers everything at once.
+struct CountingEmitter {
+    emitted: AtomicU64,
+    stop_after: u64,
+    stop: watch::Sender<bool>,
+}
+
+#[async_trait]
+impl Emitter for CountingEmitter {
+    async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+        if self.emitted.fetch_add(1, Ordering::Relaxed) + 1 >= self.stop_after {
+            self.stop.send_replace(true);
+        }
+        EmitOutcome::delivered()
+    }
+}
+
+/// The child's side: runs the drain `spec` describes, in this process.
+pub async fn child(spec: DrainSpec) -> DrainOutcome {
+    let connections = u32::try_from(spec.workers * 2).expect("worker count fits");
+    let subject = open(
+        &spec.location,
+        spec.path,
+        Link::with_latency(spec.latency_ms),
+        connections,
+    )
+    .await;
+    let (stop, stopped) = watch::channel(false);
+    let emitter = Arc::new(CountingEmitter {
+        emitted: AtomicU64::new(0),
+        stop_after: spec.stop_after,
+        stop: stop.clone(),
+    });
+    let started = Instant::now();
+    let budget = Duration::from_millis(spec.budget_ms);
+    tokio::spawn(async move {
+        tokio::time::sleep(budget).await;
+        stop.send_replace(true);
+    });
+    let workers: Vec<_> = (0..spec.workers)
+        .map(|w| {
+            let options = DrainOptions::new()
+                .owner(format!("bench-drain-{w}"))
+                .batch_size(spec.batch)
+                .poll_interval(Duration::from_millis(1), Duration::from_millis(10));
+            let drain =
+                Drain::new(subject.store.clone(), emitter.clone(), options).expect("drain options");
+            let mut stopped = stopped.clone();
+            tokio::spawn(async move {
+                let shutdown = async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                };
+                // A cycle that claims nothing means the queue is empty: nothing else writes.
+                drain.run_until(|| std::future::ready(true), shutdown).await
+            })
+        })
+        .collect();
+    let mut delivered = 0;
+    for w in workers {
+        let summary = w.await.expect("drain worker");
+        assert_eq!(summary.errors, 0, "a drain cycle failed: {summary:?}");
+        delivered += summary.delivered;
+    }
+    let elapsed = started.elapsed();
+    DrainOutcome {
+        delivered,
+        seconds: elapsed.as_secs_f64(),
+        entries_per_s: rate(delivered, elapsed),
+        peak_rss_mib: peak_rss_mib(),
+    }
+}
+
+/// This process's peak resident set (`VmHWM`), MiB; 0 where the kernel does not say.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}

@@ -1,0 +1,64 @@
+//! The scenarios, one file each, sharing the run's context.
+
+pub mod ceiling;
+pub mod claims;
+pub mod costs;
+pub mod drain;
+pub mod enqueue;
+pub mod race;
+pub mod scale;
+
+use chrono::TimeDelta;
+use outbox_core::{Claim, Completion, CompletionRequest, EmissionResult};
+
+use crate::plan::Plan;
+use crate::results::{Engine, Results, StorePath};
+
+/// Both paths, baseline first.
+pub const PATHS: [StorePath; 2] = [StorePath::Portable, StorePath::Optimized];
+
+/// A lease long enough that none runs out during a bench.
+pub fn long_lease() -> TimeDelta {
+    TimeDelta::minutes(10)
+}
+
+/// What every scenario reads and adds to.
+#[derive(Debug)]
+pub struct Ctx {
+    /// Sizes and budgets.
+    pub plan: Plan,
+    /// The engines that can be reached in this run.
+    pub engines: Vec<Engine>,
+    /// What was measured so far.
+    pub results: Results,
+}
+
+impl Ctx {
+    /// The latencies worth measuring on `engine` (only network engines get added latency).
+    pub fn latencies(&self, engine: Engine) -> Vec<u32> {
+        if engine.has_network() {
+            self.plan.latencies_ms.clone()
+        } else {
+            vec![0]
+        }
+    }
+
+    /// Records that something could not run, and says so on stderr.
+    pub fn skip(&mut self, what: String) {
+        eprintln!("!!!!!!!!!! SKIPPED: {what}");
+        self.results.environment.skipped.push(what);
+    }
+}
+
+/// Delivered completions for every claim.
+pub fn delivered(claims: &[Claim]) -> Vec<CompletionRequest> {
+    claims
+        .iter()
+        .map(|c| CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new())))
+        .collect()
+}
+
+/// A progress line on stderr (stdout stays clean for the child protocol).
+pub fn progress(what: std::fmt::Arguments<'_>) {
+    eprintln!("[bench] {what}");
+}
