@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command: formatting, lints, docs, and every test of the workspace.
+# The project's test command: formatting, lints, docs, every test of the workspace, and a
+# quick smoke run of every bench scenario (its report goes to target/bench-quick/).
 # Engines the tests need are found or started by the tests themselves; set
 # OUTBOX_TEST_REQUIRE=postgres (CI does) to turn an unreachable engine into a failure.
 set -euo pipefail
@@ -28,3 +29,7 @@ echo "== cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== benches: criterion cases once each, then every scenario once (quick), invariants checked"
+cargo test --locked -p outbox-benches --benches
+cargo run --locked -q -p outbox-benches --bin outbox-bench -- \
+    run --quick --check --out target/bench-quick >target/bench-quick.md

@@ -45,6 +45,9 @@ enum Command {
         /// Only these scenarios (claims, races, drains, enqueue, ceiling, scale, costs).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
+        /// Only these engines (sqlite, postgres); both by default.
+        #[arg(long, value_delimiter = ',')]
+        engines: Vec<String>,
         /// Exit non-zero when a correctness invariant failed (a duplicate live lease, a lost
         /// completion, a claim batch costing other than 1 or 1 + 2N statements).
         #[arg(long)]
@@ -91,6 +94,7 @@ async fn main() {
             quick,
             out,
             only,
+            engines,
             check,
         } => {
             if let Some(bad) = only.iter().find(|s| !SCENARIOS.contains(&s.as_str())) {
@@ -100,7 +104,16 @@ async fn main() {
                 ));
             }
             let plan = if quick { Plan::quick() } else { Plan::full() };
-            let results = run(plan, &only).await;
+            let wants = |name: &str| engines.is_empty() || engines.iter().any(|e| e == name);
+            if let Some(bad) = engines
+                .iter()
+                .find(|e| !["sqlite", "postgres"].contains(&e.as_str()))
+            {
+                fail(&format!(
+                    "unknown engine {bad:?} (expected sqlite, postgres)"
+                ));
+            }
+            let results = run(plan, &only, wants("sqlite"), wants("postgres")).await;
             write(&results, &out);
             if check {
                 let broken = outbox_benches::invariants::broken(&results);
@@ -130,35 +143,44 @@ fn write(results: &Results, out: &Path) {
     eprintln!("wrote {}", out.join("REPORT.md").display());
 }
 
-async fn run(plan: Plan, only: &[String]) -> Results {
+async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Results {
     let started = Instant::now();
     let mut ctx = Ctx {
         plan,
-        engines: vec![Engine::Sqlite],
+        engines: Vec::new(),
         results: Results::default(),
     };
     ctx.results.environment = environment(ctx.plan.mode);
-    match tokio::task::spawn_blocking(pg::url)
-        .await
-        .expect("server start")
-    {
-        Ok(url) => {
-            ctx.results.environment.postgres = Some(pg::info(&url).await);
-            for latency_ms in ctx.plan.latencies_ms.clone() {
-                let measured_ms = pg::round_trip_ms(&url, latency_ms).await;
-                ctx.results
-                    .environment
-                    .proxy_round_trips
-                    .push(ProxyRoundTrip {
-                        latency_ms,
-                        measured_ms,
-                    });
+    if sqlite {
+        ctx.engines.push(Engine::Sqlite);
+    } else {
+        ctx.skip("SQLite: not selected (--engines)".to_owned());
+    }
+    if !postgres {
+        ctx.skip("PostgreSQL: not selected (--engines)".to_owned());
+    } else {
+        match tokio::task::spawn_blocking(pg::url)
+            .await
+            .expect("server start")
+        {
+            Ok(url) => {
+                ctx.results.environment.postgres = Some(pg::info(&url).await);
+                for latency_ms in ctx.plan.latencies_ms.clone() {
+                    let measured_ms = pg::round_trip_ms(&url, latency_ms).await;
+                    ctx.results
+                        .environment
+                        .proxy_round_trips
+                        .push(ProxyRoundTrip {
+                            latency_ms,
+                            measured_ms,
+                        });
+                }
+                ctx.engines.push(Engine::Postgres);
             }
-            ctx.engines.push(Engine::Postgres);
-        }
-        Err(why) => {
-            outbox_testkit::engines::unavailable("postgres", &why);
-            ctx.skip(format!("PostgreSQL: {why}"));
+            Err(why) => {
+                outbox_testkit::engines::unavailable("postgres", &why);
+                ctx.skip(format!("PostgreSQL: {why}"));
+            }
         }
     }
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);

@@ -14,11 +14,10 @@ use outbox_core::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use super::{progress, Ctx, PATHS};
-use crate::load::{load, Rows};
+use super::{progress, Ctx};
 use crate::results::{DrainOutcome, DrainRow, StorePath};
 use crate::stats::rate;
-use crate::subject::{open, Link, Location, Place};
+use crate::subject::{open, Link, Location};
 
 /// What a drain child runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,53 +38,44 @@ pub struct DrainSpec {
     pub budget_ms: u64,
 }
 
-/// Runs the drain grid: every worker count and batch at every latency, both paths.
+/// Runs the drain grid: every worker count in every cell.
 pub async fn run(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
-    for engine in ctx.engines.clone() {
-        for path in PATHS {
-            for &workers in &plan.drain_workers {
-                for &batch in &plan.batches {
-                    for latency_ms in ctx.latencies(engine) {
-                        let Some(place) = Place::create(engine, "outbox").await else {
-                            continue;
-                        };
-                        // A little more than the drain will take, so it never runs dry.
-                        let backlog = plan.drain_entries + plan.drain_entries / 5;
-                        let rows = Rows::Pending {
-                            count: backlog,
-                            after: 0,
-                        };
-                        load(&place.location, rows, plan.payload_bytes).await;
-                        let spec = DrainSpec {
-                            location: place.location.clone(),
-                            path,
-                            workers,
-                            batch,
-                            latency_ms,
-                            stop_after: plan.drain_entries,
-                            budget_ms: millis(plan.drain_budget),
-                        };
-                        let outcome = measure(&spec).await;
-                        progress(format_args!(
-                            "drain {} {} {workers}w batch {batch} +{latency_ms}ms: {:.0}/s, {:.1} MiB",
-                            engine.label(),
-                            path.label(),
-                            outcome.entries_per_s,
-                            outcome.peak_rss_mib
-                        ));
-                        ctx.results.drains.push(DrainRow {
-                            engine,
-                            path,
-                            workers,
-                            batch,
-                            latency_ms,
-                            backlog,
-                            outcome,
-                        });
-                    }
-                }
-            }
+    for cell in ctx.cells() {
+        for &workers in &plan.drain_workers {
+            // A little more than the drain will take, so it never runs dry.
+            let backlog = plan.drain_entries + plan.drain_entries / 5;
+            let Some(place) = ctx.loaded(cell.engine, backlog).await else {
+                continue;
+            };
+            let spec = DrainSpec {
+                location: place.location.clone(),
+                path: cell.path,
+                workers,
+                batch: cell.batch,
+                latency_ms: cell.latency_ms,
+                stop_after: plan.drain_entries,
+                budget_ms: millis(plan.drain_budget),
+            };
+            let outcome = measure(&spec).await;
+            progress(format_args!(
+                "drain {} {} {workers}w batch {} +{}ms: {:.0}/s, {:.1} MiB",
+                cell.engine.label(),
+                cell.path.label(),
+                cell.batch,
+                cell.latency_ms,
+                outcome.entries_per_s,
+                outcome.peak_rss_mib
+            ));
+            ctx.results.drains.push(DrainRow {
+                engine: cell.engine,
+                path: cell.path,
+                workers,
+                batch: cell.batch,
+                latency_ms: cell.latency_ms,
+                backlog,
+                outcome,
+            });
         }
     }
 }

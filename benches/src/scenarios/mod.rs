@@ -11,8 +11,10 @@ pub mod scale;
 use chrono::TimeDelta;
 use outbox_core::{Claim, Completion, CompletionRequest, EmissionResult};
 
+use crate::load::{load, Rows};
 use crate::plan::Plan;
 use crate::results::{Engine, Results, StorePath};
+use crate::subject::Place;
 
 /// Both paths, baseline first.
 pub const PATHS: [StorePath; 2] = [StorePath::Portable, StorePath::Optimized];
@@ -43,11 +45,56 @@ impl Ctx {
         }
     }
 
+    /// Every cell of the grid: each reachable engine's paths, batches and latencies.
+    pub fn cells(&self) -> Vec<Cell> {
+        let mut cells = Vec::new();
+        for &engine in &self.engines {
+            for path in PATHS {
+                for &batch in &self.plan.batches {
+                    for latency_ms in self.latencies(engine) {
+                        cells.push(Cell {
+                            engine,
+                            path,
+                            batch,
+                            latency_ms,
+                        });
+                    }
+                }
+            }
+        }
+        cells
+    }
+
+    /// A fresh table holding `pending` due entries of the plan's payload size; `None` when
+    /// the engine cannot be reached (reported).
+    pub async fn loaded(&self, engine: Engine, pending: u64) -> Option<Place> {
+        let place = Place::create(engine, "outbox").await?;
+        let rows = Rows::Pending {
+            count: pending,
+            after: 0,
+        };
+        load(&place.location, rows, self.plan.payload_bytes).await;
+        Some(place)
+    }
+
     /// Records that something could not run, and says so on stderr.
     pub fn skip(&mut self, what: String) {
         eprintln!("!!!!!!!!!! SKIPPED: {what}");
         self.results.environment.skipped.push(what);
     }
+}
+
+/// One cell of the grid.
+#[derive(Debug, Clone, Copy)]
+pub struct Cell {
+    /// Engine.
+    pub engine: Engine,
+    /// Store.
+    pub path: StorePath,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Added round-trip latency, milliseconds.
+    pub latency_ms: u32,
 }
 
 /// Delivered completions for every claim.

@@ -11,11 +11,10 @@ use chrono::{DateTime, Utc};
 use outbox_core::{AdminClaimStore, ClaimRequest, EntryId, TransitionOutcome};
 use uuid::Uuid;
 
-use super::{delivered, long_lease, progress, Ctx, PATHS};
-use crate::load::{load, Rows};
+use super::{delivered, long_lease, progress, Cell, Ctx};
 use crate::results::RaceRow;
 use crate::stats::{percentile_ms, rate};
-use crate::subject::{open, Link, Place};
+use crate::subject::{open, Link};
 
 #[derive(Default)]
 struct Ledger {
@@ -32,71 +31,59 @@ struct Ledger {
 /// Runs every (engine, path, batch, latency) cell.
 pub async fn run(ctx: &mut Ctx) {
     let workers = ctx.plan.race_workers;
-    for engine in ctx.engines.clone() {
-        for path in PATHS {
-            for &batch in &ctx.plan.batches.clone() {
-                for latency_ms in ctx.latencies(engine) {
-                    let Some(place) = Place::create(engine, "outbox").await else {
-                        continue;
-                    };
-                    let rows = Rows::Pending {
-                        count: ctx.plan.cell_backlog,
-                        after: 0,
-                    };
-                    load(&place.location, rows, ctx.plan.payload_bytes).await;
-                    let connections = u32::try_from(workers).expect("worker count fits");
-                    let subject = open(
-                        &place.location,
-                        path,
-                        Link::with_latency(latency_ms),
-                        connections,
-                    )
-                    .await;
-                    let ledger = Arc::new(Mutex::new(Ledger::default()));
-                    let started = Instant::now();
-                    let deadline = started + ctx.plan.cell_budget;
-                    let tasks: Vec<_> = (0..workers)
-                        .map(|w| {
-                            let store = subject.store.clone();
-                            let ledger = ledger.clone();
-                            tokio::spawn(worker(w, store, ledger, batch, deadline))
-                        })
-                        .collect();
-                    for t in tasks {
-                        t.await.expect("race worker");
-                    }
-                    let ended = Instant::now();
-                    let elapsed = ended - started;
-                    let mut l = std::mem::take(&mut *ledger.lock().unwrap());
-                    let row = RaceRow {
-                        engine,
-                        path,
-                        batch,
-                        latency_ms,
-                        workers,
-                        claimed: l.claimed,
-                        seconds: elapsed.as_secs_f64(),
-                        claims_per_s: rate(l.claimed, elapsed),
-                        p50_ms: percentile_ms(&mut l.samples, 0.50),
-                        p95_ms: percentile_ms(&mut l.samples, 0.95),
-                        p99_ms: percentile_ms(&mut l.samples, 0.99),
-                        duplicate_live_leases: l.duplicates,
-                        lost_completions: l.lost,
-                        longest_overtaken_wait_ms: longest_overtaken_wait(&l.first_claim)
-                            .as_secs_f64()
-                            * 1_000.0,
-                    };
-                    progress(format_args!(
-                        "race {} {} batch {batch} +{latency_ms}ms: {:.0}/s, {} duplicates",
-                        engine.label(),
-                        path.label(),
-                        row.claims_per_s,
-                        row.duplicate_live_leases
-                    ));
-                    ctx.results.races.push(row);
-                }
-            }
+    for cell in ctx.cells() {
+        let Cell {
+            engine,
+            path,
+            batch,
+            latency_ms,
+        } = cell;
+        let Some(place) = ctx.loaded(engine, ctx.plan.cell_backlog).await else {
+            continue;
+        };
+        let connections = u32::try_from(workers).expect("worker count fits");
+        let link = Link::with_latency(latency_ms);
+        let subject = open(&place.location, path, link, connections).await;
+        let ledger = Arc::new(Mutex::new(Ledger::default()));
+        let started = Instant::now();
+        let deadline = started + ctx.plan.cell_budget;
+        let tasks: Vec<_> = (0..workers)
+            .map(|w| {
+                let store = subject.store.clone();
+                let ledger = ledger.clone();
+                tokio::spawn(worker(w, store, ledger, batch, deadline))
+            })
+            .collect();
+        for t in tasks {
+            t.await.expect("race worker");
         }
+        let elapsed = started.elapsed();
+        let mut l = std::mem::take(&mut *ledger.lock().unwrap());
+        let overtaken = longest_overtaken_wait(&l.first_claim);
+        let row = RaceRow {
+            engine,
+            path,
+            batch,
+            latency_ms,
+            workers,
+            claimed: l.claimed,
+            seconds: elapsed.as_secs_f64(),
+            claims_per_s: rate(l.claimed, elapsed),
+            p50_ms: percentile_ms(&mut l.samples, 0.50),
+            p95_ms: percentile_ms(&mut l.samples, 0.95),
+            p99_ms: percentile_ms(&mut l.samples, 0.99),
+            duplicate_live_leases: l.duplicates,
+            lost_completions: l.lost,
+            longest_overtaken_wait_ms: overtaken.as_secs_f64() * 1_000.0,
+        };
+        progress(format_args!(
+            "race {} {} batch {batch} +{latency_ms}ms: {:.0}/s, {} duplicates",
+            engine.label(),
+            path.label(),
+            row.claims_per_s,
+            row.duplicate_live_leases
+        ));
+        ctx.results.races.push(row);
     }
 }
 
