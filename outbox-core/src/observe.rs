@@ -113,6 +113,10 @@ impl<S: ClaimStore> ClaimStore for Observed<S> {
         self.inner.claim_retry_ready(req).await
     }
 
+    async fn claim_next(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        self.inner.claim_next(req).await
+    }
+
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
         // The requests are kept for the log lines; completions are small next to a round trip.
         let results = self.inner.complete_batch(reqs.clone()).await?;

@@ -144,6 +144,31 @@ pub trait ClaimStore: OutboxStore {
     /// Leases up to `batch_size` retry-ready entries in retry order.
     async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>>;
 
+    /// Leases up to `batch_size` entries: retry-ready ones first, in retry order (they have
+    /// waited longest), then pending ones in pending order. What the drain claims each cycle.
+    ///
+    /// The default makes the two claims one after the other; a store that can take both
+    /// groups in one round trip overrides it. If the pending claim fails after retry-ready
+    /// entries were leased, those are returned rather than stranded until their leases end.
+    async fn claim_next(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        let mut claims = self.claim_retry_ready(req).await?;
+        let taken = u32::try_from(claims.len()).unwrap_or(req.batch_size);
+        let room = req.batch_size.saturating_sub(taken);
+        if room == 0 {
+            return Ok(claims);
+        }
+        let mut rest = req.clone();
+        rest.batch_size = room;
+        match self.claim_pending(&rest).await {
+            Ok(more) => claims.extend(more),
+            Err(e) if !claims.is_empty() => {
+                tracing::warn!(error = %e, "claiming pending entries failed; keeping the retry-ready ones");
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(claims)
+    }
+
     /// Records many completions in one call; one result per request, in input order,
     /// each the same as completing that claim alone would give.
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>>;

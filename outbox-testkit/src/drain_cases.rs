@@ -40,7 +40,7 @@ fn options(owner: &str) -> DrainOptions {
 fn drain(s: &DrainSubject, emitter: &ScriptedEmitter, options: DrainOptions) -> Drain {
     Drain::new(s.store.clone(), Arc::new(emitter.clone()), options)
         .expect("valid options")
-        .with_clock(s.clock.clone())
+        .with_test_clock(s.clock.clone())
 }
 
 async fn enqueue(s: &DrainSubject, payloads: &[&str]) -> Vec<EntryId> {

@@ -106,7 +106,8 @@ macro_rules! conformance_suite {
                 ordering: pending_claims_follow_created_time, pending_ties_break_by_id,
                     consecutive_claims_take_the_next_oldest, retry_claims_follow_next_retry_time,
                     retry_ties_break_by_id, retry_without_next_retry_orders_by_update_time,
-                    find_pending_uses_claim_order;
+                    find_pending_uses_claim_order,
+                    claim_next_takes_retry_ready_first;
                 eligibility: terminal_rows_are_never_claimed, failed_rows_wait_for_an_operator,
                     pending_not_yet_due_is_not_claimed, retry_not_yet_due_is_not_claimed,
                     held_lease_is_not_claimed_again, expired_lease_is_reclaimable,

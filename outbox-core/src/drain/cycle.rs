@@ -60,19 +60,8 @@ impl Drain {
         if o.use_claim_leases {
             let mut req = ClaimRequest::new(o.owner.clone(), o.batch_size, o.lease);
             req.topic = o.topic.clone();
-            let mut claims = self.store.claim_retry_ready(&req).await?;
-            let room = o.batch_size - u32::try_from(claims.len()).unwrap_or(o.batch_size);
-            if room > 0 {
-                req.batch_size = room;
-                match self.store.claim_pending(&req).await {
-                    Ok(more) => claims.extend(more),
-                    // Work on the claims already held rather than strand them until expiry.
-                    Err(e) if !claims.is_empty() => {
-                        tracing::warn!(error = %e, "claiming pending entries failed; working on the retry-ready ones");
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
+            req.now = self.request_time();
+            let claims = self.store.claim_next(&req).await?;
             Ok(claims.into_iter().map(Work::Claimed).collect())
         } else {
             let mut req = FindRequest::new(o.batch_size);
@@ -162,7 +151,9 @@ impl Drain {
             return Vec::new();
         }
         let claims: Vec<Claim> = held.values().cloned().collect();
-        match self.store.renew(&claims, &RenewRequest::new(self.options.lease)).await {
+        let mut request = RenewRequest::new(self.options.lease);
+        request.now = self.request_time();
+        match self.store.renew(&claims, &request).await {
             Ok(outcomes) => outcomes
                 .into_iter()
                 .filter_map(|o| match o {
@@ -209,13 +200,17 @@ impl Drain {
                 (None, _) => continue,
             };
             match item {
-                Work::Claimed(c) => claimed.push(CompletionRequest::new(c.clone(), completion)),
+                Work::Claimed(c) => {
+                    let mut request = CompletionRequest::new(c.clone(), completion);
+                    request.now = self.request_time();
+                    claimed.push(request);
+                }
                 Work::Found(entry) => {
                     let mut next = entry.clone();
                     completion
                         .target(entry)
                         .apply_to(&mut next, now, entry.stamp);
-                    match self.store.save(&next, None).await {
+                    match self.store.save(&next, self.request_time()).await {
                         Ok(result) => tally(summary, &completion, result.outcome),
                         Err(e) => {
                             tracing::error!(entry_id = %id, error = %e, "recording an emission failed; it will be emitted again");

@@ -26,6 +26,39 @@ async fn one_at_a_time(
     picked
 }
 
+/// Delivered completions for `claims`, at `at(61)`.
+fn delivered(claims: &[outbox_core::Claim]) -> Vec<CompletionRequest> {
+    claims
+        .iter()
+        .map(|c| {
+            CompletionRequest::new(c.clone(), Completion::Delivered(Default::default())).at(at(61))
+        })
+        .collect()
+}
+
+/// Records each claim as a retryable failure (at `at(1)`) due at the matching time.
+async fn fail_with_retries<const N: usize>(
+    store: &DynStore,
+    claims: &[outbox_core::Claim],
+    retry_at: [chrono::DateTime<chrono::Utc>; N],
+) {
+    let reqs = claims
+        .iter()
+        .zip(retry_at)
+        .map(|(c, r)| {
+            CompletionRequest::new(
+                c.clone(),
+                Completion::Failed {
+                    error: boom(),
+                    next_retry: Some(r),
+                },
+            )
+            .at(at(1))
+        })
+        .collect();
+    store.complete_batch(reqs).await.unwrap();
+}
+
 /// Pending entries are claimed oldest first, whatever order they were written in.
 pub async fn pending_claims_follow_created_time(store: DynStore) {
     let written = store
@@ -76,22 +109,7 @@ pub async fn retry_claims_follow_next_retry_time(store: DynStore) {
     let written = seed(&store, 3).await;
     let claims = store.claim_pending(&claim_req("w", 3, t0())).await.unwrap();
     // Oldest entry retries last, newest first.
-    let retry_at = [at(30), at(20), at(10)];
-    let reqs = claims
-        .iter()
-        .zip(retry_at)
-        .map(|(c, r)| {
-            CompletionRequest::new(
-                c.clone(),
-                Completion::Failed {
-                    error: boom(),
-                    next_retry: Some(r),
-                },
-            )
-            .at(at(1))
-        })
-        .collect();
-    store.complete_batch(reqs).await.unwrap();
+    fail_with_retries(&store, &claims, [at(30), at(20), at(10)]).await;
     let retried = store
         .claim_retry_ready(&claim_req("w", 10, at(60)))
         .await
@@ -182,4 +200,32 @@ pub async fn find_pending_uses_claim_order(store: DynStore) {
         ids(&found),
         vec![written[1].id, written[2].id, written[0].id]
     );
+}
+
+/// The drain's claim takes retry-ready entries first, in retry order, then fills the batch
+/// with pending entries in pending order; retries not yet due stay where they are.
+pub async fn claim_next_takes_retry_ready_first(store: DynStore) {
+    let written = seed(&store, 6).await;
+    let failed = store.claim_pending(&claim_req("w", 3, t0())).await.unwrap();
+    // The oldest retries last; the third is parked beyond the claims below.
+    fail_with_retries(&store, &failed, [at(20), at(10), at(500)]).await;
+    let first = store.claim_next(&claim_req("a", 3, at(60))).await.unwrap();
+    assert_eq!(
+        claim_ids(&first),
+        vec![written[1].id, written[0].id, written[3].id]
+    );
+    let second = store.claim_next(&claim_req("b", 1, at(60))).await.unwrap();
+    assert_eq!(claim_ids(&second), vec![written[4].id]);
+    let rest = store.claim_next(&claim_req("c", 10, at(60))).await.unwrap();
+    assert_eq!(claim_ids(&rest), vec![written[5].id]);
+    for claims in [first, second, rest] {
+        for done in store.complete_batch(delivered(&claims)).await.unwrap() {
+            assert_eq!(done.outcome, outbox_core::TransitionOutcome::Applied);
+        }
+    }
+    let later = store
+        .claim_next(&claim_req("d", 10, at(600)))
+        .await
+        .unwrap();
+    assert_eq!(claim_ids(&later), vec![written[2].id]);
 }
