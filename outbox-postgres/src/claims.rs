@@ -2,31 +2,57 @@
 
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, normalize_time, Claim, ClaimRequest, ClaimStore, CompletionRequest, EntryId,
-    OutboxEntry, OutboxError, RenewOutcome, RenewRequest, Result, TransitionResult,
+    async_trait, normalize_time, Claim, ClaimRequest, ClaimStore, CompletionRequest,
+    EmissionStatus, EntryId, OutboxEntry, OutboxError, RenewOutcome, RenewRequest, Result,
+    TransitionResult,
 };
 
 use crate::arrays::{lease_micros, Completions, Holders};
 use crate::connection::query;
 use crate::{outcomes, row, PgClaimStore};
 
-/// The key a claim's rows are returned in: the order its statement selected them.
-type ClaimOrder = fn(&OutboxEntry) -> (DateTime<Utc>, EntryId);
+/// Which groups a claim takes: retry-ready rows, pending rows, or both (retry-ready first).
+#[derive(Debug, Clone, Copy)]
+struct Groups {
+    retry: bool,
+    pending: bool,
+}
+
+/// The order a claim's rows are returned in: retry-ready rows by (retry time, id), then
+/// pending rows by (created, id). A claim changes neither key, so the returned rows still
+/// carry the keys they were selected by.
+fn claim_order(e: &OutboxEntry) -> (bool, DateTime<Utc>, EntryId) {
+    match e.status {
+        EmissionStatus::Pending => (true, e.created_at, e.id),
+        _ => (false, e.retry_order_time(), e.id),
+    }
+}
 
 #[async_trait]
 impl ClaimStore for PgClaimStore {
     async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.claim(&self.inner.sql.claim_pending, req, |e| (e.created_at, e.id))
-            .await
+        let groups = Groups {
+            retry: false,
+            pending: true,
+        };
+        self.claim(req, groups).await
     }
 
     async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        // A claim changes neither the retry time nor `updated_at`, so the returned rows
-        // still carry the key they were selected by.
-        self.claim(&self.inner.sql.claim_retry_ready, req, |e| {
-            (e.retry_order_time(), e.id)
-        })
-        .await
+        let groups = Groups {
+            retry: true,
+            pending: false,
+        };
+        self.claim(req, groups).await
+    }
+
+    /// Both groups in one statement and one round trip.
+    async fn claim_next(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        let groups = Groups {
+            retry: true,
+            pending: true,
+        };
+        self.claim(req, groups).await
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
@@ -58,19 +84,27 @@ impl ClaimStore for PgClaimStore {
 
 impl PgClaimStore {
     /// Runs one claim statement and returns its claims in claim order.
-    async fn claim(&self, sql: &str, req: &ClaimRequest, order: ClaimOrder) -> Result<Vec<Claim>> {
+    async fn claim(&self, req: &ClaimRequest, groups: Groups) -> Result<Vec<Claim>> {
         self.inner.limits.check_claim(req)?;
         let now = req.now.map(normalize_time);
         let limit = i64::from(req.batch_size);
         let lease = lease_micros(req.lease)?;
         let rows = query(
             &self.inner.pool,
-            sql,
-            &[&now, &req.topic, &limit, &req.owner, &lease],
+            &self.inner.sql.claim,
+            &[
+                &now,
+                &req.topic,
+                &limit,
+                &req.owner,
+                &lease,
+                &groups.retry,
+                &groups.pending,
+            ],
         )
         .await?;
         let mut entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
-        entries.sort_by_key(order);
+        entries.sort_by_key(claim_order);
         entries
             .into_iter()
             .map(|entry| {

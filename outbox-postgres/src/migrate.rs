@@ -3,12 +3,20 @@
 use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
 use tokio_postgres::Client;
 
-static MIGRATIONS: [Migration; 1] = [Migration {
-    version: 1,
-    name: "create_outbox",
-    up: include_str!("../migrations/0001_create_outbox.up.sql"),
-    down: include_str!("../migrations/0001_create_outbox.down.sql"),
-}];
+static MIGRATIONS: [Migration; 2] = [
+    Migration {
+        version: 1,
+        name: "create_outbox",
+        up: include_str!("../migrations/0001_create_outbox.up.sql"),
+        down: include_str!("../migrations/0001_create_outbox.down.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "claim_function",
+        up: include_str!("../migrations/0002_claim_function.up.sql"),
+        down: include_str!("../migrations/0002_claim_function.down.sql"),
+    },
+];
 
 const MIGRATIONS_TABLE: &str = include_str!("../sql/migrations_table.sql");
 pub(crate) const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");

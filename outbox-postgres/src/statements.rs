@@ -5,8 +5,7 @@ use outbox_core::TableName;
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug)]
 pub(crate) struct Statements {
-    pub(crate) claim_pending: String,
-    pub(crate) claim_retry_ready: String,
+    pub(crate) claim: String,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
     pub(crate) enqueue: String,
@@ -22,8 +21,7 @@ impl Statements {
     /// values are never substituted, only bound.
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim_pending: table.render(include_str!("../sql/claim_pending.sql")),
-            claim_retry_ready: table.render(include_str!("../sql/claim_retry_ready.sql")),
+            claim: table.render(include_str!("../sql/claim.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             enqueue: table.render(include_str!("../sql/enqueue.sql")),
@@ -44,9 +42,9 @@ mod tests {
     fn every_placeholder_is_substituted() {
         let table = TableName::in_schema("app", "events").unwrap();
         let s = Statements::render(&table);
+        assert!(s.claim.contains("\"app\".\"events_claim\"("), "{}", s.claim);
+        assert!(!s.claim.contains('{'), "{}", s.claim);
         for sql in [
-            &s.claim_pending,
-            &s.claim_retry_ready,
             &s.complete_batch,
             &s.renew,
             &s.enqueue,
@@ -63,11 +61,18 @@ mod tests {
 
     #[test]
     fn claims_use_the_locked_cte_form_never_in_subquery() {
-        let s = Statements::render(&TableName::default());
-        for sql in [&s.claim_pending, &s.claim_retry_ready] {
-            assert!(sql.contains("AS MATERIALIZED"), "{sql}");
-            assert!(sql.contains("FOR UPDATE SKIP LOCKED"), "{sql}");
-            assert!(!sql.contains("IN (SELECT"), "{sql}");
+        let function = include_str!("../migrations/0002_claim_function.up.sql");
+        assert_eq!(function.matches("AS MATERIALIZED").count(), 2, "{function}");
+        assert_eq!(function.matches("FOR UPDATE SKIP LOCKED").count(), 2);
+        assert!(!function.contains("IN (SELECT"), "{function}");
+        // The plan must not hang on statistics: no sort, no bitmap, no sequential scan.
+        for setting in ["enable_sort", "enable_bitmapscan", "enable_seqscan"] {
+            assert!(
+                function.contains(&format!("SET {setting} = off")),
+                "{setting}"
+            );
         }
+        let s = Statements::render(&TableName::default());
+        assert!(s.claim.contains("\"outbox_claim\"("), "{}", s.claim);
     }
 }

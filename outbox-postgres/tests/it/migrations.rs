@@ -17,13 +17,15 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         matches!(err, OutboxError::SchemaNotMigrated { .. }),
         "{err}"
     );
+    let latest = outbox_postgres::required_version();
+    assert_eq!(latest, 2);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
-        1
+        latest
     );
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
-        1
+        latest
     );
     outbox_postgres::check_schema(&client, &table)
         .await

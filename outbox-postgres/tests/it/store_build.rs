@@ -50,7 +50,7 @@ async fn an_unmigrated_or_mismatched_schema_is_refused_clearly() {
         matches!(
             err,
             OutboxError::SchemaVersionMismatch {
-                expected: 1,
+                expected: 2,
                 found: 99
             }
         ),

@@ -1,0 +1,22 @@
+//! The drain scenarios against the PostgreSQL store. The store reads the database's clock,
+//! so the drain stamps every request with the scenario's clock (`Drain::with_test_clock`);
+//! entries enqueued at the database's time are already due at that clock's start.
+
+use std::sync::Arc;
+
+use outbox_core::{ManualClock, Observed};
+use outbox_testkit::drain_cases::DrainSubject;
+
+use crate::support;
+
+async fn drain_subject() -> Option<DrainSubject> {
+    let db = support::migrated_db().await?;
+    let store = support::store(&db, 4).await;
+    Some(DrainSubject {
+        store: Arc::new(Observed::new(store)),
+        clock: Arc::new(ManualClock::new(outbox_testkit::fixtures::t0())),
+        guard: Box::new(db),
+    })
+}
+
+outbox_testkit::drain_suite!(drain_subject);
