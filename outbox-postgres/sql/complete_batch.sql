@@ -9,7 +9,10 @@
 -- still holds the claim's owner and token; nobody can change a locked row before this
 -- statement ends, so the check and the write are one atomic step. Every locked row comes
 -- back once: `applied` says whether this statement wrote it; a row that is not returned
--- does not exist.
+-- does not exist. A written row comes back with only the columns this statement set (the
+-- caller holds the rest in its claim: they never change after enqueue, or are cleared by
+-- every completion), so a batch's reply does not carry its payloads back; a refused row
+-- comes back whole, as the durable state that refused the write.
 WITH input AS MATERIALIZED (
     SELECT *
     FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::smallint[], $5::timestamptz[],
@@ -47,9 +50,21 @@ updated AS (
       AND l.status NOT IN (1, 5)
       AND l.claim_owner = i.owner
       AND l.claim_token = i.token
-    RETURNING t.*
+    RETURNING t.id, t.status, t.updated_at, t.next_retry_at, t.attempt_count, t.last_error,
+              t.dead_letter_reason, t.delivered_at, t.provider_message_id, t.stamp
 )
-SELECT u.*, true AS applied FROM updated AS u
+SELECT u.id, true AS applied, u.status, u.updated_at, u.next_retry_at, u.attempt_count,
+       u.last_error, u.dead_letter_reason, u.delivered_at, u.provider_message_id, u.stamp,
+       NULL::text AS topic, NULL::text AS partition_key, NULL::bytea AS payload,
+       NULL::jsonb AS headers, NULL::timestamptz AS created_at,
+       NULL::timestamptz AS not_before, NULL::text AS claim_owner, NULL::uuid AS claim_token,
+       NULL::timestamptz AS claimed_at, NULL::timestamptz AS claim_expires_at,
+       NULL::integer AS claim_attempt_count
+FROM updated AS u
 UNION ALL
-SELECT l.*, false AS applied FROM locked AS l
+SELECT l.id, false AS applied, l.status, l.updated_at, l.next_retry_at, l.attempt_count,
+       l.last_error, l.dead_letter_reason, l.delivered_at, l.provider_message_id, l.stamp,
+       l.topic, l.partition_key, l.payload, l.headers, l.created_at, l.not_before,
+       l.claim_owner, l.claim_token, l.claimed_at, l.claim_expires_at, l.claim_attempt_count
+FROM locked AS l
 WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE u.id = l.id)

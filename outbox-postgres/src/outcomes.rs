@@ -33,19 +33,32 @@ fn refusal(durable: &OutboxEntry, claim: &Claim) -> TransitionOutcome {
     TransitionOutcome::precheck(Some(durable), claim).unwrap_or(TransitionOutcome::ConcurrencyLost)
 }
 
-/// One transition result per claim, in the claims' order.
+/// One transition result per claim, in the claims' order. Written rows carry only what
+/// the write set (see [`row::written`]); refused rows come back whole.
 pub(crate) fn transitions<'a>(
     claims: impl Iterator<Item = &'a Claim>,
     rows: &[Row],
 ) -> Result<Vec<TransitionResult>> {
-    let mut rows = by_id(rows)?;
-    Ok(claims
+    let mut rows = rows
+        .iter()
+        .map(|r| Ok((row::id(r)?, r)))
+        .collect::<Result<HashMap<EntryId, &Row>>>()?;
+    claims
         .map(|claim| match rows.remove(&claim.id()) {
-            None => TransitionResult::new(TransitionOutcome::Missing, claim.entry.clone()),
-            Some((entry, true)) => TransitionResult::new(TransitionOutcome::Applied, entry),
-            Some((entry, false)) => TransitionResult::new(refusal(&entry, claim), entry),
+            None => Ok(TransitionResult::new(
+                TransitionOutcome::Missing,
+                claim.entry.clone(),
+            )),
+            Some(r) if row::applied(r)? => Ok(TransitionResult::new(
+                TransitionOutcome::Applied,
+                row::written(r, &claim.entry)?,
+            )),
+            Some(r) => {
+                let durable = row::entry(r)?;
+                Ok(TransitionResult::new(refusal(&durable, claim), durable))
+            }
         })
-        .collect())
+        .collect()
 }
 
 /// One renewal outcome per claim, in the claims' order.

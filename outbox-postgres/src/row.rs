@@ -1,4 +1,4 @@
-//! Reading outbox rows: every statement returns whole rows (`t.*`), read by column name.
+//! Reading outbox rows, by column name: whole rows (`t.*`), or the columns a completion wrote.
 
 use chrono::{DateTime, Utc};
 use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
@@ -41,6 +41,41 @@ pub(crate) fn entry(row: &Row) -> Result<OutboxEntry> {
         claim_attempt_count: count(row, "claim_attempt_count", &shown)?,
         stamp: get(row, "stamp", &shown)?,
     })
+}
+
+/// Reads a row a completion wrote. It carries only the columns the write set; the others
+/// come from `claimed`, the entry as the claim took it: they never change after enqueue
+/// (topic, partition key, payload, headers, created and not-before times, the claim's
+/// attempt count, which only a claim moves) or are cleared by every completion (the claim
+/// fields). Read by column name, like [`entry`].
+pub(crate) fn written(row: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
+    let shown = claimed.id.to_string();
+    let opt_at = |col: &'static str| get::<Option<DateTime<Utc>>>(row, col, &shown);
+    let text = |col: &'static str| get::<Option<String>>(row, col, &shown);
+    let status_code: i16 = get(row, "status", &shown)?;
+    let status = EmissionStatus::from_code(status_code.into())
+        .ok_or_else(|| corrupt(&shown, format!("unknown status code {status_code}")))?;
+    Ok(OutboxEntry {
+        status,
+        updated_at: get(row, "updated_at", &shown)?,
+        next_retry_at: opt_at("next_retry_at")?,
+        attempt_count: count(row, "attempt_count", &shown)?,
+        last_error: text("last_error")?,
+        dead_letter_reason: text("dead_letter_reason")?,
+        delivered_at: opt_at("delivered_at")?,
+        provider_message_id: text("provider_message_id")?,
+        claim_owner: None,
+        claim_token: None,
+        claimed_at: None,
+        claim_expires_at: None,
+        stamp: get(row, "stamp", &shown)?,
+        ..claimed.clone()
+    })
+}
+
+/// Reads the id of a returned row.
+pub(crate) fn id(row: &Row) -> Result<EntryId> {
+    get::<Uuid>(row, "id", "?").map(EntryId::from_uuid)
 }
 
 /// Reads the `applied` flag the guarded writes add to each row they return.
