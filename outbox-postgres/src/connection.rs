@@ -57,6 +57,22 @@ pub(crate) async fn execute(pool: &Pool, sql: &str, params: &[&(dyn ToSql + Sync
     result.map_err(map_err)
 }
 
+/// Runs `work` on a pooled connection of its own, for the few calls that need more than
+/// one statement (a transaction around a `COPY`), under the same guard as [`query`]: a
+/// call dropped midway never hands the pool a connection with work in flight. A
+/// transaction `work` leaves unfinished on error is rolled back by the driver before the
+/// connection serves anyone else.
+pub(crate) async fn with_connection<T>(
+    pool: &Pool,
+    work: impl AsyncFnOnce(&mut Object) -> std::result::Result<T, tokio_postgres::Error>,
+    map: impl FnOnce(tokio_postgres::Error) -> OutboxError,
+) -> Result<T> {
+    let mut guard = InFlight::new(pool.get().await.map_err(map_pool_err)?);
+    let result = work(guard.client_mut()).await;
+    guard.finish(result.as_ref().err());
+    result.map_err(map)
+}
+
 /// True for errors after which the connection cannot be used again: anything that is not
 /// an ordinary error answer of the server (I/O, a closed connection, a protocol error),
 /// and FATAL or PANIC answers, which end the session.
@@ -82,6 +98,12 @@ impl InFlight {
     fn client(&self) -> &Object {
         self.client
             .as_ref()
+            .expect("the connection is present until finish or drop")
+    }
+
+    fn client_mut(&mut self) -> &mut Object {
+        self.client
+            .as_mut()
             .expect("the connection is present until finish or drop")
     }
 

@@ -5,6 +5,7 @@ mod arrays;
 mod claims;
 mod config;
 mod connection;
+mod copy;
 mod error;
 mod listener;
 mod migrate;
@@ -15,6 +16,7 @@ mod statements;
 mod store;
 
 pub use config::PgStoreConfig;
+pub use copy::COPY_FROM as BULK_COPY_FROM;
 pub use listener::{wake_channel, ListenSession, PgListener};
 pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,

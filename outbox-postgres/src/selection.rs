@@ -43,6 +43,9 @@ impl OutboxStore for PgClaimStore {
 
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.inner.limits.check_new_entries(&entries)?;
+        if entries.len() >= crate::copy::COPY_FROM {
+            return crate::copy::enqueue(&self.inner, entries).await;
+        }
         let columns = NewEntries::new(entries)?;
         let params = columns
             .typed_params(&self.inner.channel)

@@ -14,6 +14,9 @@ pub(crate) struct Statements {
     pub(crate) find_retry_ready: String,
     pub(crate) save: String,
     pub(crate) prune_delivered: String,
+    pub(crate) clock: String,
+    pub(crate) copy_in: String,
+    pub(crate) notify: String,
 }
 
 impl Statements {
@@ -30,6 +33,9 @@ impl Statements {
             find_retry_ready: table.render(include_str!("../sql/find_retry_ready.sql")),
             save: table.render(include_str!("../sql/save.sql")),
             prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
+            clock: include_str!("../sql/clock.sql").to_owned(),
+            copy_in: table.render(include_str!("../sql/copy_in.sql")),
+            notify: include_str!("../sql/notify.sql").to_owned(),
         }
     }
 }
@@ -53,6 +59,7 @@ mod tests {
             &s.find_retry_ready,
             &s.save,
             &s.prune_delivered,
+            &s.copy_in,
         ] {
             assert!(!sql.contains('{'), "unrendered placeholder in {sql}");
             assert!(sql.contains("\"app\".\"events\""), "{sql}");

@@ -45,21 +45,42 @@ async fn every_batch_call_is_one_statement_in_one_round_trip() {
     let store = support::store_with(&db, support::pool(config, 1), Default::default()).await;
     let total: u32 = BATCHES.iter().sum();
 
-    let entries = (0..total)
-        .map(|i| NewEntry::new("t", i.to_be_bytes().to_vec()))
-        .collect();
+    // Below the copy threshold a batch is one statement.
+    let small = u32::try_from(outbox_postgres::BULK_COPY_FROM).unwrap() - 1;
+    let entries = |topic: &str, n: u32| -> Vec<NewEntry> {
+        (0..n)
+            .map(|i| NewEntry::new(topic, i.to_be_bytes().to_vec()))
+            .collect()
+    };
     let before = proxy.traffic();
-    store.enqueue_batch(entries).await.unwrap();
+    store.enqueue_batch(entries("t", small)).await.unwrap();
     let first_enqueue = proxy.traffic().since(&before);
     // The first use of a statement on a connection also prepares it: one more round trip
     // (parse and describe), but still one command.
     assert_eq!((first_enqueue.commands, first_enqueue.round_trips), (1, 2));
     let before = proxy.traffic();
     store
-        .enqueue_batch(vec![NewEntry::new("other", b"x".to_vec())])
+        .enqueue_batch(entries("t", total - small))
         .await
         .unwrap();
     assert_one_statement("enqueue (prepared)", proxy.traffic().since(&before));
+
+    // From the threshold on, a batch is copied: a fixed handful of commands and round
+    // trips, whatever its size.
+    store.enqueue_batch(entries("bulk", 150)).await.unwrap();
+    let mut copies = Vec::new();
+    for n in [200, 1_000] {
+        let before = proxy.traffic();
+        store.enqueue_batch(entries("bulk", n)).await.unwrap();
+        let t = proxy.traffic().since(&before);
+        eprintln!(
+            "bulk enqueue of {n}: {} commands, {} round trips",
+            t.commands, t.round_trips
+        );
+        copies.push((t.commands, t.round_trips));
+    }
+    assert_eq!(copies[0], copies[1], "a copy's cost grew with its size");
+    assert!(copies[0].0 <= 3 && copies[0].1 <= 4, "{copies:?}");
 
     // Prepare the claim statement with a claim that takes nothing.
     let nothing = ClaimRequest::new("w", 1, lease()).topic("no-such-topic");

@@ -1,6 +1,7 @@
 //! Integration tests of the PostgreSQL store, against a real server.
 
 mod admin;
+mod bulk_enqueue;
 mod cancellation;
 mod child;
 mod commands;

@@ -1,0 +1,2 @@
+-- The database clock, for the entries of a bulk enqueue.
+SELECT now()
