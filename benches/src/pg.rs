@@ -16,38 +16,10 @@ pub fn url() -> Result<String, String> {
 
 /// The driver configuration for `url`, connecting to `via` (a proxy) when given.
 pub fn config(url: &str, via: Option<SocketAddr>) -> tokio_postgres::Config {
-    let mut config: tokio_postgres::Config = url.parse().expect("a PostgreSQL URL");
-    config.application_name("outbox-bench");
-    config.connect_timeout(Duration::from_secs(10));
-    if let Some(addr) = via {
-        let mut through = tokio_postgres::Config::new();
-        through
-            .host(addr.ip().to_string())
-            .port(addr.port())
-            .user(config.get_user().unwrap_or("postgres"))
-            .dbname(config.get_dbname().unwrap_or("postgres"))
-            .application_name("outbox-bench")
-            .connect_timeout(Duration::from_secs(10));
-        if let Some(password) = config.get_password() {
-            through.password(password);
-        }
-        return through;
-    }
-    config
+    outbox_testkit::postgres::client_config(url, "outbox-bench", via)
 }
 
-/// The server's TCP address, for pointing the proxy at it.
-pub fn server_addr(url: &str) -> SocketAddr {
-    let config = config(url, None);
-    let host = match &config.get_hosts()[0] {
-        tokio_postgres::config::Host::Tcp(h) if h == "localhost" => "127.0.0.1".to_owned(),
-        tokio_postgres::config::Host::Tcp(h) => h.clone(),
-        #[allow(unreachable_patterns)]
-        other => panic!("the bench server must be reached over TCP, not {other:?}"),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    format!("{host}:{port}").parse().expect("server address")
-}
+pub use outbox_testkit::postgres::server_addr;
 
 /// A connected client on `url`.
 pub async fn client(url: &str) -> tokio_postgres::Client {

@@ -269,6 +269,49 @@ impl PgTestDb {
     }
 }
 
+/// The driver configuration for `url`, tagged with `application_name` (so a test can find
+/// its own backends in `pg_stat_activity`), connecting to `via` (a proxy) instead of the
+/// server when given.
+pub fn client_config(
+    url: &str,
+    application_name: &str,
+    via: Option<std::net::SocketAddr>,
+) -> tokio_postgres::Config {
+    let server: tokio_postgres::Config = url.parse().expect("a PostgreSQL URL");
+    let mut config = match via {
+        None => server.clone(),
+        Some(addr) => {
+            let mut through = tokio_postgres::Config::new();
+            through
+                .host(addr.ip().to_string())
+                .port(addr.port())
+                .user(server.get_user().unwrap_or("postgres"))
+                .dbname(server.get_dbname().unwrap_or("postgres"));
+            if let Some(password) = server.get_password() {
+                through.password(password);
+            }
+            through
+        }
+    };
+    config
+        .application_name(application_name)
+        .connect_timeout(std::time::Duration::from_secs(10));
+    config
+}
+
+/// The server's TCP address, for pointing a proxy at it.
+pub fn server_addr(url: &str) -> std::net::SocketAddr {
+    let config: tokio_postgres::Config = url.parse().expect("a PostgreSQL URL");
+    let host = match &config.get_hosts()[0] {
+        tokio_postgres::config::Host::Tcp(h) if h == "localhost" => "127.0.0.1".to_owned(),
+        tokio_postgres::config::Host::Tcp(h) => h.clone(),
+        #[allow(unreachable_patterns)]
+        other => panic!("the server must be reached over TCP, not {other:?}"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!("{host}:{port}").parse().expect("server address")
+}
+
 /// Connects and drives the connection on a background task.
 pub async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
     let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)

@@ -197,7 +197,11 @@ async fn pump(
     let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, Vec<u8>)>();
     let writer = async move {
         while let Some((due, chunk)) = rx.recv().await {
-            tokio::time::sleep_until(due).await;
+            // The timer wheel fires on millisecond ticks even for a deadline already
+            // passed: skip it then, or a proxy without delay would add a tick each way.
+            if due > Instant::now() {
+                tokio::time::sleep_until(due).await;
+            }
             if to.write_all(&chunk).await.is_err() {
                 return;
             }

@@ -28,10 +28,7 @@ pub(crate) async fn migrated_db() -> Option<PgTestDb> {
 /// The driver configuration for the test server, tagged with `application_name` so a
 /// test can find its own backends in `pg_stat_activity`.
 pub(crate) fn pg_config(url: &str, application_name: &str) -> tokio_postgres::Config {
-    let mut config: tokio_postgres::Config = url.parse().expect("test server url");
-    config.application_name(application_name);
-    config.connect_timeout(Duration::from_secs(10));
-    config
+    outbox_testkit::postgres::client_config(url, application_name, None)
 }
 
 /// Like [`pg_config`], but connecting to `addr` (a proxy) instead of the server.
@@ -40,37 +37,10 @@ pub(crate) fn pg_config_via(
     application_name: &str,
     addr: SocketAddr,
 ) -> tokio_postgres::Config {
-    let server = pg_config(url, application_name);
-    let mut config = tokio_postgres::Config::new();
-    config
-        .host(addr.ip().to_string())
-        .port(addr.port())
-        .user(server.get_user().expect("test server user"))
-        .dbname(server.get_dbname().unwrap_or("postgres"))
-        .application_name(application_name)
-        .connect_timeout(Duration::from_secs(10));
-    if let Some(password) = server.get_password() {
-        config.password(password);
-    }
-    config
+    outbox_testkit::postgres::client_config(url, application_name, Some(addr))
 }
 
-/// The test server's address (for pointing a proxy at it).
-pub(crate) fn server_addr(url: &str) -> SocketAddr {
-    let config: tokio_postgres::Config = url.parse().expect("test server url");
-    let host = match &config.get_hosts()[0] {
-        tokio_postgres::config::Host::Tcp(h) => h.clone(),
-        #[allow(unreachable_patterns)]
-        other => panic!("the test server must be reached over TCP, not {other:?}"),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let ip = if host == "localhost" {
-        "127.0.0.1".to_owned()
-    } else {
-        host
-    };
-    format!("{ip}:{port}").parse().expect("server address")
-}
+pub(crate) use outbox_testkit::postgres::server_addr;
 
 /// A pool of at most `size` connections made from `config`; `Fast` recycling, since the
 /// store itself never returns a connection whose statement may still be running.
