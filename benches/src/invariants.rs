@@ -42,15 +42,12 @@ pub fn broken(results: &Results) -> Vec<String> {
             ));
         }
     }
-    let drains = results.drains.iter().map(|d| &d.outcome);
+    // The grid's drains stop at a time budget, which a slow cell (the per-row store behind
+    // added latency) may spend on its first batch; these drains run until their goal.
     let ceilings = results.ceilings.iter().map(|c| &c.drain);
     let scale = results.scale.iter().map(|s| &s.drain);
-    if drains
-        .chain(ceilings)
-        .chain(scale)
-        .any(|o| o.delivered == 0)
-    {
-        broken.push("a drain run delivered nothing".to_owned());
+    if ceilings.chain(scale).any(|o| o.delivered == 0) {
+        broken.push("a ceiling or scale drain delivered nothing".to_owned());
     }
     broken
 }
