@@ -1,7 +1,8 @@
 -- Records many claimed transitions in one statement. Parameter arrays, one element per
 -- completion: $1 id, $2 owner, $3 token, $4 status, $5 next_retry_at, $6 attempt_count,
 -- $7 last_error, $8 dead_letter_reason, $9 delivered_at, $10 stamp delivered_at with the
--- transition time, $11 provider_message_id, $12 transition time (NULL: database clock).
+-- transition time, $11 provider_message_id, $12 transition time (NULL: database clock),
+-- $13 the stamp the write leaves (chosen by the request, so a retry can know its own write).
 --
 -- The target rows are locked first, in id order (so two batches cannot deadlock), and
 -- the claim is judged on the locked row, which under READ COMMITTED is the newest
@@ -17,9 +18,10 @@ WITH input AS MATERIALIZED (
     SELECT *
     FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::smallint[], $5::timestamptz[],
                 $6::integer[], $7::text[], $8::text[], $9::timestamptz[], $10::boolean[],
-                $11::text[], $12::timestamptz[])
+                $11::text[], $12::timestamptz[], $13::uuid[])
         AS i(id, owner, token, status, next_retry_at, attempt_count, last_error,
-             dead_letter_reason, delivered_at, stamp_delivered_now, provider_message_id, at)
+             dead_letter_reason, delivered_at, stamp_delivered_now, provider_message_id, at,
+             stamp)
 ),
 locked AS MATERIALIZED (
     SELECT t.*
@@ -43,7 +45,7 @@ updated AS (
         claim_token = NULL,
         claimed_at = NULL,
         claim_expires_at = NULL,
-        stamp = gen_random_uuid()
+        stamp = i.stamp
     FROM input AS i, locked AS l
     WHERE t.id = i.id
       AND l.id = i.id

@@ -83,6 +83,7 @@ pub(crate) struct Completions {
     stamp_delivered_now: Vec<bool>,
     provider_message_ids: Vec<Option<String>>,
     at: Vec<Option<DateTime<Utc>>>,
+    stamps: Vec<Uuid>,
 }
 
 impl Completions {
@@ -101,6 +102,7 @@ impl Completions {
             stamp_delivered_now: Vec::with_capacity(n),
             provider_message_ids: Vec::with_capacity(n),
             at: Vec::with_capacity(n),
+            stamps: Vec::with_capacity(n),
         };
         for req in reqs {
             let target = req.completion.target(&req.claim.entry);
@@ -125,11 +127,12 @@ impl Completions {
                 .provider_message_ids
                 .push(target.provider_message_id);
             columns.at.push(req.now.map(normalize_time));
+            columns.stamps.push(req.stamp);
         }
         Ok(columns)
     }
 
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 12] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 13] {
         [
             &self.ids,
             &self.owners,
@@ -143,6 +146,7 @@ impl Completions {
             &self.stamp_delivered_now,
             &self.provider_message_ids,
             &self.at,
+            &self.stamps,
         ]
     }
 }

@@ -64,7 +64,7 @@ impl ClaimStore for PgClaimStore {
             &columns.params(),
         )
         .await?;
-        outcomes::transitions(reqs.iter().map(|r| &r.claim), &rows)
+        outcomes::transitions(&reqs, &rows)
     }
 
     async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {

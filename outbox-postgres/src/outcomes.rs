@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 
 use outbox_core::{
-    Claim, EntryId, OutboxEntry, OutboxError, RenewOutcome, Result, TransitionOutcome,
-    TransitionResult,
+    Claim, CompletionRequest, EntryId, OutboxEntry, OutboxError, RenewOutcome, Result,
+    TransitionOutcome, TransitionResult,
 };
 use tokio_postgres::Row;
 
@@ -33,29 +33,32 @@ fn refusal(durable: &OutboxEntry, claim: &Claim) -> TransitionOutcome {
     TransitionOutcome::precheck(Some(durable), claim).unwrap_or(TransitionOutcome::ConcurrencyLost)
 }
 
-/// One transition result per claim, in the claims' order. Written rows carry only what
-/// the write set (see [`row::written`]); refused rows come back whole.
-pub(crate) fn transitions<'a>(
-    claims: impl Iterator<Item = &'a Claim>,
+/// One transition result per request, in the requests' order. Written rows carry only
+/// what the write set (see [`row::written`]); refused rows come back whole. A refused row
+/// that carries the request's own stamp is an earlier attempt of this request, applied.
+pub(crate) fn transitions(
+    reqs: &[CompletionRequest],
     rows: &[Row],
 ) -> Result<Vec<TransitionResult>> {
     let mut rows = rows
         .iter()
         .map(|r| Ok((row::id(r)?, r)))
         .collect::<Result<HashMap<EntryId, &Row>>>()?;
-    claims
-        .map(|claim| match rows.remove(&claim.id()) {
+    reqs.iter()
+        .map(|req| match rows.remove(&req.claim.id()) {
             None => Ok(TransitionResult::new(
                 TransitionOutcome::Missing,
-                claim.entry.clone(),
+                req.claim.entry.clone(),
             )),
             Some(r) if row::applied(r)? => Ok(TransitionResult::new(
                 TransitionOutcome::Applied,
-                row::written(r, &claim.entry)?,
+                row::written(r, &req.claim.entry)?,
             )),
             Some(r) => {
                 let durable = row::entry(r)?;
-                Ok(TransitionResult::new(refusal(&durable, claim), durable))
+                let outcome = TransitionOutcome::precheck_completion(Some(&durable), req)
+                    .unwrap_or(TransitionOutcome::ConcurrencyLost);
+                Ok(TransitionResult::new(outcome, durable))
             }
         })
         .collect()

@@ -65,7 +65,7 @@ impl SqliteClaimStore {
         let mut target = req.claim.entry.clone();
         req.completion
             .target(&req.claim.entry)
-            .apply_to(&mut target, now, Uuid::new_v4());
+            .apply_to(&mut target, now, req.stamp);
         let written = bind_outcome(sqlx::query(&self.sql.complete_claimed), &target)
             .bind(req.claim.id().as_uuid().as_bytes().to_vec())
             .bind(req.claim.owner.clone())
@@ -80,16 +80,21 @@ impl SqliteClaimStore {
             ));
         }
         let current = self.fetch_one_entry(conn, req.claim.id()).await?;
-        Ok(not_applied(current, &req.claim))
+        let outcome = TransitionOutcome::precheck_completion(current.as_ref(), req);
+        Ok(not_applied(outcome, current, &req.claim))
     }
 }
 
 /// Classifies a guarded write that matched no row. Inside the write transaction nothing
 /// can change between the write and this read, so the precheck always has an answer; a
 /// missing one would mean the row changed anyway, which is what `ConcurrencyLost` reports.
-fn not_applied(current: Option<OutboxEntry>, claim: &Claim) -> TransitionResult {
-    let outcome = TransitionOutcome::precheck(current.as_ref(), claim)
-        .unwrap_or(TransitionOutcome::ConcurrencyLost);
+/// `judged` is the precheck's answer on `current`.
+fn not_applied(
+    judged: Option<TransitionOutcome>,
+    current: Option<OutboxEntry>,
+    claim: &Claim,
+) -> TransitionResult {
+    let outcome = judged.unwrap_or(TransitionOutcome::ConcurrencyLost);
     TransitionResult::new(outcome, current.unwrap_or_else(|| claim.entry.clone()))
 }
 
@@ -161,7 +166,8 @@ impl SqliteClaimStore {
                 },
                 None => {
                     let current = self.fetch_one_entry(&mut tx, claim.id()).await?;
-                    RenewOutcome::Lost(not_applied(current, claim))
+                    let judged = TransitionOutcome::precheck(current.as_ref(), claim);
+                    RenewOutcome::Lost(not_applied(judged, current, claim))
                 }
             };
             outcomes.push(outcome);

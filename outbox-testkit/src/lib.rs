@@ -116,7 +116,9 @@ macro_rules! conformance_suite {
                     persisted_claim_fields_equal_returned;
                 outcomes: applied_returns_the_written_entry, wrong_token_is_stale, wrong_owner_is_stale,
                     stale_after_reclaim_by_another_worker, terminal_before_the_write,
-                    missing_row_never_written, missing_after_the_row_was_pruned;
+                    missing_row_never_written, missing_after_the_row_was_pruned,
+                    retried_request_recognises_its_own_write,
+                    retried_request_after_a_newer_write_is_stale;
                 transitions: delivered_clears_the_claim, failed_with_retry_becomes_retryable,
                     failed_without_retry_becomes_failed, dead_letter_records_the_reason,
                     deferred_sets_retry_time_without_counting, save_claim_writes_outcome_fields_only,

@@ -7,6 +7,11 @@
 //! `Query` or `Sync` is one round trip. The counts are taken outside the store, so a
 //! store cannot misreport its own cost.
 //!
+//! It can also lose a reply: [`PgProxy::lose_next_reply`] makes the next bytes the server
+//! sends vanish and closes the client's connection, while the server side stays open
+//! until the server has finished what it was sent. The client sees a broken connection
+//! after the server did the work: the case of a commit whose acknowledgement never came.
+//!
 //! Only the client's messages are parsed. A startup packet (no type byte) is read by its
 //! length; an `SSLRequest` or `GSSENCRequest` is forwarded and the next packet is read as
 //! a startup packet again (a server that accepted encryption would make the rest opaque:
@@ -14,7 +19,7 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -78,6 +83,8 @@ struct Counters {
     commands: AtomicU64,
     round_trips: AtomicU64,
     connections: AtomicU64,
+    /// Armed by [`PgProxy::lose_next_reply`]; the first server chunk to arrive disarms it.
+    lose_reply: AtomicBool,
 }
 
 impl Counters {
@@ -136,6 +143,18 @@ impl PgProxy {
         self.addr
     }
 
+    /// Loses the next reply any server sends through the proxy: the bytes are dropped,
+    /// the client's connection is closed, and the server's connection is kept until the
+    /// server has finished the work already sent to it (it then sees the client leave).
+    pub fn lose_next_reply(&self) {
+        self.counters.lose_reply.store(true, Ordering::SeqCst);
+    }
+
+    /// True while a reply loss is armed and no reply has been lost to it yet.
+    pub fn reply_loss_pending(&self) -> bool {
+        self.counters.lose_reply.load(Ordering::SeqCst)
+    }
+
     /// The traffic counted so far.
     pub fn traffic(&self) -> PgTraffic {
         PgTraffic {
@@ -172,27 +191,60 @@ async fn serve(
     let (client_read, client_write) = client.into_split();
     let (server_read, server_write) = server.into_split();
     let mut parser = FrontendParser::default();
-    let to_server = pump(
-        client_read,
-        server_write,
-        config.one_way_delay,
-        move |chunk| parser.feed(chunk, &counters),
-    );
-    let to_client = pump(server_read, client_write, config.one_way_delay, |_| {});
-    // Either side closing ends the connection, as it would without the proxy.
+    let cut = Arc::new(AtomicBool::new(false));
+    let to_server = {
+        let counters = counters.clone();
+        pump(
+            client_read,
+            server_write,
+            config.one_way_delay,
+            move |chunk| {
+                parser.feed(chunk, &counters);
+                Verdict::Forward
+            },
+        )
+    };
+    let to_client = {
+        let cut = cut.clone();
+        pump(server_read, client_write, config.one_way_delay, move |_| {
+            if counters.lose_reply.swap(false, Ordering::SeqCst) {
+                cut.store(true, Ordering::SeqCst);
+                Verdict::Cut
+            } else {
+                Verdict::Forward
+            }
+        })
+    };
+    tokio::pin!(to_server, to_client);
+    // Either side closing ends the connection, as it would without the proxy; after a
+    // lost reply the server keeps its side until it has finished and closed it.
     tokio::select! {
-        _ = to_server => {}
-        _ = to_client => {}
+        _ = &mut to_server => {
+            if cut.load(Ordering::SeqCst) {
+                to_client.await;
+            }
+        }
+        _ = &mut to_client => {}
     }
 }
 
+/// What a pump does with the chunk it was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Deliver it.
+    Forward,
+    /// Drop it and everything after it, and close the receiving side.
+    Cut,
+}
+
 /// Copies `from` to `to`, showing each chunk to `inspect` and delivering it `delay`
-/// after it was read; chunks keep their order and never wait for one another.
+/// after it was read; chunks keep their order and never wait for one another. After a
+/// [`Verdict::Cut`] it closes `to` and reads `from` to its end without forwarding.
 async fn pump(
     mut from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
     delay: Duration,
-    mut inspect: impl FnMut(&[u8]) + Send,
+    mut inspect: impl FnMut(&[u8]) -> Verdict + Send,
 ) {
     let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, Vec<u8>)>();
     let writer = async move {
@@ -210,12 +262,17 @@ async fn pump(
     };
     let reader = async move {
         let mut buf = vec![0u8; 64 * 1024];
+        let mut tx = Some(tx);
         loop {
             match from.read(&mut buf).await {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
-                    inspect(&buf[..n]);
-                    if tx
+                    let Some(sender) = &tx else { continue };
+                    if inspect(&buf[..n]) == Verdict::Cut {
+                        tx = None; // the writer shuts `to` down once the channel closes
+                        continue;
+                    }
+                    if sender
                         .send((Instant::now() + delay, buf[..n].to_vec()))
                         .is_err()
                     {

@@ -232,6 +232,8 @@ impl Drain {
 
     /// One batch completion, tried again twice after a short pause: the emissions already
     /// happened, and losing their record means emitting them all again after the lease.
+    /// The same requests are sent again, so a first attempt that committed before its
+    /// reply was lost is recognised by the stores as this drain's write, not a refusal.
     async fn complete_with_retries(
         &self,
         reqs: Vec<CompletionRequest>,

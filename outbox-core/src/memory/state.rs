@@ -149,13 +149,13 @@ impl State {
         now: DateTime<Utc>,
     ) -> TransitionResult {
         let current = self.rows.get(&req.claim.id());
-        if let Some(outcome) = TransitionOutcome::precheck(current, &req.claim) {
+        if let Some(outcome) = TransitionOutcome::precheck_completion(current, req) {
             let entry = current.cloned().unwrap_or_else(|| req.claim.entry.clone());
             return TransitionResult::new(outcome, entry);
         }
         let target = req.completion.target(&req.claim.entry);
         let mut entry = current.cloned().unwrap_or_else(|| req.claim.entry.clone());
-        target.apply_to(&mut entry, now, Uuid::new_v4());
+        target.apply_to(&mut entry, now, req.stamp);
         self.put(entry.clone());
         TransitionResult::new(TransitionOutcome::Applied, entry)
     }

@@ -165,6 +165,13 @@ impl TargetState {
 }
 
 /// One claimed transition: the claim, what to record, and when.
+///
+/// A request is its own idempotency key: it carries the stamp its write leaves on the row,
+/// chosen once when the request is made. Sending the same request again (a retry after an
+/// error that hid whether the first attempt committed) finds the row carrying that stamp
+/// and reports [`crate::TransitionOutcome::Applied`] without writing again: the write is
+/// this request's, whichever attempt made it. A new request for the same claim gets a new
+/// stamp and is judged afresh.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompletionRequest {
     /// The claim being completed.
@@ -173,15 +180,18 @@ pub struct CompletionRequest {
     pub completion: Completion,
     /// The time of the transition; `None` takes the store's clock.
     pub now: Option<DateTime<Utc>>,
+    /// The stamp the write leaves on the row, which identifies this request's write.
+    pub stamp: Uuid,
 }
 
 impl CompletionRequest {
-    /// Completes `claim` with `completion` at the store's current time.
+    /// Completes `claim` with `completion` at the store's current time, with a fresh stamp.
     pub fn new(claim: Claim, completion: Completion) -> Self {
         Self {
             claim,
             completion,
             now: None,
+            stamp: Uuid::new_v4(),
         }
     }
 

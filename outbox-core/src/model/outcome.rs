@@ -8,7 +8,10 @@ use super::{Claim, OutboxEntry};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TransitionOutcome {
-    /// This call wrote the requested transition; the entry is what it wrote.
+    /// This call wrote the requested transition; the entry is what it wrote. For a
+    /// completion, "this call" is the request: sent again after an attempt whose reply
+    /// was lost, it is still `Applied` if that attempt wrote it (see
+    /// [`crate::CompletionRequest`]).
     Applied,
     /// The row exists and is not terminal, but the claim's owner or token no longer
     /// matches (released, completed and requeued, or reclaimed by another worker after the
@@ -66,6 +69,20 @@ impl TransitionOutcome {
             None
         } else {
             Some(Self::StaleClaim)
+        }
+    }
+
+    /// Judges a completion request against the durable row before a write, like
+    /// [`TransitionOutcome::precheck`], except that a row already carrying the request's
+    /// own stamp reports `Applied`: an earlier attempt of this same request wrote it (its
+    /// reply was lost), so there is nothing left to write and the write is this caller's.
+    pub fn precheck_completion(
+        current: Option<&OutboxEntry>,
+        req: &crate::CompletionRequest,
+    ) -> Option<Self> {
+        match current {
+            Some(row) if row.stamp == req.stamp => Some(Self::Applied),
+            _ => Self::precheck(current, &req.claim),
         }
     }
 }

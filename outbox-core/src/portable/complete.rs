@@ -71,13 +71,13 @@ impl<B: PortableBackend> PortableStore<B> {
                 claim.entry.clone(),
             ));
         };
-        if let Some(outcome) = TransitionOutcome::precheck(Some(&row), claim) {
+        if let Some(outcome) = TransitionOutcome::precheck_completion(Some(&row), req) {
             return Ok(TransitionResult::new(outcome, row));
         }
         let target = normalized(req.completion.target(&claim.entry));
         self.run_interleaved().await;
         for _ in 0..MAX_WRITE_ATTEMPTS {
-            let stamp = Uuid::new_v4();
+            let stamp = req.stamp;
             let mut params = target_params(&target, now);
             params.extend([
                 stamp.into(),

@@ -174,3 +174,93 @@ pub async fn missing_after_the_row_was_pruned(store: DynStore) {
     assert_eq!(late.outcome, TransitionOutcome::Missing);
     assert_eq!(late.entry.id, claim.id());
 }
+
+/// A completion request sent again after its first attempt committed (the reply was lost)
+/// is recognised by the stamp it wrote: applied, with nothing written twice. A new request
+/// for the same claim is judged afresh.
+pub async fn retried_request_recognises_its_own_write(store: DynStore) {
+    seed(&store, 2).await;
+    let claim = claim_one(&store, "w", t0()).await;
+    let delivered = CompletionRequest::new(
+        claim.clone(),
+        Completion::Delivered(EmissionResult::new().provider_message_id("m-1")),
+    )
+    .at(at(5));
+    let first = store.complete(delivered.clone()).await.unwrap();
+    assert!(first.is_applied());
+    assert_eq!(
+        first.entry.stamp, delivered.stamp,
+        "the write left another stamp"
+    );
+    let retried = store.complete(delivered.clone().at(at(6))).await.unwrap();
+    assert_outcome(
+        &retried,
+        TransitionOutcome::Applied,
+        EmissionStatus::Delivered,
+    );
+    assert_eq!(retried.entry, first.entry, "the retry wrote again");
+    assert_eq!(durable(&store, claim.id()).await, first.entry);
+    let fresh = store
+        .complete(CompletionRequest::new(
+            claim,
+            Completion::Delivered(EmissionResult::new()),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(fresh.outcome, TransitionOutcome::Terminal);
+
+    // A non-terminal write, retried inside a batch.
+    let claim = claim_one(&store, "w", at(10)).await;
+    let failed = CompletionRequest::new(
+        claim.clone(),
+        Completion::Failed {
+            error: boom(),
+            next_retry: Some(at(20)),
+        },
+    )
+    .at(at(11));
+    assert!(store.complete(failed.clone()).await.unwrap().is_applied());
+    let written = durable(&store, claim.id()).await;
+    let again = store.complete_batch(vec![failed]).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_outcome(
+        &again[0],
+        TransitionOutcome::Applied,
+        EmissionStatus::RetryableFailure,
+    );
+    assert_eq!(
+        durable(&store, claim.id()).await,
+        written,
+        "the retry wrote again"
+    );
+}
+
+/// Once another worker has written over a completion, sending that completion again is
+/// stale: the row no longer carries its stamp.
+pub async fn retried_request_after_a_newer_write_is_stale(store: DynStore) {
+    seed(&store, 1).await;
+    let claim = claim_one(&store, "a", t0()).await;
+    let failed = CompletionRequest::new(
+        claim.clone(),
+        Completion::Failed {
+            error: boom(),
+            next_retry: Some(at(2)),
+        },
+    )
+    .at(at(1));
+    assert!(store.complete(failed.clone()).await.unwrap().is_applied());
+    let mut reclaimed = store
+        .claim_retry_ready(&claim_req("b", 1, at(3)))
+        .await
+        .unwrap();
+    assert_eq!(reclaimed.len(), 1, "the retryable row was not reclaimed");
+    let next = reclaimed.remove(0);
+    let late = store.complete(failed).await.unwrap();
+    assert_outcome(
+        &late,
+        TransitionOutcome::StaleClaim,
+        EmissionStatus::RetryableFailure,
+    );
+    assert_eq!(late.entry, next.entry);
+    assert_eq!(durable(&store, claim.id()).await, next.entry);
+}

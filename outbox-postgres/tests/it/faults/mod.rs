@@ -1,7 +1,9 @@
 //! Fault tests: a worker killed mid-batch, its backend terminated mid-statement, the
-//! server restarted mid-drain, a stale worker completing after a reclaim.
+//! server restarted mid-drain, a stale worker completing after a reclaim, a completion
+//! whose reply was lost after it committed.
 
 mod killed_worker;
+mod lost_reply;
 mod server_restart;
 mod stale_worker;
 mod terminated_backend;
