@@ -7,6 +7,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::ahead::{Ahead, Prefetch};
 use super::{Drain, DrainSummary, Emission, EmitOutcome, Emitter};
 use crate::{
     Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult, EntryId,
@@ -30,40 +31,126 @@ impl Work {
 }
 
 impl Drain {
-    pub(super) async fn cycle(&self, stop: &watch::Receiver<bool>) -> Result<DrainSummary> {
+    /// One cycle: take a batch (the one claimed ahead, or a fresh claim), emit it, record
+    /// it. With `look_ahead`, a full batch starts the claim of the next one, which comes
+    /// back with the summary for the next cycle (also when this cycle fails).
+    pub(super) async fn cycle(
+        &self,
+        stop: &watch::Receiver<bool>,
+        ahead: Option<Ahead>,
+        look_ahead: bool,
+    ) -> (Result<DrainSummary>, Option<Ahead>) {
         let mut summary = DrainSummary {
             cycles: 1,
             ..DrainSummary::default()
         };
-        let started = Instant::now();
-        let work = self.acquire().await?;
-        metrics::histogram!("outbox.claim_latency_seconds").record(started.elapsed().as_secs_f64());
+        let work = match ahead {
+            Some(ahead) => self.take_ahead(ahead, &mut summary).await,
+            None => match self.acquire().await {
+                Ok(work) => work,
+                Err(e) => return (Err(e), None),
+            },
+        };
         metrics::histogram!("outbox.batch_size").record(work.len() as f64);
         summary.claimed = work.len() as u64;
         if work.is_empty() {
-            return Ok(summary);
+            return (Ok(summary), None);
         }
-        let (outcomes, unstarted, lost) = self.emit_all(work.clone(), stop.clone()).await;
+        let full = work.len() >= self.options.batch_size as usize;
+        let mut prefetch = if look_ahead && self.options.claim_ahead && full && !*stop.borrow() {
+            Prefetch::start(self)
+        } else {
+            Prefetch::Off
+        };
+        let (outcomes, unstarted, lost) = self
+            .emit_all(work.clone(), stop.clone(), &mut prefetch)
+            .await;
         summary.emitted = outcomes.len() as u64;
         summary.not_applied += lost.len() as u64;
         let started = Instant::now();
-        self.complete(&work, &outcomes, &unstarted, &lost, &mut summary)
-            .await?;
+        let record = self.complete(&work, &outcomes, &unstarted, &lost, &mut summary);
+        let recorded = if prefetch.is_running() {
+            let (recorded, ()) = tokio::join!(record, prefetch.settle());
+            recorded
+        } else {
+            record.await
+        };
         metrics::histogram!("outbox.complete_latency_seconds")
             .record(started.elapsed().as_secs_f64());
-        Ok(summary)
+        let next = match prefetch {
+            Prefetch::Back(Ok(ahead)) if !ahead.claims.is_empty() => Some(ahead),
+            Prefetch::Back(Ok(ahead)) => {
+                summary.not_applied += ahead.lost;
+                None
+            }
+            Prefetch::Back(Err(e)) => {
+                tracing::error!(error = %e, owner = %self.options.owner, "claiming the next batch failed");
+                summary.errors += 1;
+                None
+            }
+            _ => None,
+        };
+        (recorded.map(|()| summary), next)
+    }
+
+    /// The batch claimed ahead, its leases renewed first if they have aged past a renewal
+    /// period. If the renewal cannot be made the batch is not emitted: its leases are left
+    /// to run out, and the entries are claimed again after them.
+    async fn take_ahead(&self, mut ahead: Ahead, summary: &mut DrainSummary) -> Vec<Work> {
+        let confirmed =
+            ahead.leased_at.elapsed() < self.renew_period() || self.renew_ahead(&mut ahead).await;
+        summary.not_applied += ahead.lost;
+        if !confirmed {
+            tracing::error!(owner = %self.options.owner, held = ahead.claims.len(), "could not renew the batch claimed ahead; leaving it to its leases");
+            summary.errors += 1;
+            return Vec::new();
+        }
+        ahead.claims.into_iter().map(Work::Claimed).collect()
+    }
+
+    /// Gives back the claims of a batch claimed ahead that will not be emitted.
+    pub(super) async fn release_ahead(&self, ahead: Ahead) -> DrainSummary {
+        let mut summary = DrainSummary {
+            claimed: ahead.claims.len() as u64,
+            not_applied: ahead.lost,
+            ..DrainSummary::default()
+        };
+        let requests: Vec<CompletionRequest> = ahead
+            .claims
+            .into_iter()
+            .map(|c| {
+                let mut request = CompletionRequest::new(
+                    c,
+                    Completion::Release {
+                        reason: Some("drain shutting down".into()),
+                    },
+                );
+                request.now = self.request_time();
+                request
+            })
+            .collect();
+        match self.complete_with_retries(requests.clone()).await {
+            Ok(results) => {
+                for (req, result) in requests.iter().zip(results) {
+                    tally(&mut summary, &req.completion, result.outcome);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "releasing the batch claimed ahead failed; its leases will run out");
+                summary.errors += 1;
+            }
+        }
+        summary
     }
 
     /// Claims retry-ready entries first (they have waited longest), then pending ones.
     async fn acquire(&self) -> Result<Vec<Work>> {
         let o = &self.options;
         if o.use_claim_leases {
-            let mut req = ClaimRequest::new(o.owner.clone(), o.batch_size, o.lease);
-            req.topic = o.topic.clone();
-            req.now = self.request_time();
-            let claims = self.store.claim_next(&req).await?;
+            let claims = self.claim_batch().await?;
             Ok(claims.into_iter().map(Work::Claimed).collect())
         } else {
+            let started = Instant::now();
             let mut req = FindRequest::new(o.batch_size);
             req.topic = o.topic.clone();
             let mut found = self.store.find_retry_ready(&req).await?;
@@ -72,19 +159,43 @@ impl Drain {
                 req.limit = room;
                 found.extend(self.store.find_pending(&req).await?);
             }
+            metrics::histogram!("outbox.claim_latency_seconds")
+                .record(started.elapsed().as_secs_f64());
             Ok(found.into_iter().map(Work::Found).collect())
         }
+    }
+
+    /// One claim of a batch: retry-ready entries first, then pending ones.
+    pub(super) async fn claim_batch(&self) -> Result<Vec<Claim>> {
+        let o = &self.options;
+        let started = Instant::now();
+        let mut req = ClaimRequest::new(o.owner.clone(), o.batch_size, o.lease);
+        req.topic = o.topic.clone();
+        req.now = self.request_time();
+        let claims = self.store.claim_next(&req).await?;
+        metrics::histogram!("outbox.claim_latency_seconds").record(started.elapsed().as_secs_f64());
+        Ok(claims)
+    }
+
+    /// How often held leases are renewed: a third of the lease (at least 10 ms).
+    fn renew_period(&self) -> std::time::Duration {
+        (self.options.lease / 3)
+            .to_std()
+            .unwrap_or_default()
+            .max(std::time::Duration::from_millis(10))
     }
 
     /// Emits every item, at most `emit_concurrency` at once. Every claim of the batch is
     /// renewed before its lease runs out until the batch is completed, whether its emission
     /// is waiting, running or done; a claim whose lease was lost before its emission
-    /// started is never emitted. Returns the outcomes by entry, the items never started
-    /// (shutdown came first), and the claims whose lease was lost.
+    /// started is never emitted. The claims of `prefetch`, once back, are renewed on the
+    /// same schedule. Returns the outcomes by entry, the items never started (shutdown
+    /// came first), and the claims whose lease was lost.
     async fn emit_all(
         &self,
         work: Vec<Work>,
         mut stop: watch::Receiver<bool>,
+        prefetch: &mut Prefetch,
     ) -> (HashMap<EntryId, EmitOutcome>, Vec<EntryId>, Vec<EntryId>) {
         let mut running: JoinSet<(EntryId, EmitOutcome)> = JoinSet::new();
         let mut tasks: HashMap<tokio::task::Id, EntryId> = HashMap::new();
@@ -98,10 +209,7 @@ impl Drain {
         let mut queue: VecDeque<Work> = work.into();
         let mut outcomes = HashMap::new();
         let mut lost: Vec<EntryId> = Vec::new();
-        let period = (self.options.lease / 3)
-            .to_std()
-            .unwrap_or_default()
-            .max(std::time::Duration::from_millis(10));
+        let period = self.renew_period();
         let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             while running.len() < self.options.emit_concurrency && !*stop.borrow() {
@@ -132,8 +240,12 @@ impl Drain {
                     outcomes.insert(id, outcome);
                 }
                 _ = renew_tick.tick() => {
-                    lost.extend(self.renew(&mut held).await);
+                    lost.extend(self.renew(&mut held).await.unwrap_or_default());
+                    if let Some(ahead) = prefetch.held_mut() {
+                        self.renew_ahead(ahead).await;
+                    }
                 }
+                () = prefetch.settle(), if prefetch.is_running() => {}
                 _ = stop.changed() => {}
             }
         }
@@ -145,16 +257,17 @@ impl Drain {
         (outcomes, unstarted, lost)
     }
 
-    /// Renews the leases of the batch's claims; returns the ids whose lease was lost.
-    async fn renew(&self, held: &mut HashMap<EntryId, Claim>) -> Vec<EntryId> {
+    /// Renews the leases of `held`; returns the ids whose lease was lost, or `None` when
+    /// the store could not be asked (logged; the caller tries again on its next tick).
+    pub(super) async fn renew(&self, held: &mut HashMap<EntryId, Claim>) -> Option<Vec<EntryId>> {
         if held.is_empty() {
-            return Vec::new();
+            return Some(Vec::new());
         }
         let claims: Vec<Claim> = held.values().cloned().collect();
         let mut request = RenewRequest::new(self.options.lease);
         request.now = self.request_time();
         match self.store.renew(&claims, &request).await {
-            Ok(outcomes) => outcomes
+            Ok(outcomes) => Some(outcomes
                 .into_iter()
                 .filter_map(|o| match o {
                     RenewOutcome::Renewed(c) => {
@@ -167,10 +280,10 @@ impl Drain {
                         Some(r.entry.id)
                     }
                 })
-                .collect(),
+                .collect()),
             Err(e) => {
                 tracing::warn!(error = %e, "lease renewal failed; will try again");
-                Vec::new()
+                None
             }
         }
     }

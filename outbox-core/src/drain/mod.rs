@@ -1,5 +1,6 @@
 //! The drain: workers that claim entries, emit them, and record what happened.
 
+mod ahead;
 mod cycle;
 mod emitter;
 mod options;
@@ -23,8 +24,11 @@ use crate::{ClaimStore, Clock, Result, SystemClock};
 ///
 /// Each cycle claims up to a batch of retry-ready and pending entries, emits them with
 /// bounded concurrency outside any database transaction (renewing the leases of emissions
-/// that run long), and records every outcome in one batch completion. It never emits an
-/// entry it could not claim. Run several drains, in one process or many, on one store.
+/// that run long), and records every outcome in one batch completion. While a full batch
+/// is emitted and recorded, the next one is claimed (see [`DrainOptions::claim_ahead`]),
+/// so at steady state a cycle costs the database one claim and one completion, running
+/// side by side. It never emits an entry it does not hold. Run several drains, in one
+/// process or many, on one store.
 ///
 /// Give it a store wrapped in [`crate::Observed`] to get the store-level transition
 /// metric and warnings; the drain adds `outbox.emissions` (tag `result`) and the
@@ -98,10 +102,11 @@ impl Drain {
         &self.options
     }
 
-    /// Runs one cycle to its end.
+    /// Runs one cycle to its end (one batch; nothing is claimed ahead).
     pub async fn run_once(&self) -> Result<DrainSummary> {
         let (_keep, stop) = watch::channel(false);
-        self.cycle(&stop).instrument(self.span()).await
+        let (summary, _) = self.cycle(&stop, None, false).instrument(self.span()).await;
+        summary
     }
 
     /// Runs cycles until `shutdown` completes, then stops claiming, lets running emissions
@@ -162,16 +167,22 @@ impl Drain {
         let mut total = DrainSummary::default();
         let mut idle = self.options.poll_interval;
         let wake = self.store.wake_signal();
+        let mut ahead = None;
         while !*stop.borrow() {
-            let found_work = match self.cycle(&stop).instrument(self.span()).await {
+            let (result, next) = self
+                .cycle(&stop, ahead.take(), true)
+                .instrument(self.span())
+                .await;
+            ahead = next;
+            let found_work = match result {
                 Ok(summary) => {
                     total.add(&summary);
-                    summary.claimed > 0
+                    summary.claimed > 0 || ahead.is_some()
                 }
                 Err(e) => {
                     tracing::error!(error = %e, owner = %self.options.owner, "drain cycle failed; backing off");
                     total.errors += 1;
-                    false
+                    ahead.is_some()
                 }
             };
             if found_work {
@@ -196,6 +207,9 @@ impl Drain {
                 _ = stop.changed() => {}
             }
             idle = (idle * 2).min(self.options.max_idle_interval);
+        }
+        if let Some(ahead) = ahead {
+            total.add(&self.release_ahead(ahead).instrument(self.span()).await);
         }
         total
     }

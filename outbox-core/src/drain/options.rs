@@ -20,6 +20,7 @@ pub struct DrainOptions {
     pub(crate) retry: RetryPolicy,
     pub(crate) max_attempts: u32,
     pub(crate) topic: Option<String>,
+    pub(crate) claim_ahead: bool,
 }
 
 impl Default for DrainOptions {
@@ -35,6 +36,7 @@ impl Default for DrainOptions {
             retry: RetryPolicy::default(),
             max_attempts: 10,
             topic: None,
+            claim_ahead: true,
         }
     }
 }
@@ -54,7 +56,8 @@ fn default_owner() -> String {
 impl DrainOptions {
     /// The defaults: claim leases on, owner `host-pid-random`, batches of 50, 30 s leases,
     /// 8 concurrent emissions, polling every 250 ms backing off to 5 s when idle, the
-    /// default [`RetryPolicy`], dead-lettering after 10 attempts, every topic.
+    /// default [`RetryPolicy`], dead-lettering after 10 attempts, every topic, claiming
+    /// ahead.
     pub fn new() -> Self {
         Self::default()
     }
@@ -107,6 +110,16 @@ impl DrainOptions {
     /// After this many attempts that did not deliver, the entry is dead-lettered.
     pub fn max_attempts(mut self, n: u32) -> Self {
         self.max_attempts = n;
+        self
+    }
+
+    /// `true` (the default): while a full batch is emitted and recorded, claim the next
+    /// one, so neither the database nor the emitter waits on the other at steady state.
+    /// The claims taken ahead are renewed with the running batch's, renewed again before
+    /// their emission starts if they have aged, and released at shutdown. A worker then
+    /// holds up to two batches. `false`: one batch at a time.
+    pub fn claim_ahead(mut self, on: bool) -> Self {
+        self.claim_ahead = on;
         self
     }
 
