@@ -258,6 +258,26 @@ pub struct ScaleRow {
     pub drain: DrainOutcome,
 }
 
+/// One drain measured twice on identical backlogs: one batch at a time, and claiming the
+/// next batch while the current one is emitted and recorded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OverlapRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Drain workers.
+    pub workers: usize,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Added round-trip latency, milliseconds.
+    pub latency_ms: u32,
+    /// Pending rows at the start of each run.
+    pub backlog: u64,
+    /// With `claim_ahead(false)`.
+    pub one_at_a_time: DrainOutcome,
+    /// With `claim_ahead(true)`, the default.
+    pub ahead: DrainOutcome,
+}
+
 /// Everything one run measured.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Results {
@@ -277,4 +297,7 @@ pub struct Results {
     pub ceilings: Vec<CeilingRow>,
     /// Scale scenarios.
     pub scale: Vec<ScaleRow>,
+    /// Claiming ahead against one batch at a time (absent from older runs).
+    #[serde(default)]
+    pub overlap: Vec<OverlapRow>,
 }

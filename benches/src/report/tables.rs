@@ -143,6 +143,36 @@ pub(super) fn all(md: &mut String, r: &Results) {
         ],
     );
 
+    md.push_str("## Claiming ahead\n\n");
+    md.push_str(
+        "The optimized drain on identical fresh backlogs, one batch at a time \
+         (`claim_ahead(false)`) and claiming the next batch while the current one is \
+         emitted and recorded (the default).\n\n",
+    );
+    table(
+        md,
+        &r.overlap,
+        &[
+            ("engine", &|o| o.engine.label().into()),
+            ("workers", &|o| o.workers.to_string()),
+            ("batch", &|o| o.batch.to_string()),
+            ("latency ms", &|o| o.latency_ms.to_string()),
+            ("backlog", &|o| count(o.backlog)),
+            ("one batch at a time, entries/s", &|o| {
+                rate(o.one_at_a_time.entries_per_s)
+            }),
+            ("claiming ahead, entries/s", &|o| {
+                rate(o.ahead.entries_per_s)
+            }),
+            ("ahead ÷ one at a time", &|o| {
+                or_dash(
+                    div(o.ahead.entries_per_s, o.one_at_a_time.entries_per_s),
+                    ratio,
+                )
+            }),
+        ],
+    );
+
     md.push_str("## Enqueue\n\n");
     table(
         md,

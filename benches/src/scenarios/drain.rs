@@ -36,6 +36,13 @@ pub struct DrainSpec {
     pub stop_after: u64,
     /// Stop after this long whatever was done, milliseconds.
     pub budget_ms: u64,
+    /// Claim the next batch while one is emitted and recorded (the drain's default).
+    #[serde(default = "claiming_ahead")]
+    pub claim_ahead: bool,
+}
+
+fn claiming_ahead() -> bool {
+    true
 }
 
 /// Runs the drain grid: every worker count in every cell.
@@ -56,6 +63,7 @@ pub async fn run(ctx: &mut Ctx) {
                 latency_ms: cell.latency_ms,
                 stop_after: plan.drain_entries,
                 budget_ms: millis(plan.drain_budget),
+                claim_ahead: true,
             };
             let outcome = measure(&spec).await;
             progress(format_args!(
@@ -151,6 +159,7 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
             let options = DrainOptions::new()
                 .owner(format!("bench-drain-{w}"))
                 .batch_size(spec.batch)
+                .claim_ahead(spec.claim_ahead)
                 .poll_interval(Duration::from_millis(1), Duration::from_millis(10));
             let drain =
                 Drain::new(subject.store.clone(), emitter.clone(), options).expect("drain options");

@@ -1,0 +1,59 @@
+//! The drain with and without claiming ahead, on identical fresh backlogs in one run: the
+//! measured worth of overlapping the next claim with the current batch's emission and
+//! completion. PostgreSQL at each added latency with one worker, and with two workers;
+//! SQLite with one worker.
+
+use super::drain::{measure, millis, DrainSpec};
+use super::{progress, Ctx};
+use crate::results::{Engine, OverlapRow, StorePath};
+
+const BATCH: u32 = 100;
+
+/// Measures every cell both ways, one batch at a time first.
+pub async fn run(ctx: &mut Ctx) {
+    let plan = ctx.plan.clone();
+    for engine in ctx.engines.clone() {
+        let mut cells: Vec<(usize, u32)> =
+            ctx.latencies(engine).into_iter().map(|l| (1, l)).collect();
+        if engine == Engine::Postgres {
+            cells.push((2, 0));
+        }
+        for (workers, latency_ms) in cells {
+            let backlog = plan.drain_entries + plan.drain_entries / 5;
+            let mut measured = Vec::new();
+            for claim_ahead in [false, true] {
+                let Some(place) = ctx.loaded(engine, backlog).await else {
+                    return;
+                };
+                let spec = DrainSpec {
+                    location: place.location.clone(),
+                    path: StorePath::Optimized,
+                    workers,
+                    batch: BATCH,
+                    latency_ms,
+                    stop_after: plan.drain_entries,
+                    budget_ms: millis(plan.drain_budget),
+                    claim_ahead,
+                };
+                measured.push(measure(&spec).await);
+            }
+            let ahead = measured.pop().expect("measured twice");
+            let one_at_a_time = measured.pop().expect("measured twice");
+            progress(format_args!(
+                "overlap {} {workers}w +{latency_ms}ms: {:.0}/s one batch at a time, {:.0}/s ahead",
+                engine.label(),
+                one_at_a_time.entries_per_s,
+                ahead.entries_per_s
+            ));
+            ctx.results.overlap.push(OverlapRow {
+                engine,
+                workers,
+                batch: BATCH,
+                latency_ms,
+                backlog,
+                one_at_a_time,
+                ahead,
+            });
+        }
+    }
+}
