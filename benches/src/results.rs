@@ -274,7 +274,7 @@ pub struct OverlapRow {
     pub backlog: u64,
     /// With `claim_ahead(false)`.
     pub one_at_a_time: DrainOutcome,
-    /// With `claim_ahead(true)`, the default.
+    /// With `claim_ahead(true)` (the default where the store overlaps writes).
     pub ahead: DrainOutcome,
 }
 

@@ -21,6 +21,11 @@ pub struct Capabilities {
     pub single_round_trip_claim: bool,
     /// True when the store can wake a drain when entries are enqueued.
     pub notifications: bool,
+    /// True when the database serves writes from several connections at once, so a
+    /// drain's claim of the next batch and its completion of the current one overlap.
+    /// False for one-writer engines (SQLite), where they would only queue behind each
+    /// other; a drain then claims ahead only when told to.
+    pub concurrent_writes: bool,
     /// Where `now` comes from when a request does not carry one.
     pub clock: ClockSource,
 }

@@ -26,6 +26,7 @@ impl OutboxStore for PgClaimStore {
             atomic_completion: true,
             single_round_trip_claim: true,
             notifications: self.inner.listener.is_some(),
+            concurrent_writes: true,
             clock: ClockSource::Database,
         }
     }

@@ -189,6 +189,8 @@ impl OutboxStore for SqliteClaimStore {
             atomic_completion: true,
             single_round_trip_claim: true,
             notifications: false,
+            // One writer at a time, whatever the pool size.
+            concurrent_writes: false,
             clock: ClockSource::Injected,
         }
     }

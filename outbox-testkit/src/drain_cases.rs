@@ -370,7 +370,10 @@ fn run_until_stopped(
 /// Batches of two, one emission at a time: the second entry of a batch waits behind a
 /// `gate` in the first, and the next batch is claimed ahead meanwhile.
 fn ahead_options(owner: &str) -> DrainOptions {
-    options(owner).batch_size(2).emit_concurrency(1)
+    options(owner)
+        .batch_size(2)
+        .emit_concurrency(1)
+        .claim_ahead(true)
 }
 
 /// Waits until `owner` holds every entry of `ids`.

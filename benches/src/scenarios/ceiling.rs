@@ -53,7 +53,7 @@ pub async fn run(ctx: &mut Ctx) {
             latency_ms: 0,
             stop_after: backlog,
             budget_ms: millis(Duration::from_secs(1_800)),
-            claim_ahead: true,
+            claim_ahead: None,
         })
         .await;
         progress(format_args!(

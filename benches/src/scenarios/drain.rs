@@ -36,13 +36,10 @@ pub struct DrainSpec {
     pub stop_after: u64,
     /// Stop after this long whatever was done, milliseconds.
     pub budget_ms: u64,
-    /// Claim the next batch while one is emitted and recorded (the drain's default).
-    #[serde(default = "claiming_ahead")]
-    pub claim_ahead: bool,
-}
-
-fn claiming_ahead() -> bool {
-    true
+    /// Claim the next batch while one is emitted and recorded; `None` leaves it to the
+    /// drain's default (the store's capabilities).
+    #[serde(default)]
+    pub claim_ahead: Option<bool>,
 }
 
 /// Runs the drain grid: every worker count in every cell.
@@ -63,7 +60,7 @@ pub async fn run(ctx: &mut Ctx) {
                 latency_ms: cell.latency_ms,
                 stop_after: plan.drain_entries,
                 budget_ms: millis(plan.drain_budget),
-                claim_ahead: true,
+                claim_ahead: None,
             };
             let outcome = measure(&spec).await;
             progress(format_args!(
@@ -156,11 +153,13 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
     });
     let workers: Vec<_> = (0..spec.workers)
         .map(|w| {
-            let options = DrainOptions::new()
+            let mut options = DrainOptions::new()
                 .owner(format!("bench-drain-{w}"))
                 .batch_size(spec.batch)
-                .claim_ahead(spec.claim_ahead)
                 .poll_interval(Duration::from_millis(1), Duration::from_millis(10));
+            if let Some(on) = spec.claim_ahead {
+                options = options.claim_ahead(on);
+            }
             let drain =
                 Drain::new(subject.store.clone(), emitter.clone(), options).expect("drain options");
             let mut stopped = stopped.clone();

@@ -33,7 +33,7 @@ pub async fn run(ctx: &mut Ctx) {
                     latency_ms,
                     stop_after: plan.drain_entries,
                     budget_ms: millis(plan.drain_budget),
-                    claim_ahead,
+                    claim_ahead: Some(claim_ahead),
                 };
                 measured.push(measure(&spec).await);
             }

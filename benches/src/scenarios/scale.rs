@@ -100,7 +100,7 @@ pub async fn run(ctx: &mut Ctx) {
                 latency_ms: 0,
                 stop_after: plan.scale_entries.min(case.pending),
                 budget_ms: millis(Duration::from_secs(900)),
-                claim_ahead: true,
+                claim_ahead: None,
             })
             .await;
             progress(format_args!(

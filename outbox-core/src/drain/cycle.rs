@@ -57,7 +57,7 @@ impl Drain {
             return (Ok(summary), None);
         }
         let full = work.len() >= self.options.batch_size as usize;
-        let mut prefetch = if look_ahead && self.options.claim_ahead && full && !*stop.borrow() {
+        let mut prefetch = if look_ahead && self.claim_ahead && full && !*stop.borrow() {
             Prefetch::start(self)
         } else {
             Prefetch::Off

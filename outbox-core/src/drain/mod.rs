@@ -25,9 +25,9 @@ use crate::{ClaimStore, Clock, Result, SystemClock};
 /// Each cycle claims up to a batch of retry-ready and pending entries, emits them with
 /// bounded concurrency outside any database transaction (renewing the leases of emissions
 /// that run long), and records every outcome in one batch completion. While a full batch
-/// is emitted and recorded, the next one is claimed (see [`DrainOptions::claim_ahead`]),
-/// so at steady state a cycle costs the database one claim and one completion, running
-/// side by side. It never emits an entry it does not hold. Run several drains, in one
+/// is emitted and recorded, the next one is claimed where the store can overlap writes
+/// (see [`DrainOptions::claim_ahead`]), so at steady state a cycle costs the database one
+/// claim and one completion, running side by side. It never emits an entry it does not hold. Run several drains, in one
 /// process or many, on one store.
 ///
 /// Give it a store wrapped in [`crate::Observed`] to get the store-level transition
@@ -43,6 +43,8 @@ pub struct Drain {
     /// Stamp every store request with `clock`'s time (tests), instead of leaving the time
     /// to the store's own clock.
     timed_requests: bool,
+    /// Claim the next batch while the current one runs (the option, or the store's say).
+    claim_ahead: bool,
 }
 
 impl std::fmt::Debug for Drain {
@@ -66,7 +68,11 @@ impl Drain {
             crate::ClaimRequest::new(options.owner.clone(), options.batch_size, options.lease);
         sample.topic = options.topic.clone();
         store.limits().check_claim(&sample)?;
+        let claim_ahead = options
+            .claim_ahead
+            .unwrap_or(store.capabilities().concurrent_writes);
         Ok(Self {
+            claim_ahead,
             store,
             emitter,
             options,

@@ -20,7 +20,7 @@ pub struct DrainOptions {
     pub(crate) retry: RetryPolicy,
     pub(crate) max_attempts: u32,
     pub(crate) topic: Option<String>,
-    pub(crate) claim_ahead: bool,
+    pub(crate) claim_ahead: Option<bool>,
 }
 
 impl Default for DrainOptions {
@@ -36,7 +36,7 @@ impl Default for DrainOptions {
             retry: RetryPolicy::default(),
             max_attempts: 10,
             topic: None,
-            claim_ahead: true,
+            claim_ahead: None,
         }
     }
 }
@@ -57,7 +57,7 @@ impl DrainOptions {
     /// The defaults: claim leases on, owner `host-pid-random`, batches of 50, 30 s leases,
     /// 8 concurrent emissions, polling every 250 ms backing off to 5 s when idle, the
     /// default [`RetryPolicy`], dead-lettering after 10 attempts, every topic, claiming
-    /// ahead.
+    /// ahead where the store can overlap writes.
     pub fn new() -> Self {
         Self::default()
     }
@@ -113,13 +113,15 @@ impl DrainOptions {
         self
     }
 
-    /// `true` (the default): while a full batch is emitted and recorded, claim the next
-    /// one, so neither the database nor the emitter waits on the other at steady state.
-    /// The claims taken ahead are renewed with the running batch's, renewed again before
-    /// their emission starts if they have aged, and released at shutdown. A worker then
-    /// holds up to two batches. `false`: one batch at a time.
+    /// `true`: while a full batch is emitted and recorded, claim the next one, so neither
+    /// the database nor the emitter waits on the other at steady state. The claims taken
+    /// ahead are renewed with the running batch's, renewed again before their emission
+    /// starts if they have aged, and released at shutdown. A worker then holds up to two
+    /// batches. `false`: one batch at a time. Unset (the default), the store decides: on
+    /// where it serves concurrent writes ([`crate::Capabilities::concurrent_writes`]), off
+    /// on one-writer engines, where the claim would only wait for the completion's lock.
     pub fn claim_ahead(mut self, on: bool) -> Self {
-        self.claim_ahead = on;
+        self.claim_ahead = Some(on);
         self
     }
 

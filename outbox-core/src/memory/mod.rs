@@ -86,6 +86,7 @@ impl OutboxStore for MemoryClaimStore {
             atomic_completion: true,
             single_round_trip_claim: true,
             notifications: false,
+            concurrent_writes: true,
             clock: ClockSource::Injected,
         }
     }

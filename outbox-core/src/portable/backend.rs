@@ -99,6 +99,8 @@ pub(crate) mod sealed {
         type Db: sqlx::Database;
         /// The name reported in [`crate::Capabilities`].
         const NAME: &'static str;
+        /// Whether the engine serves writes from several connections at once.
+        const CONCURRENT_WRITES: bool;
         /// How bind parameters are spelled.
         const PLACEHOLDERS: Placeholders;
         /// An expression for the database's current time, in the column type of times.

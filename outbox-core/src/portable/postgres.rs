@@ -145,6 +145,7 @@ fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
 impl Backend for PgBackend {
     type Db = Postgres;
     const NAME: &'static str = "portable-postgres";
+    const CONCURRENT_WRITES: bool = true;
     const PLACEHOLDERS: Placeholders = Placeholders::Dollar;
     const DB_NOW: &'static str = "now()";
 

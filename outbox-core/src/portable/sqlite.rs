@@ -154,6 +154,7 @@ fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
 impl Backend for SqliteBackend {
     type Db = Sqlite;
     const NAME: &'static str = "portable-sqlite";
+    const CONCURRENT_WRITES: bool = false;
     const PLACEHOLDERS: Placeholders = Placeholders::Question;
     // Milliseconds (SQLite's clock resolution), rounded so the float's error vanishes.
     const DB_NOW: &'static str =

@@ -126,6 +126,7 @@ impl<B: PortableBackend> PortableStore<B> {
             atomic_completion: false,
             single_round_trip_claim: false,
             notifications: false,
+            concurrent_writes: B::CONCURRENT_WRITES,
             clock: ClockSource::Database,
         }
     }
