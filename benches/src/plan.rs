@@ -27,6 +27,9 @@ pub struct Plan {
     pub enqueue_single: u64,
     /// Bulk calls of 1,000 entries.
     pub enqueue_bulk_calls: u64,
+    /// Entries of the command's default payload size (64 bytes), in bulk calls of 1,000,
+    /// on the optimized stores: `outbox enqueue --count N --batch 1000` through the API.
+    pub enqueue_small_entries: u64,
     /// Never-analyzed backlog the raw-SQL ceiling and the drain both clear.
     pub ceiling_backlog: u64,
     /// Pending backlogs of the scale cases; the first is the clean baseline.
@@ -58,6 +61,7 @@ impl Plan {
             drain_budget: Duration::from_millis(500),
             enqueue_single: 50,
             enqueue_bulk_calls: 2,
+            enqueue_small_entries: 5_000,
             ceiling_backlog: 2_000,
             scale_pending: vec![1_000, 5_000],
             scale_history: 5_000,
@@ -82,6 +86,7 @@ impl Plan {
             drain_budget: Duration::from_secs(4),
             enqueue_single: 3_000,
             enqueue_bulk_calls: 100,
+            enqueue_small_entries: 1_000_000,
             ceiling_backlog: 200_000,
             scale_pending: vec![10_000, 200_000, 1_000_000],
             scale_history: 1_000_000,

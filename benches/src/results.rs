@@ -222,6 +222,9 @@ pub struct EnqueueRow {
     pub seconds: f64,
     /// Entries per second.
     pub entries_per_s: f64,
+    /// Payload bytes of each entry (0 in runs that did not record it: the plan's size).
+    #[serde(default)]
+    pub payload_bytes: u32,
 }
 
 /// Scenario 5: the raw-SQL ceiling beside the library's drain on the same backlog.

@@ -9,7 +9,8 @@ use std::io;
 use std::path::Path;
 
 use crate::results::{
-    CeilingRow, ClaimRow, CostRow, DrainRow, Engine, Results, ScaleRow, StorePath,
+    CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, OverlapRow, Results, ScaleRow,
+    StorePath,
 };
 
 /// Writes REPORT.md, claims.svg and scale.svg into `dir` (created if missing).
@@ -387,6 +388,25 @@ fn target_rows(r: &Results) -> Vec<Target> {
     let v = r.scale.iter().filter(big).map(|s| s.drain.peak_rss_mib);
     let what = "Drain peak RSS MiB, PostgreSQL, 1M backlog of 1 KiB payloads";
     t.push(Below(64.0).judge(what.into(), v, mib));
+    let small = |e: &&EnqueueRow| {
+        (e.engine, e.path, e.per_call, e.payload_bytes) == (pg, StorePath::Optimized, 1_000, 64)
+    };
+    let v = r.enqueues.iter().filter(small).map(|e| e.entries_per_s);
+    let what = "Bulk enqueue, PostgreSQL, 64 B entries in calls of 1,000 (1,000,000 of them in \
+                the full run, as `outbox enqueue --count 1000000 --batch 1000`), entries/s";
+    t.push(AtLeast(110_000.0).judge(what.into(), v, rate));
+    for l in [0u32, 1, 5] {
+        let at = |o: &&OverlapRow| (o.engine, o.workers, o.latency_ms) == (pg, 1, l);
+        let v = r
+            .overlap
+            .iter()
+            .filter(at)
+            .filter_map(|o| div(o.ahead.entries_per_s, o.one_at_a_time.entries_per_s));
+        let what = format!(
+            "Claiming ahead ÷ one batch at a time, PostgreSQL drain, 1 worker, batch 100, +{l} ms"
+        );
+        t.push(Reported.judge(what, v, ratio));
+    }
     let lite = |c: &&CeilingRow| c.engine == Engine::Sqlite;
     let v = r.ceilings.iter().filter(lite).filter_map(ceiling_ratio);
     t.push(Reported.judge("SQLite drain ÷ raw ceiling".into(), v, ratio));
@@ -552,7 +572,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 14, "{empty}");
+        assert_eq!(unmeasured.count(), 18, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

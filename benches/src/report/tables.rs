@@ -181,6 +181,13 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("engine", &|e| e.engine.label().into()),
             ("path", &|e| e.path.label().into()),
             ("entries per call", &|e| count(e.per_call.into())),
+            ("payload bytes", &|e| {
+                if e.payload_bytes == 0 {
+                    "—".into()
+                } else {
+                    count(e.payload_bytes.into())
+                }
+            }),
             ("entries", &|e| count(e.entries)),
             ("seconds", &|e| format!("{:.2}", e.seconds)),
             ("entries/s", &|e| rate(e.entries_per_s)),

@@ -1,17 +1,21 @@
 //! Scenario 4: enqueue throughput, one entry per host transaction (the store's
 //! in-transaction enqueue, as a service writes its outbox row beside its business rows)
-//! and in bulk calls of 1,000.
+//! and in bulk calls of 1,000; then, on the optimized stores, many small entries in bulk
+//! calls of 1,000, as `outbox enqueue --count N --batch 1000` writes them.
 
 use std::time::Instant;
 
 use outbox_core::NewEntry;
 
 use super::{progress, Ctx, PATHS};
-use crate::results::EnqueueRow;
+use crate::results::{EnqueueRow, StorePath};
 use crate::stats::rate;
 use crate::subject::{open, Link, Place};
 
 const BULK: u32 = 1_000;
+
+/// The command's default payload size.
+const SMALL_PAYLOAD: u32 = 64;
 
 /// Runs both modes on every engine and path.
 pub async fn run(ctx: &mut Ctx) {
@@ -28,7 +32,8 @@ pub async fn run(ctx: &mut Ctx) {
                 let entry = NewEntry::new("bench", payload.clone());
                 subject.enqueue_in_host_transaction(entry).await;
             }
-            push(ctx, engine, path, 1, plan.enqueue_single, started);
+            let size = plan.payload_bytes;
+            push(ctx, (engine, path, size), 1, plan.enqueue_single, started);
 
             let started = Instant::now();
             for _ in 0..plan.enqueue_bulk_calls {
@@ -42,15 +47,34 @@ pub async fn run(ctx: &mut Ctx) {
                     .expect("bulk enqueue");
             }
             let bulk_entries = plan.enqueue_bulk_calls * u64::from(BULK);
-            push(ctx, engine, path, BULK, bulk_entries, started);
+            push(ctx, (engine, path, size), BULK, bulk_entries, started);
+
+            if path == StorePath::Optimized {
+                let small = vec![b'x'; SMALL_PAYLOAD as usize];
+                let started = Instant::now();
+                let mut written = 0;
+                while written < plan.enqueue_small_entries {
+                    let n = (plan.enqueue_small_entries - written).min(u64::from(BULK));
+                    let batch = (0..n)
+                        .map(|_| NewEntry::new("bench", small.clone()))
+                        .collect();
+                    subject
+                        .store
+                        .enqueue_batch(batch)
+                        .await
+                        .expect("bulk enqueue");
+                    written += n;
+                }
+                let what = (engine, path, SMALL_PAYLOAD);
+                push(ctx, what, BULK, plan.enqueue_small_entries, started);
+            }
         }
     }
 }
 
 fn push(
     ctx: &mut Ctx,
-    engine: crate::results::Engine,
-    path: crate::results::StorePath,
+    (engine, path, payload_bytes): (crate::results::Engine, StorePath, u32),
     per_call: u32,
     entries: u64,
     started: Instant,
@@ -63,9 +87,10 @@ fn push(
         entries,
         seconds: elapsed.as_secs_f64(),
         entries_per_s: rate(entries, elapsed),
+        payload_bytes,
     };
     progress(format_args!(
-        "enqueue {} {} x{per_call}: {:.0}/s",
+        "enqueue {} {} x{per_call} of {entries} ({payload_bytes} B): {:.0}/s",
         engine.label(),
         path.label(),
         row.entries_per_s
