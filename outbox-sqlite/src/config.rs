@@ -13,6 +13,8 @@ pub struct SqliteStoreConfig {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) busy_timeout: Duration,
     pub(crate) max_connections: u32,
+    pub(crate) cache_kib: u32,
+    pub(crate) mmap_bytes: u64,
 }
 
 impl Default for SqliteStoreConfig {
@@ -23,13 +25,16 @@ impl Default for SqliteStoreConfig {
             clock: Arc::new(SystemClock),
             busy_timeout: Duration::from_secs(5),
             max_connections: 8,
+            cache_kib: 16 * 1024,
+            mmap_bytes: 256 * 1024 * 1024,
         }
     }
 }
 
 impl SqliteStoreConfig {
     /// Defaults: table `outbox`, default limits, the system clock, a 5 s busy timeout,
-    /// up to 8 pooled connections (for [`crate::SqliteClaimStore::open`]).
+    /// up to 8 pooled connections, a 16 MiB page cache and a 256 MiB memory map per
+    /// connection (for [`crate::SqliteClaimStore::open`]).
     pub fn new() -> Self {
         Self::default()
     }
@@ -65,6 +70,23 @@ impl SqliteStoreConfig {
     /// The pool size used by [`crate::SqliteClaimStore::open`] (at least 1).
     pub fn max_connections(mut self, n: u32) -> Self {
         self.max_connections = n.max(1);
+        self
+    }
+
+    /// Each pooled connection's page cache, KiB (`PRAGMA cache_size`; 16 MiB by default,
+    /// SQLite's own default is 2 MiB). A queue's working set is its head: the cache keeps
+    /// it, and the partial indexes, out of the file reads a drain would otherwise make.
+    pub fn cache_kib(mut self, kib: u32) -> Self {
+        self.cache_kib = kib;
+        self
+    }
+
+    /// How much of the file each connection reads through a memory map (`PRAGMA
+    /// mmap_size`; 256 MiB by default, 0 turns it off): pages are then shared with the OS
+    /// cache instead of copied by a read call each. Turn it off where an I/O error must
+    /// surface as an error rather than a signal (network file systems).
+    pub fn mmap_bytes(mut self, bytes: u64) -> Self {
+        self.mmap_bytes = bytes;
         self
     }
 }

@@ -4,16 +4,20 @@ use outbox_core::{NewEntry, OutboxEntry, OutboxError, Result};
 use sqlx::{Connection, SqliteConnection};
 
 use crate::error::map_err;
-use crate::row::{micros, opt_micros};
+use crate::row::{hex, micros, opt_micros};
 use crate::SqliteClaimStore;
 
 impl SqliteClaimStore {
     /// Writes `entries` on the host's connection or transaction, so they commit or roll
-    /// back together with the host's business rows:
+    /// back together with the host's business rows. Begin the host's transaction with
+    /// `BEGIN IMMEDIATE`: a deferred transaction that reads before it writes fails with
+    /// `SQLITE_BUSY_SNAPSHOT` (at once, whatever the busy timeout) when another connection
+    /// wrote in between, while an immediate one takes the write lock at its start and makes
+    /// other writers wait for it.
     ///
     /// ```no_run
     /// # async fn demo(store: outbox_sqlite::SqliteClaimStore) -> outbox_core::Result<()> {
-    /// let mut tx = store.pool().begin().await.map_err(|e| outbox_core::OutboxError::Database { message: e.to_string(), source: None })?;
+    /// let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.map_err(|e| outbox_core::OutboxError::Database { message: e.to_string(), source: None })?;
     /// // sqlx::query("INSERT INTO orders …").execute(&mut *tx).await?;
     /// store.enqueue_in(&mut tx, vec![outbox_core::NewEntry::new("orders.created", b"{}".to_vec())]).await?;
     /// tx.commit().await.map_err(|e| outbox_core::OutboxError::Database { message: e.to_string(), source: None })?;
@@ -34,37 +38,125 @@ impl SqliteClaimStore {
         Ok(written)
     }
 
-    /// Inserts already-validated entries on `conn`; the caller owns the transaction.
+    /// Inserts already-validated entries on `conn` with one statement per chunk; the
+    /// caller owns the transaction. A duplicate id fails the statement as a whole (nothing
+    /// of it is written) and is then located by reading, to name it in the error.
     pub(crate) async fn insert_all(
         &self,
         conn: &mut SqliteConnection,
         entries: Vec<NewEntry>,
     ) -> Result<Vec<OutboxEntry>> {
         let now = self.now(None);
-        let mut written = Vec::with_capacity(entries.len());
-        for new in entries {
-            let entry = OutboxEntry::from_new(new, now);
-            let headers = serde_json::to_string(&entry.headers)
-                .map_err(|e| OutboxError::invalid("headers", e.to_string()))?;
-            let inserted = sqlx::query(&self.sql.insert)
-                .bind(entry.id.as_uuid().as_bytes().to_vec())
-                .bind(entry.topic.clone())
-                .bind(entry.partition_key.clone())
-                .bind(entry.payload.clone())
-                .bind(headers)
-                .bind(micros(entry.created_at))
-                .bind(opt_micros(entry.not_before))
-                .bind(entry.stamp.as_bytes().to_vec())
+        let written: Vec<OutboxEntry> = entries
+            .into_iter()
+            .map(|new| OutboxEntry::from_new(new, now))
+            .collect();
+        for chunk in chunks(&written) {
+            let rows = chunk
+                .iter()
+                .map(|e| {
+                    let headers = serde_json::to_string(&e.headers)
+                        .map_err(|err| OutboxError::invalid("headers", err.to_string()))?;
+                    Ok(serde_json::json!({
+                        "id": hex(e.id.as_uuid().as_bytes()),
+                        "topic": e.topic,
+                        "partition_key": e.partition_key,
+                        "payload": hex(&e.payload),
+                        "headers": headers,
+                        "created_at": micros(e.created_at),
+                        "not_before": opt_micros(e.not_before),
+                        "stamp": hex(e.stamp.as_bytes()),
+                    }))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let inserted = sqlx::query(&self.sql.insert_batch)
+                .bind(serde_json::Value::Array(rows).to_string())
                 .execute(&mut *conn)
                 .await;
             match inserted {
-                Ok(_) => written.push(entry),
+                Ok(_) => {}
                 Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-                    return Err(OutboxError::DuplicateId(entry.id));
+                    return Err(self.first_duplicate(conn, chunk).await);
                 }
                 Err(e) => return Err(map_err(e)),
             }
         }
         Ok(written)
+    }
+
+    /// The error naming the first entry of `chunk` whose id is already taken, in the table
+    /// or earlier in the chunk.
+    async fn first_duplicate(
+        &self,
+        conn: &mut SqliteConnection,
+        chunk: &[OutboxEntry],
+    ) -> OutboxError {
+        let mut seen = std::collections::HashSet::new();
+        for e in chunk {
+            if !seen.insert(e.id) {
+                return OutboxError::DuplicateId(e.id);
+            }
+            match self.fetch_one_entry(conn, e.id).await {
+                Ok(Some(_)) => return OutboxError::DuplicateId(e.id),
+                Ok(None) => {}
+                Err(err) => return err,
+            }
+        }
+        OutboxError::Database {
+            message: "a batch insert reported a duplicate id that no entry has".into(),
+            source: None,
+        }
+    }
+}
+
+/// Entries per insert statement, at most: enough that a statement's fixed cost vanishes.
+const CHUNK_ENTRIES: usize = 500;
+
+/// Payload bytes per insert statement, at most (a larger entry goes alone), so one JSON
+/// document stays a few megabytes whatever the payloads.
+const CHUNK_BYTES: usize = 2 * 1024 * 1024;
+
+/// `entries` cut into runs of at most [`CHUNK_ENTRIES`] entries and [`CHUNK_BYTES`]
+/// payload bytes (every run holds at least one entry).
+fn chunks(entries: &[OutboxEntry]) -> Vec<&[OutboxEntry]> {
+    let mut runs = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, e) in entries.iter().enumerate() {
+        let full = i - start == CHUNK_ENTRIES || bytes + e.payload.len() > CHUNK_BYTES;
+        if i > start && full {
+            runs.push(&entries[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += e.payload.len();
+    }
+    if start < entries.len() {
+        runs.push(&entries[start..]);
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(sizes: &[usize]) -> Vec<OutboxEntry> {
+        let now = chrono::Utc::now();
+        sizes
+            .iter()
+            .map(|&n| OutboxEntry::from_new(NewEntry::new("t", vec![0u8; n]), now))
+            .collect()
+    }
+
+    fn lengths(entries: &[OutboxEntry]) -> Vec<usize> {
+        chunks(entries).iter().map(|c| c.len()).collect()
+    }
+
+    #[test]
+    fn chunks_cut_by_count_and_by_bytes() {
+        assert_eq!(lengths(&entries(&[])), Vec::<usize>::new());
+        assert_eq!(lengths(&entries(&[1; 1_200])), [500, 500, 200]);
+        let mb = 1024 * 1024;
+        assert_eq!(lengths(&entries(&[mb, mb, mb, 10])), [2, 2]);
+        assert_eq!(lengths(&entries(&[3 * mb, 1, 3 * mb])), [1, 1, 1]);
     }
 }

@@ -2,6 +2,7 @@
 
 mod admin;
 mod claims;
+mod complete;
 mod config;
 mod enqueue;
 mod error;

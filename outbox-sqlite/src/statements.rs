@@ -5,16 +5,15 @@ use outbox_core::TableName;
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug, Clone)]
 pub(crate) struct Statements {
-    pub(crate) claim_pending: String,
-    pub(crate) claim_retry_ready: String,
-    pub(crate) complete_claimed: String,
+    pub(crate) claim: String,
+    pub(crate) complete_batch: String,
     pub(crate) save_stamped: String,
     pub(crate) renew: String,
     pub(crate) get: String,
     pub(crate) find_pending: String,
     pub(crate) find_retry_ready: String,
     pub(crate) prune_delivered: String,
-    pub(crate) insert: String,
+    pub(crate) insert_batch: String,
     pub(crate) stats: String,
     pub(crate) dead_letters: String,
     pub(crate) requeue_dead_letters: String,
@@ -24,16 +23,15 @@ pub(crate) struct Statements {
 impl Statements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim_pending: table.render(include_str!("../sql/claim_pending.sql")),
-            claim_retry_ready: table.render(include_str!("../sql/claim_retry_ready.sql")),
-            complete_claimed: table.render(include_str!("../sql/complete_claimed.sql")),
+            claim: table.render(include_str!("../sql/claim.sql")),
+            complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             save_stamped: table.render(include_str!("../sql/save_stamped.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
             find_pending: table.render(include_str!("../sql/find_pending.sql")),
             find_retry_ready: table.render(include_str!("../sql/find_retry_ready.sql")),
             prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
-            insert: table.render(include_str!("../sql/insert.sql")),
+            insert_batch: table.render(include_str!("../sql/insert_batch.sql")),
             stats: table.render(include_str!("../sql/stats.sql")),
             dead_letters: table.render(include_str!("../sql/dead_letters.sql")),
             requeue_dead_letters: table.render(include_str!("../sql/requeue_dead_letters.sql")),

@@ -23,8 +23,8 @@ use crate::SqliteStoreConfig;
 /// an immediate transaction, so it holds the file's single write lock for exactly one
 /// statement and no two workers can ever receive the same row.
 ///
-/// Completions of a batch run in one immediate transaction, so each check and its write
-/// are atomic (`ConcurrencyLost` cannot happen here).
+/// A batch of completions is one statement in one immediate transaction, so each check
+/// and its write are atomic (`ConcurrencyLost` cannot happen here).
 #[derive(Debug, Clone)]
 pub struct SqliteClaimStore {
     pub(crate) pool: SqlitePool,
@@ -48,7 +48,9 @@ impl SqliteClaimStore {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(config.busy_timeout);
+            .busy_timeout(config.busy_timeout)
+            .pragma("mmap_size", config.mmap_bytes.to_string())
+            .pragma("cache_size", format!("-{}", config.cache_kib));
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections)
             .connect_with(options)

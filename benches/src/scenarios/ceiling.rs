@@ -3,8 +3,9 @@
 //!
 //! PostgreSQL: `pgbench` runs `sql/postgres/ceiling.pgbench` (the store's claim CTE and a
 //! token-checked unnest completion) with as many clients as the drain has workers.
-//! SQLite: the store's claim statement and per-row token-checked completions in a tight
-//! loop on one `rusqlite` connection, one immediate transaction each, as the store does.
+//! SQLite: the store's own claim and batch-completion statements (its `.sql` files) in a
+//! tight loop on one `rusqlite` connection, one immediate transaction each, as the store
+//! runs them, with no library code in between.
 
 use std::time::{Duration, Instant};
 
@@ -145,23 +146,38 @@ fn tps(summary: &str) -> Option<f64> {
 /// The SQLite tight loop; rows delivered per second.
 async fn sqlite_loop(location: &Location) -> Result<(String, f64), String> {
     let table = location.table_name();
-    let claim = table.render(include_str!("../../sql/sqlite/ceiling_claim.sql"));
-    let complete = table.render(include_str!("../../sql/sqlite/ceiling_complete.sql"));
+    let claim = table.render(include_str!("../../../outbox-sqlite/sql/claim.sql"));
+    let complete = table.render(include_str!(
+        "../../../outbox-sqlite/sql/complete_batch.sql"
+    ));
     let file = sqlite_file(&location.url).to_owned();
     tokio::task::spawn_blocking(move || -> rusqlite::Result<(String, f64)> {
         let mut conn = rusqlite::Connection::open(file)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // The store's connection settings (`SqliteStoreConfig` defaults).
+        conn.pragma_update(None, "cache_size", -16_384)?;
+        conn.pragma_update(None, "mmap_size", 268_435_456)?;
         let micros = || chrono::Utc::now().timestamp_micros();
         let started = Instant::now();
         let mut delivered = 0u64;
         loop {
             let now = micros();
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let claimed: Vec<(Vec<u8>, Vec<u8>)> = {
+            let claimed: Vec<(Vec<u8>, Vec<u8>, i64)> = {
                 let mut stmt = tx.prepare_cached(&claim)?;
-                let rows = stmt.query_map((now, now + 30_000_000, BATCH), |r| {
-                    Ok((r.get(0)?, r.get(1)?))
+                let params = (
+                    "raw-sql",
+                    now,
+                    now + 30_000_000,
+                    None::<String>,
+                    BATCH,
+                    true,
+                    true,
+                );
+                // Every column comes back, as the store needs them to emit.
+                let rows = stmt.query_map(params, |r| {
+                    Ok((r.get("id")?, r.get("claim_token")?, r.get("attempt_count")?))
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
@@ -169,23 +185,50 @@ async fn sqlite_loop(location: &Location) -> Result<(String, f64), String> {
             if claimed.is_empty() {
                 break;
             }
+            let at = micros();
+            let batch: Vec<serde_json::Value> = claimed
+                .iter()
+                .map(|(id, token, attempts)| {
+                    serde_json::json!({
+                        "id": hex(id), "owner": "raw-sql", "token": hex(token), "status": 1,
+                        "next_retry_at": null, "attempt_count": attempts + 1,
+                        "last_error": null, "dead_letter_reason": null, "delivered_at": at,
+                        "provider_message_id": null, "updated_at": at,
+                        "stamp": hex(uuid::Uuid::new_v4().as_bytes()),
+                    })
+                })
+                .collect();
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             {
                 let mut stmt = tx.prepare_cached(&complete)?;
-                for (id, token) in &claimed {
-                    delivered += stmt.execute((micros(), id, token))? as u64;
+                let json = serde_json::Value::Array(batch).to_string();
+                let written = stmt.query_map([json], |r| r.get::<_, Vec<u8>>(0))?;
+                for row in written {
+                    row?;
+                    delivered += 1;
                 }
             }
             tx.commit()?;
         }
         Ok((
-            "the same statements on one rusqlite connection".to_owned(),
+            "the store's statements on one rusqlite connection".to_owned(),
             rate(delivered, started.elapsed()),
         ))
     })
     .await
     .map_err(|e| e.to_string())?
     .map_err(|e| format!("the SQLite ceiling failed: {e}"))
+}
+
+/// Lower-case hex, the form the store's JSON batch statement reads with `unhex`.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
     let started = Instant::now();
     let mut transactions = 0;
     for first in (0..orders).step_by(100) {
-        let mut tx = pool.begin().await.map_err(db_err)?;
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(db_err)?;
         let mut entries = Vec::new();
         for id in first..(first + 100).min(orders) {
             let total = 1000 + (id % 97) * 13;

@@ -6,6 +6,7 @@ mod conformance;
 mod drain;
 mod migrations;
 mod opening;
+mod plans;
 mod races;
 mod support;
 mod transactions;

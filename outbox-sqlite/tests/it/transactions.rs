@@ -90,3 +90,45 @@ async fn refused_batch_leaves_nothing_in_the_host_transaction() {
     tx.commit().await.unwrap();
     assert!(store.get(fresh_id).await.unwrap().is_none());
 }
+
+/// A host transaction begun deferred that reads before it writes holds a read snapshot;
+/// if another connection commits a write in between, SQLite refuses the upgrade to a
+/// write (`SQLITE_BUSY_SNAPSHOT`) at once, busy timeout or not. Begun `IMMEDIATE`, as the
+/// store's documentation shows, the transaction holds the write lock from its start and
+/// the other writer waits for it instead.
+#[tokio::test]
+async fn a_host_transaction_that_reads_first_must_begin_immediate() {
+    let (store, _dir) = fresh_store(SqliteStoreConfig::new()).await;
+    orders_table(store.pool()).await;
+    let entry = || vec![NewEntry::new("orders.created", b"1".to_vec())];
+
+    // Deferred: read, another connection writes, then the enqueue fails.
+    let mut tx = store.pool().begin().await.unwrap();
+    let _: i64 = sqlx::query_scalar("SELECT count(*) FROM orders")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    store.enqueue_batch(entry()).await.unwrap();
+    let err = store.enqueue_in(&mut tx, entry()).await.unwrap_err();
+    assert!(
+        err.to_string().contains("locked") || err.to_string().contains("busy"),
+        "expected a busy snapshot, got: {err}"
+    );
+    tx.rollback().await.unwrap();
+
+    // Immediate: the same sequence commits; the other writer waits its turn.
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+    let _: i64 = sqlx::query_scalar("SELECT count(*) FROM orders")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    let other = {
+        let store = store.clone();
+        tokio::spawn(async move { store.enqueue_batch(entry()).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    store.enqueue_in(&mut tx, entry()).await.unwrap();
+    tx.commit().await.unwrap();
+    other.await.unwrap().unwrap();
+    assert_eq!(count(store.pool(), "SELECT count(*) FROM outbox").await, 3);
+}

@@ -1,0 +1,47 @@
+-- Leases up to ?5 claimable rows in one statement: retry-ready rows first (deferred or
+-- retryable failures whose time has come, in retry order), then pending rows (in pending
+-- order) up to ?5 together. ?6 takes retry-ready rows, ?7 pending ones.
+-- ?1 owner, ?2 now (µs), ?3 lease expiry (µs), ?4 topic or NULL, ?5 batch size.
+--
+-- Each group walks its partial index in claim order and stops after the batch: the retry
+-- walk is bounded above by the claim time (its index key is the retry time), so retries
+-- parked for later are never visited, however many there are, and nothing is sorted. The
+-- outer WHERE re-checks everything the walks chose on (inside the write transaction
+-- nothing can change in between, but the statement does not rely on it). Rows come back
+-- in no particular order.
+WITH retry AS MATERIALIZED (
+    SELECT id FROM {table}
+    WHERE ?6
+      AND status IN (2, 4)
+      AND coalesce(next_retry_at, updated_at) <= ?2
+      AND (next_retry_at IS NULL OR next_retry_at <= ?2)
+      AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
+      AND (?4 IS NULL OR topic = ?4)
+    ORDER BY coalesce(next_retry_at, updated_at), id
+    LIMIT ?5
+),
+pending AS MATERIALIZED (
+    SELECT id FROM {table}
+    WHERE ?7
+      AND status = 0
+      AND (not_before IS NULL OR not_before <= ?2)
+      AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
+      AND (?4 IS NULL OR topic = ?4)
+    ORDER BY created_at, id
+    LIMIT ?5 - (SELECT count(*) FROM retry)
+)
+UPDATE {table}
+SET claim_owner = ?1,
+    claim_token = randomblob(16),
+    claimed_at = ?2,
+    claim_expires_at = ?3,
+    claim_attempt_count = claim_attempt_count + 1,
+    stamp = randomblob(16)
+WHERE id IN (SELECT id FROM retry UNION ALL SELECT id FROM pending)
+  AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
+  AND (?4 IS NULL OR topic = ?4)
+  AND CASE WHEN status = 0 THEN not_before IS NULL OR not_before <= ?2
+           WHEN status IN (2, 4) THEN next_retry_at IS NULL OR next_retry_at <= ?2
+           ELSE 0
+      END
+RETURNING *

@@ -1,0 +1,44 @@
+-- Records a batch of claimed transitions in one statement. ?1 is a JSON array with one
+-- object per completion: `id`, `owner`, `token` (the claim; ids, tokens and stamps as
+-- hex), and the outcome fields `status`, `next_retry_at`, `attempt_count`, `last_error`,
+-- `dead_letter_reason`, `delivered_at`, `provider_message_id`, `updated_at`, `stamp`.
+--
+-- A row is written if, and only if, it still holds the claim's owner and token and is not
+-- terminal; its claim fields are cleared. The statement walks the array and reaches each
+-- row by its primary key. Only the ids of the written rows come back: the caller holds
+-- everything else it wrote, and reads the refused rows (the exception) afterwards in the
+-- same write transaction.
+UPDATE {table} AS t
+SET status = i.status,
+    next_retry_at = i.next_retry_at,
+    attempt_count = i.attempt_count,
+    last_error = i.last_error,
+    dead_letter_reason = i.dead_letter_reason,
+    delivered_at = i.delivered_at,
+    provider_message_id = i.provider_message_id,
+    updated_at = i.updated_at,
+    stamp = i.stamp,
+    claim_owner = NULL,
+    claim_token = NULL,
+    claimed_at = NULL,
+    claim_expires_at = NULL
+FROM (
+    SELECT unhex(value ->> 'id') AS id,
+           value ->> 'owner' AS owner,
+           unhex(value ->> 'token') AS token,
+           value ->> 'status' AS status,
+           value ->> 'next_retry_at' AS next_retry_at,
+           value ->> 'attempt_count' AS attempt_count,
+           value ->> 'last_error' AS last_error,
+           value ->> 'dead_letter_reason' AS dead_letter_reason,
+           value ->> 'delivered_at' AS delivered_at,
+           value ->> 'provider_message_id' AS provider_message_id,
+           value ->> 'updated_at' AS updated_at,
+           unhex(value ->> 'stamp') AS stamp
+    FROM json_each(?1)
+) AS i
+WHERE t.id = i.id
+  AND t.claim_owner = i.owner
+  AND t.claim_token = i.token
+  AND t.status NOT IN (1, 5)
+RETURNING id

@@ -1,0 +1,96 @@
+//! The plans SQLite chooses for the store's batch statements, read with
+//! `EXPLAIN QUERY PLAN` on the real file: a claim walks each partial index in claim order
+//! (the retry walk bounded above by the claim time) and sorts nothing; a batch completion
+//! walks its JSON array and reaches each row by primary key. Checked on a fresh table and
+//! again after `ANALYZE` over 1M-scale history and parked retries.
+
+use outbox_core::TableName;
+use outbox_sqlite::SqliteStoreConfig;
+
+use crate::support::fresh_store;
+
+fn render(sql: &str) -> String {
+    TableName::default().render(sql)
+}
+
+async fn plan(pool: &sqlx::SqlitePool, sql: &str, binds: usize) -> Vec<String> {
+    let explain = format!("EXPLAIN QUERY PLAN {sql}");
+    let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(&explain);
+    for _ in 0..binds {
+        query = query.bind(None::<i64>);
+    }
+    query
+        .fetch_all(pool)
+        .await
+        .expect("explain")
+        .into_iter()
+        .map(|(_, _, _, detail)| detail)
+        .collect()
+}
+
+fn assert_claim_plan(lines: &[String]) {
+    let text = lines.join("\n");
+    assert!(
+        text.contains("USING INDEX outbox_retry_idx (<expr><?)"),
+        "the retry walk is not bounded by the claim time:\n{text}"
+    );
+    assert!(
+        text.contains("USING INDEX outbox_pending_idx"),
+        "the pending walk does not use its index:\n{text}"
+    );
+    assert!(!text.contains("TEMP B-TREE"), "the claim sorts:\n{text}");
+    for line in lines {
+        if line.contains("SCAN outbox") {
+            assert!(line.contains("USING INDEX"), "a table scan: {line}\n{text}");
+        }
+    }
+}
+
+fn assert_completion_plan(lines: &[String]) {
+    let text = lines.join("\n");
+    assert!(text.contains("SCAN json_each"), "{text}");
+    assert!(
+        text.contains("SEARCH t USING PRIMARY KEY (id=?)"),
+        "completions do not reach rows by primary key:\n{text}"
+    );
+    assert!(
+        !text.contains("SCAN t"),
+        "a completion scans the table:\n{text}"
+    );
+}
+
+#[tokio::test]
+async fn batch_statements_walk_indexes_whatever_the_statistics() {
+    let (store, _dir) = fresh_store(SqliteStoreConfig::new()).await;
+    let pool = store.pool();
+    let claim = render(include_str!("../../sql/claim.sql"));
+    let complete = render(include_str!("../../sql/complete_batch.sql"));
+    assert_claim_plan(&plan(pool, &claim, 7).await);
+    assert_completion_plan(&plan(pool, &complete, 1).await);
+
+    // Statistics that make the partial indexes look poor: a large delivered history, many
+    // parked retries, few pending rows.
+    let now = chrono::Utc::now().timestamp_micros();
+    let insert = render(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1) \
+         INSERT INTO {table} (id, topic, payload, status, created_at, updated_at, \
+         next_retry_at, stamp) \
+         SELECT randomblob(16), 't', x'00', ?2, ?3 + i, ?3 + i, ?4, randomblob(16) FROM n",
+    );
+    let fill = |status: i64, count: i64, retry_at: Option<i64>| {
+        sqlx::query(&insert)
+            .bind(count)
+            .bind(status)
+            .bind(now)
+            .bind(retry_at)
+    };
+    fill(1, 50_000, None).execute(pool).await.unwrap();
+    fill(4, 20_000, Some(now + 3_600_000_000))
+        .execute(pool)
+        .await
+        .unwrap();
+    fill(0, 100, None).execute(pool).await.unwrap();
+    sqlx::query("ANALYZE").execute(pool).await.unwrap();
+    assert_claim_plan(&plan(pool, &claim, 7).await);
+    assert_completion_plan(&plan(pool, &complete, 1).await);
+}
