@@ -7,7 +7,12 @@ use crate::duration::parse_duration;
 
 /// Operate a transactional outbox: apply its schema, enqueue, drain, inspect.
 #[derive(Debug, Parser)]
-#[command(name = "outbox", version, about)]
+#[command(
+    name = "outbox",
+    version,
+    about,
+    after_help = "Environment:\n  OUTBOX_DATABASE_URL  the database, instead of --database-url\n  OUTBOX_LOG           log filter for standard error (e.g. info, outbox_core=debug; default warn)\n\nExit codes:\n  0    done\n  1    a runtime failure (database, emitter, files)\n  2    a usage error (a bad argument or value)\n  3    drain --until-empty --fail-on-dead-letters dead-lettered entries\n  130  a second Ctrl-C or SIGTERM cut a graceful stop short"
+)]
 pub(crate) struct Cli {
     /// The database: sqlite://PATH or postgres://USER@HOST:PORT/DB.
     #[arg(
@@ -117,8 +122,9 @@ pub(crate) struct DrainArgs {
     /// Emissions in flight per worker.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) concurrency: u32,
-    /// Where entries go: noop, stdout, jsonl:PATH or webhook:URL.
-    #[arg(long, default_value = "noop")]
+    /// Where entries go: stdout, jsonl:PATH, webhook:URL, or noop. Required: noop marks
+    /// every entry delivered without sending it anywhere, so it must be asked for by name.
+    #[arg(long)]
     pub(crate) emitter: String,
     /// Simulated provider latency added to every emission (load tests, demos), e.g. 5ms.
     #[arg(long, value_parser = parse_duration)]
@@ -129,6 +135,13 @@ pub(crate) struct DrainArgs {
     /// Stop once nothing is pending, retry-ready or under an unexpired lease.
     #[arg(long)]
     pub(crate) until_empty: bool,
+    /// With --until-empty: exit with code 3 when entries were dead-lettered during the run.
+    #[arg(long, requires = "until_empty")]
+    pub(crate) fail_on_dead_letters: bool,
+    /// Print the closing summary as one JSON object (on standard error when entries go to
+    /// standard output).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,4 +1,6 @@
-//! Durations on the command line: `250ms`, `30s`, `5m`, `2h`, `7d`, or plain seconds.
+//! Durations on the command line: `250ms`, `30s`, `5m`, `2h`, `7d`. A bare number is
+//! refused: `--delivered-older-than 7` could mean seven seconds or seven days, and a
+//! destructive command must not guess.
 
 use chrono::TimeDelta;
 
@@ -10,9 +12,14 @@ pub(crate) fn parse_duration(text: &str) -> Result<TimeDelta, String> {
     let n: i64 = digits
         .parse()
         .map_err(|_| format!("{text:?} is not a duration (use e.g. 250ms, 30s, 5m, 2h, 7d)"))?;
+    if unit.is_empty() {
+        return Err(format!(
+            "{text:?} has no unit (write e.g. {n}s, {n}m, {n}h or {n}d)"
+        ));
+    }
     let d = match unit {
         "ms" => TimeDelta::try_milliseconds(n),
-        "" | "s" => TimeDelta::try_seconds(n),
+        "s" => TimeDelta::try_seconds(n),
         "m" => TimeDelta::try_minutes(n),
         "h" => TimeDelta::try_hours(n),
         "d" => TimeDelta::try_days(n),
@@ -25,6 +32,22 @@ pub(crate) fn parse_duration(text: &str) -> Result<TimeDelta, String> {
     Ok(d)
 }
 
+/// A duration the way an operator wrote it, in its largest whole unit (`30s`, `5m`).
+pub(crate) fn show(d: TimeDelta) -> String {
+    let ms = d.num_milliseconds();
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+    ] {
+        if ms != 0 && ms % size == 0 {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -32,10 +55,18 @@ mod tests {
     #[test]
     fn accepted_forms() {
         assert_eq!(parse_duration("250ms"), Ok(TimeDelta::milliseconds(250)));
-        assert_eq!(parse_duration("30"), Ok(TimeDelta::seconds(30)));
+        assert_eq!(parse_duration("30s"), Ok(TimeDelta::seconds(30)));
         assert_eq!(parse_duration("5m"), Ok(TimeDelta::minutes(5)));
         assert_eq!(parse_duration("2h"), Ok(TimeDelta::hours(2)));
         assert_eq!(parse_duration("7d"), Ok(TimeDelta::days(7)));
+    }
+
+    #[test]
+    fn shown_in_the_largest_whole_unit() {
+        assert_eq!(show(TimeDelta::milliseconds(250)), "250ms");
+        assert_eq!(show(TimeDelta::seconds(90)), "90s");
+        assert_eq!(show(TimeDelta::minutes(5)), "5m");
+        assert_eq!(show(TimeDelta::days(7)), "7d");
     }
 
     #[test]
@@ -48,6 +79,8 @@ mod tests {
             "1.5h",
             "s",
             "99999999999999999999d",
+            "7",
+            "30",
         ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }

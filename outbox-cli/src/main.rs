@@ -31,10 +31,33 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Exit codes, as `outbox --help` lists them.
+mod exit {
+    /// A runtime failure: the database, the emitter, the file system.
+    pub(crate) const FAILURE: u8 = 1;
+    /// A usage error: a bad argument or value (clap uses 2 for its own as well).
+    pub(crate) const USAGE: u8 = 2;
+    /// `drain --until-empty --fail-on-dead-letters` dead-lettered entries.
+    pub(crate) const DEAD_LETTERS: u8 = 3;
+    /// A second Ctrl-C or SIGTERM ended a graceful stop early.
+    pub(crate) const FORCED: i32 = 130;
+}
+
+/// `n` and the noun, plural when it must be (`1 dead letter`, `2 dead letters`).
+pub(crate) fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
+    use std::io::IsTerminal as _;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("OUTBOX_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -51,10 +74,14 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(commands::run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("outbox: {}", one_line(&e));
-            ExitCode::FAILURE
+            if e.is_invalid_input() {
+                ExitCode::from(exit::USAGE)
+            } else {
+                ExitCode::from(exit::FAILURE)
+            }
         }
     }
 }

@@ -92,6 +92,14 @@ impl Emitter for Webhook {
                 .header("Idempotency-Key", entry.id.to_string())
                 .header("X-Outbox-Topic", entry.topic.as_str())
                 .header("X-Outbox-Attempt", attempt.to_string());
+            // The entry's own Content-Type wins; a payload without one is sent as bytes.
+            let typed = entry
+                .headers
+                .keys()
+                .any(|name| name.eq_ignore_ascii_case("content-type"));
+            if !typed {
+                request = request.header("Content-Type", "application/octet-stream");
+            }
             for (name, value) in &entry.headers {
                 request = request.header(name.as_str(), value.as_str());
             }

@@ -72,6 +72,8 @@ fn the_portable_store_drains_the_same_table() {
         "--until-empty",
         "--workers",
         "3",
+        "--emitter",
+        "noop",
     ]));
     assert!(out.contains("delivered 600"), "{out}");
     let after: serde_json::Value = serde_json::from_str(&ok(
@@ -85,9 +87,12 @@ fn the_portable_store_drains_the_same_table() {
 fn bad_input_is_one_clear_line_and_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     let db = migrated(&dir);
-    fails(outbox(&db).args(["drain", "--workers", "0"]), "--workers");
     fails(
-        outbox(&db).args(["drain", "--lease", "5 minutes"]),
+        outbox(&db).args(["drain", "--workers", "0", "--emitter", "noop"]),
+        "--workers",
+    );
+    fails(
+        outbox(&db).args(["drain", "--lease", "5 minutes", "--emitter", "noop"]),
         "not a duration",
     );
     fails(
@@ -184,7 +189,8 @@ fn webhook_rejections_become_dead_letters_an_operator_can_requeue_and_purge() {
     expected.sort();
     assert_eq!(sent, expected, "the Idempotency-Key is the entry id");
     assert!(
-        ok(outbox(&db).args(["dead-letters", "requeue", "--id", &ids[0]])).contains("requeued 1")
+        ok(outbox(&db).args(["dead-letters", "requeue", "--id", &ids[0]]))
+            .contains("requeued 1 dead letter\n")
     );
     assert_eq!(stats(&db)["counts"]["pending"], 1);
     fails(

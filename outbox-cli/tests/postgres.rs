@@ -17,7 +17,14 @@ async fn migrate_enqueue_drain_and_stats_on_postgres() {
     ok(db.cmd().arg("migrate"));
     ok(db.cmd().args(["enqueue", "--count", "1500"]));
     assert_eq!(db.stats()["counts"]["pending"], 1500);
-    let out = ok(db.cmd().args(["drain", "--until-empty", "--workers", "3"]));
+    let out = ok(db.cmd().args([
+        "drain",
+        "--until-empty",
+        "--workers",
+        "3",
+        "--emitter",
+        "noop",
+    ]));
     assert!(out.contains("delivered 1500"), "{out}");
     ok(db
         .cmd()
@@ -29,6 +36,8 @@ async fn migrate_enqueue_drain_and_stats_on_postgres() {
         "--until-empty",
         "--workers",
         "2",
+        "--emitter",
+        "noop",
     ]));
     assert!(out.contains("delivered 200"), "{out}");
     let stats = db.stats();

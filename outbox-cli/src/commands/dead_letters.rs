@@ -50,12 +50,25 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
         }
         DeadLetterCommand::Requeue(which) => {
             let n = store.requeue_dead_letters(selection(&which), None).await?;
-            out!("requeued {n} dead letters");
+            none_by_that_id(&which, n)?;
+            out!("requeued {}", crate::plural(n, "dead letter"));
         }
         DeadLetterCommand::Purge { which, .. } => {
             let n = store.purge_dead_letters(selection(&which)).await?;
-            out!("purged {n} dead letters");
+            none_by_that_id(&which, n)?;
+            out!("purged {}", crate::plural(n, "dead letter"));
         }
     }
     Ok(())
+}
+
+/// An operation on one id that touched nothing names the id: a typo must not pass as done.
+fn none_by_that_id(which: &Selection, touched: u64) -> Result<()> {
+    match which.id {
+        Some(id) if touched == 0 => Err(outbox_core::OutboxError::Database {
+            message: format!("no dead letter with id {id} (see `outbox dead-letters list`)"),
+            source: None,
+        }),
+        _ => Ok(()),
+    }
 }

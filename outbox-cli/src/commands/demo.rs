@@ -26,6 +26,8 @@ fn io_err(what: &str, e: std::io::Error) -> OutboxError {
 }
 
 pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Result<()> {
+    // A directory of our own making is removed at the end; one the user named is kept.
+    let temporary = dir.is_none();
     let dir = dir.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("outbox-demo-{}", uuid::Uuid::new_v4().simple()))
     });
@@ -38,7 +40,14 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         }
     }
     let url = format!("sqlite://{}", db.display());
-    out!("demo database: {}", db.display());
+    if temporary {
+        out!(
+            "demo database: {} (removed at the end; pass --dir to keep it)",
+            db.display()
+        );
+    } else {
+        out!("demo database: {}", db.display());
+    }
 
     let config = SqliteStoreConfig::new().max_connections(workers + 2);
     let pool = SqliteClaimStore::open_pool(&url, &config).await?;
@@ -91,16 +100,26 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         emit_delay: None,
         max_attempts: 5,
         until_empty: true,
+        fail_on_dead_letters: false,
+        json: false,
     };
     let emitter = crate::emitters::parse(&args.emitter)?;
     let started = Instant::now();
     let summary = crate::commands::drain::drain(store.clone(), emitter, &args).await?;
     out!("drained with {workers} workers into {}", jsonl.display());
-    crate::commands::drain::print_summary(&summary, started.elapsed().as_secs_f64());
-
     let stats = store.stats(None).await?;
+    let report = crate::commands::drain::Report {
+        summary: &summary,
+        elapsed_secs: started.elapsed().as_secs_f64(),
+        left: &stats,
+    };
+    report.text(false);
     out_raw!("{}", crate::commands::stats::to_text(&stats));
-    check_emissions(&jsonl, orders, &stats)
+    let checked = check_emissions(&jsonl, orders, &stats);
+    if temporary {
+        std::fs::remove_dir_all(&dir).map_err(|e| io_err("cannot remove it", e))?;
+    }
+    checked
 }
 
 /// Reads the JSONL file back: every entry emitted, none twice.
@@ -127,7 +146,11 @@ fn check_emissions(
     let duplicates = per_entry.values().filter(|n| **n > 1).count();
     let mut by_owner: Vec<_> = owners.into_iter().collect();
     by_owner.sort();
-    out!("emissions per worker: {by_owner:?}");
+    let shares: Vec<String> = by_owner
+        .iter()
+        .map(|(owner, n)| format!("{owner} {n}"))
+        .collect();
+    out!("emissions per worker: {}", shares.join(", "));
     let delivered = stats.count(EmissionStatus::Delivered);
     if per_entry.len() != orders as usize || delivered != u64::from(orders) || duplicates > 0 {
         return Err(OutboxError::invalid(

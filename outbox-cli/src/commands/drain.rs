@@ -4,13 +4,27 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use outbox_core::drain::{Drain, DrainOptions, DrainSummary, Emitter};
-use outbox_core::{AdminClaimStore, EmissionStatus, Result};
+use outbox_core::{AdminClaimStore, EmissionStatus, OutboxError, OutboxStats, Result};
 use tokio::sync::watch;
 
 use crate::args::DrainArgs;
 use crate::backend::Target;
 
-pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<()> {
+pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
+    if let Some(delay) = args.emit_delay {
+        // A lease that runs out before the emission ends hands the entry to the next
+        // worker while it is still being sent: every entry would go out more than once.
+        if delay >= args.lease {
+            return Err(OutboxError::invalid(
+                "--lease",
+                format!(
+                    "{} is not longer than --emit-delay {}: every lease would run out mid-emission (use a lease several times the emission time)",
+                    crate::duration::show(args.lease),
+                    crate::duration::show(delay)
+                ),
+            ));
+        }
+    }
     let store = target.open().await?;
     let mut emitter = crate::emitters::parse(&args.emitter)?;
     if let Some(delay) = args.emit_delay {
@@ -22,8 +36,29 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<()> {
     }
     let started = Instant::now();
     let summary = drain(store.clone(), emitter, &args).await?;
-    print_summary(&summary, started.elapsed().as_secs_f64());
-    Ok(())
+    let left = store.stats(None).await?;
+    let report = Report {
+        summary: &summary,
+        elapsed_secs: started.elapsed().as_secs_f64(),
+        left: &left,
+    };
+    // Entries on standard output stay a clean stream: the summary goes to standard error.
+    let to_stderr = args.emitter == "stdout";
+    if args.json {
+        report.json(to_stderr);
+    } else {
+        report.text(to_stderr);
+    }
+    if args.fail_on_dead_letters && summary.dead_lettered > 0 {
+        let n = summary.dead_lettered;
+        let what = if n == 1 { "entry was" } else { "entries were" };
+        eprintln!(
+            "outbox: {n} {what} dead-lettered during this run (exit code {})",
+            crate::exit::DEAD_LETTERS
+        );
+        return Ok(crate::exit::DEAD_LETTERS);
+    }
+    Ok(0)
 }
 
 /// Runs the workers and adds up what they did.
@@ -106,8 +141,30 @@ async fn forward_signals(stop: watch::Sender<bool>) {
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
-    eprintln!("outbox: stopping: finishing running emissions, releasing the rest");
+    eprintln!("outbox: stopping: finishing running emissions, releasing the rest (again to force)");
     let _ = stop.send(true);
+    // A second signal ends the process now; unfinished leases run out and are retried.
+    #[cfg(unix)]
+    {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let term = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = term => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("outbox: forced to stop; unfinished leases will run out and be retried");
+    std::process::exit(crate::exit::FORCED);
 }
 
 /// A live line on a terminal: delivered, retried, dead-lettered, rate, backlog.
@@ -139,11 +196,71 @@ async fn show_progress(store: Arc<dyn AdminClaimStore>, stop: watch::Receiver<bo
     line.finish_and_clear();
 }
 
-/// The closing summary.
-pub(crate) fn print_summary(s: &DrainSummary, elapsed_secs: f64) {
-    let rate = s.delivered as f64 / elapsed_secs.max(0.001);
-    out!(
-        "emitted {}  delivered {}  retried {}  dead-lettered {}  released {}  not applied {}  elapsed {elapsed_secs:.2} s  {rate:.0} entries/s",
-        s.emitted, s.delivered, s.retried, s.dead_lettered, s.released, s.not_applied
-    );
+/// What a drain run did, and what it left in the outbox.
+pub(crate) struct Report<'a> {
+    pub(crate) summary: &'a DrainSummary,
+    pub(crate) elapsed_secs: f64,
+    pub(crate) left: &'a OutboxStats,
+}
+
+impl Report<'_> {
+    fn rate(&self) -> f64 {
+        self.summary.delivered as f64 / self.elapsed_secs.max(0.001)
+    }
+
+    /// Two lines: what was done, and what is left.
+    pub(crate) fn text(&self, to_stderr: bool) {
+        let s = self.summary;
+        let l = self.left;
+        let done = format!(
+            "emitted {}  delivered {}  retried {}  dead-lettered {}  released {}  not applied {}  elapsed {:.2} s  {:.0} delivered/s",
+            s.emitted, s.delivered, s.retried, s.dead_lettered, s.released, s.not_applied,
+            self.elapsed_secs, self.rate()
+        );
+        let left = format!(
+            "left: pending {}  retrying {}  deferred {}  failed {}  dead letters {}  leased {}",
+            l.count(EmissionStatus::Pending),
+            l.count(EmissionStatus::RetryableFailure),
+            l.count(EmissionStatus::Deferred),
+            l.count(EmissionStatus::Failed),
+            l.count(EmissionStatus::DeadLettered),
+            l.claims_in_flight,
+        );
+        if to_stderr {
+            eprintln!("{done}\n{left}");
+        } else {
+            out!("{done}\n{left}");
+        }
+    }
+
+    /// One JSON object.
+    pub(crate) fn json(&self, to_stderr: bool) {
+        let s = self.summary;
+        let l = self.left;
+        let value = serde_json::json!({
+            "emitted": s.emitted,
+            "delivered": s.delivered,
+            "retried": s.retried,
+            "deferred": s.deferred,
+            "dead_lettered": s.dead_lettered,
+            "released": s.released,
+            "not_applied": s.not_applied,
+            "errors": s.errors,
+            "elapsed_seconds": self.elapsed_secs,
+            "delivered_per_second": self.rate(),
+            "left": {
+                "pending": l.count(EmissionStatus::Pending),
+                "retryable_failure": l.count(EmissionStatus::RetryableFailure),
+                "deferred": l.count(EmissionStatus::Deferred),
+                "failed": l.count(EmissionStatus::Failed),
+                "dead_lettered": l.count(EmissionStatus::DeadLettered),
+                "leased": l.claims_in_flight,
+            },
+        });
+        if to_stderr {
+            eprintln!("{value}");
+        } else {
+            out!("{value}");
+        }
+    }
 }

@@ -12,8 +12,9 @@ use outbox_core::{Result, TableName};
 use crate::args::{Cli, Command};
 use crate::backend::Target;
 
-/// Runs the parsed command line.
-pub(crate) async fn run(cli: Cli) -> Result<()> {
+/// Runs the parsed command line; the exit code on success (0, or a documented non-zero
+/// code for a run that finished but must be flagged).
+pub(crate) async fn run(cli: Cli) -> Result<u8> {
     let table = match &cli.schema {
         Some(schema) => TableName::in_schema(schema, &cli.table)?,
         None => TableName::new(&cli.table)?,
@@ -24,6 +25,14 @@ pub(crate) async fn run(cli: Cli) -> Result<()> {
         table,
     };
     match cli.command {
+        Command::Drain(args) => drain::run(&target, args).await,
+        other => run_other(target, other).await.map(|()| 0),
+    }
+}
+
+/// Every command that finishes with code 0 when it succeeds.
+async fn run_other(target: Target, command: Command) -> Result<()> {
+    match command {
         Command::Migrate { print: true } => {
             out_raw!("{}", (target.engine()?.script)(&target));
             Ok(())
@@ -37,7 +46,7 @@ pub(crate) async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Enqueue(args) => enqueue::run(&target, args).await,
-        Command::Drain(args) => drain::run(&target, args).await,
+        Command::Drain(args) => drain::run(&target, args).await.map(|_| ()),
         Command::Stats { json } => stats::run(&target, json).await,
         Command::DeadLetters(cmd) => dead_letters::run(&target, cmd).await,
         Command::Prune {

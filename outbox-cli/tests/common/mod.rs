@@ -69,6 +69,20 @@ pub fn fails(cmd: &mut Command, expected: &str) {
     );
 }
 
+/// Runs a command that must fail with exit `code` and one clear line on stderr naming
+/// `expected`; returns that stderr.
+pub fn fails_with(cmd: &mut Command, code: i32, expected: &str) -> String {
+    let out = cmd.output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{cmd:?}: {stderr}");
+    assert!(stderr.contains(expected), "{cmd:?}: {stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{stderr}"
+    );
+    stderr
+}
+
 /// For each entry id, the owners of its emissions in file order.
 pub fn emissions(path: &Path) -> HashMap<String, Vec<String>> {
     let mut seen: HashMap<String, Vec<String>> = HashMap::new();

@@ -1,0 +1,304 @@
+//! The command as an operator meets it, through the real binary on SQLite files: the
+//! README's block as written, explicit emitters, unambiguous durations, a clean stdout
+//! stream, honest summaries and exit codes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+mod common;
+
+use common::{fails_with, ok, Db};
+
+fn outbox(db: &Path) -> Command {
+    Db::sqlite(db).cmd()
+}
+
+fn migrated(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let db = dir.path().join("outbox.db");
+    ok(outbox(&db).arg("migrate"));
+    db
+}
+
+/// The lines of the README's "Operating it" block.
+fn readme_block() -> Vec<String> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("## Operating it")
+        .nth(1)
+        .expect("an Operating it section");
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with("    "))
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| l.split(" #").next().unwrap_or("").trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_readme_block_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = readme_block();
+    assert!(lines.len() >= 5, "{lines:?}");
+    let mut env: Vec<(String, String)> = Vec::new();
+    for line in &lines {
+        if let Some(assignment) = line.strip_prefix("export ") {
+            let (key, value) = assignment.split_once('=').expect("KEY=VALUE");
+            env.push((key.to_owned(), value.to_owned()));
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        assert_eq!(words.next(), Some("outbox"), "{line}");
+        let mut cmd = Command::cargo_bin("outbox").unwrap();
+        cmd.current_dir(dir.path())
+            .env_remove("OUTBOX_DATABASE_URL")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .args(words)
+            .stdin(Stdio::null());
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Every line used the exported database, none the default file.
+    assert!(dir.path().join("app.db").exists());
+    assert!(!dir.path().join("outbox.db").exists());
+    let jsonl = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    assert_eq!(jsonl.lines().count(), 10_000);
+}
+
+#[test]
+fn drain_needs_an_explicit_emitter() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "5"]));
+    fails_with(outbox(&db).args(["drain", "--until-empty"]), 2, "--emitter");
+    let stats = Db::sqlite(&db).stats();
+    assert_eq!(stats["counts"]["pending"], 5, "entries were touched");
+    let out = ok(outbox(&db).args(["drain", "--until-empty", "--emitter", "noop"]));
+    assert!(out.contains("delivered 5"), "{out}");
+}
+
+#[test]
+fn durations_need_a_unit_and_bad_values_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    fails_with(
+        outbox(&db).args(["prune", "--delivered-older-than", "7"]),
+        2,
+        "no unit",
+    );
+    fails_with(
+        outbox(&db).args(["drain", "--lease", "30", "--emitter", "noop"]),
+        2,
+        "no unit",
+    );
+    fails_with(
+        outbox(&db).args(["drain", "--lease", "400d", "--emitter", "noop"]),
+        2,
+        "lease",
+    );
+    fails_with(
+        outbox(&db).args(["enqueue", "--count", "1", "--payload-bytes", "99999999"]),
+        2,
+        "--payload-bytes",
+    );
+}
+
+#[test]
+fn a_lease_shorter_than_an_emission_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "3"]));
+    let err = fails_with(
+        outbox(&db).args([
+            "drain",
+            "--until-empty",
+            "--emitter",
+            "noop",
+            "--lease",
+            "10ms",
+            "--emit-delay",
+            "50ms",
+        ]),
+        2,
+        "--emit-delay 50ms",
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains('\u{1b}'), "colour codes on a pipe: {err:?}");
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["pending"], 3);
+}
+
+#[test]
+fn stdout_carries_only_entries_and_the_summary_can_be_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "20"]));
+    let out = outbox(&db)
+        .args(["drain", "--until-empty", "--emitter", "stdout", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 20, "{stdout}");
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("an entry per line");
+        assert!(v["id"].is_string(), "{line}");
+    }
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(stderr.trim()).expect("JSON summary");
+    assert_eq!(summary["delivered"], 20);
+    assert_eq!(summary["left"]["pending"], 0);
+    assert!(summary["delivered_per_second"].as_f64().unwrap() > 0.0);
+}
+
+/// Answers every request with `status`, recording each request's Content-Type.
+fn webhook(status: u16) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let types = Arc::new(Mutex::new(Vec::new()));
+    let seen = types.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if let Some(v) = lower.strip_prefix("content-type:") {
+                    seen.lock().unwrap().push(v.trim().to_owned());
+                }
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (url, types)
+}
+
+#[test]
+fn outcomes_and_exit_codes_say_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "2"]));
+    let (url, types) = webhook(422);
+    let out = outbox(&db)
+        .args([
+            "drain",
+            "--until-empty",
+            "--fail-on-dead-letters",
+            "--emitter",
+        ])
+        .arg(format!("webhook:{url}"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("left: pending 0"), "{stdout}");
+    assert!(stdout.contains("dead letters 2"), "{stdout}");
+    assert_eq!(
+        *types.lock().unwrap(),
+        ["application/octet-stream", "application/octet-stream"],
+        "webhook requests carry a Content-Type"
+    );
+    let unknown = "0192f0c4-0000-7000-8000-000000000000";
+    fails_with(
+        outbox(&db).args(["dead-letters", "requeue", "--id", unknown]),
+        1,
+        "no dead letter with id",
+    );
+    let out = ok(outbox(&db).args(["dead-letters", "requeue", "--all"]));
+    assert_eq!(out.trim(), "requeued 2 dead letters");
+    let out = ok(outbox(&db).args(["dead-letters", "list"]));
+    assert_eq!(out.trim(), "no dead letters");
+}
+
+#[test]
+fn a_second_signal_forces_the_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "50"]));
+    let mut child = outbox(&db)
+        .args([
+            "drain",
+            "--emitter",
+            "noop",
+            "--emit-delay",
+            "20s",
+            "--lease",
+            "2m",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the drain holds its first batch.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Db::sqlite(&db).stats()["claims_in_flight"] == 0 {
+        assert!(Instant::now() < deadline, "the drain never claimed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    let signal = |name: &str| {
+        let status = Command::new("kill")
+            .args(["-s", name, &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    signal("INT");
+    std::thread::sleep(Duration::from_millis(300));
+    signal("INT");
+    let started = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the forced stop waited"
+    );
+    assert_eq!(status.code(), Some(130));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.contains("forced to stop"), "{stderr}");
+}
+
+#[test]
+fn the_demo_reports_plainly_and_cleans_up() {
+    let out = ok(Command::cargo_bin("outbox")
+        .unwrap()
+        .env_remove("OUTBOX_DATABASE_URL")
+        .args(["demo", "--orders", "300"]));
+    assert!(out.contains("emissions per worker: demo-"), "{out}");
+    assert!(!out.contains("[(\""), "a debug list: {out}");
+    assert!(out.contains("exactly once"), "{out}");
+    let db = out
+        .lines()
+        .find_map(|l| l.strip_prefix("demo database: "))
+        .and_then(|l| l.split(" (").next())
+        .expect("the demo names its database");
+    let dir = Path::new(db).parent().unwrap();
+    assert!(!dir.exists(), "the demo left {} behind", dir.display());
+}
