@@ -29,9 +29,36 @@ fn config(url: &str) -> Result<tokio_postgres::Config> {
 
 fn unreachable(url: &str, e: impl std::fmt::Display) -> OutboxError {
     OutboxError::Connection {
-        message: format!("cannot reach the PostgreSQL server at {}: {e}", redact(url)),
+        message: format!(
+            "cannot connect to the PostgreSQL server at {}: {e}",
+            redact(url)
+        ),
         source: None,
     }
+}
+
+/// A failed connection, with what the server said (its message and SQLSTATE: a missing
+/// database, an unknown role, a refused password) or what the network said (connection
+/// refused, no such host), never just "db error".
+fn not_connected(url: &str, e: &tokio_postgres::Error) -> OutboxError {
+    let detail = match e.as_db_error() {
+        Some(db) => format!(
+            "the server refused: {} (SQLSTATE {})",
+            db.message(),
+            db.code().code()
+        ),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                text.push_str(": ");
+                text.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            text
+        }
+    };
+    unreachable(url, detail)
 }
 
 /// The URL without its password, for messages.
@@ -50,7 +77,7 @@ async fn connect(url: &str) -> Result<tokio_postgres::Client> {
     let (client, connection) = config(url)?
         .connect(NoTls)
         .await
-        .map_err(|e| unreachable(url, e))?;
+        .map_err(|e| not_connected(url, &e))?;
     tokio::spawn(async move {
         let _ = connection.await;
     });

@@ -55,7 +55,7 @@ async fn an_unreachable_server_is_one_clear_line() {
         "--database-url".into(),
         format!("postgres://postgres:secret@127.0.0.1:{port}/postgres"),
     ]);
-    fails(db.cmd().arg("stats"), "cannot reach the PostgreSQL server");
+    fails(db.cmd().arg("stats"), "Connection refused");
     let out = db.cmd().arg("stats").output().unwrap();
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains("secret"),
@@ -75,4 +75,30 @@ async fn drain_processes_with_one_killed_deliver_everything_on_postgres() {
     })
     .await
     .unwrap();
+}
+
+/// A missing database and an unknown role are reported in the server's words, with the
+/// SQLSTATE, not as a bare "db error".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_refusal_is_shown_with_its_sqlstate() {
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let (base, _) = pg.url.rsplit_once('/').expect("a database in the URL");
+    let missing = Db(vec![
+        "--database-url".into(),
+        format!("{base}/no_such_database_here"),
+    ]);
+    fails(missing.cmd().arg("stats"), "3D000");
+    fails(
+        missing.cmd().arg("stats"),
+        "no_such_database_here\" does not exist",
+    );
+    let role = pg.url.replacen("postgres@", "no_such_role@", 1);
+    assert_ne!(
+        role, pg.url,
+        "the test server's URL names the postgres role"
+    );
+    let unknown = Db(vec!["--database-url".into(), role]);
+    fails(unknown.cmd().arg("stats"), "28000");
 }
