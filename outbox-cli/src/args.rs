@@ -62,6 +62,14 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// One entry by id: status, times, attempts, last error, claim, headers, payload.
+    Show {
+        /// The entry's id.
+        id: outbox_core::EntryId,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Inspect, requeue or delete dead-lettered entries.
     #[command(subcommand, name = "dead-letters")]
     DeadLetters(DeadLetterCommand),

@@ -226,6 +226,21 @@ fn outcomes_and_exit_codes_say_what_happened() {
         1,
         "no dead letter with id",
     );
+    let listed = ok(outbox(&db).args(["dead-letters", "list"]));
+    assert!(
+        listed.contains("error=HTTP 422"),
+        "the list hides the error: {listed}"
+    );
+    let first = listed.split_whitespace().next().unwrap().to_owned();
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok(outbox(&db).args(["show", &first, "--json"]))).unwrap();
+    assert_eq!(shown["status"], "dead_lettered");
+    assert!(
+        shown["last_error"].as_str().unwrap().contains("422"),
+        "{shown}"
+    );
+    assert!(ok(outbox(&db).args(["show", &first])).contains("dead_lettered"));
+    fails_with(outbox(&db).args(["show", unknown]), 1, "no outbox entry");
     let out = ok(outbox(&db).args(["dead-letters", "requeue", "--all"]));
     assert_eq!(out.trim(), "requeued 2 dead letters");
     let out = ok(outbox(&db).args(["dead-letters", "list"]));

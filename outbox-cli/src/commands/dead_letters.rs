@@ -38,12 +38,13 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
             } else {
                 for e in rows {
                     out!(
-                        "{}  {}  attempts={}  at={}  reason={}",
+                        "{}  {}  attempts={}  at={}  reason={}  error={}",
                         e.id,
                         e.topic,
                         e.attempt_count,
                         e.updated_at.format("%Y-%m-%dT%H:%M:%SZ"),
-                        e.dead_letter_reason.as_deref().unwrap_or("-")
+                        e.dead_letter_reason.as_deref().unwrap_or("-"),
+                        e.last_error.as_deref().unwrap_or("-")
                     );
                 }
             }

@@ -5,6 +5,7 @@ mod demo;
 mod drain;
 mod enqueue;
 mod prune;
+mod show;
 mod stats;
 
 use outbox_core::{Result, TableName};
@@ -48,6 +49,7 @@ async fn run_other(target: Target, command: Command) -> Result<()> {
         Command::Enqueue(args) => enqueue::run(&target, args).await,
         Command::Drain(args) => drain::run(&target, args).await.map(|_| ()),
         Command::Stats { json } => stats::run(&target, json).await,
+        Command::Show { id, json } => show::run(&target, id, json).await,
         Command::DeadLetters(cmd) => dead_letters::run(&target, cmd).await,
         Command::Prune {
             delivered_older_than,
