@@ -244,6 +244,9 @@ pub struct CeilingRow {
     pub raw_rows_per_s: f64,
     /// The optimized store's drain on an identical backlog.
     pub drain: DrainOutcome,
+    /// Payload bytes of every entry (0 in runs that did not record it: the plan's size).
+    #[serde(default)]
+    pub payload_bytes: u32,
 }
 
 /// Scale scenarios: the optimized drain's rate as the table's contents grow.

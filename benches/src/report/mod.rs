@@ -407,9 +407,51 @@ fn target_rows(r: &Results) -> Vec<Target> {
         );
         t.push(Reported.judge(what, v, ratio));
     }
-    let lite = |c: &&CeilingRow| c.engine == Engine::Sqlite;
-    let v = r.ceilings.iter().filter(lite).filter_map(ceiling_ratio);
-    t.push(Reported.judge("SQLite drain ÷ raw ceiling".into(), v, ratio));
+    t.extend(sqlite_targets(r));
+    t
+}
+
+/// The SQLite store's targets: against its raw-statement loop, absolute, and as the
+/// table grows.
+fn sqlite_targets(r: &Results) -> Vec<Target> {
+    use Rule::AtLeast;
+    let lite = Engine::Sqlite;
+    let mut t = Vec::new();
+    // Rows of older runs carry no size: they ran at the plan's size, not 64 B.
+    let sized = |c: &CeilingRow| {
+        if c.payload_bytes == 64 {
+            "64 B"
+        } else {
+            "the plan's"
+        }
+    };
+    for size in ["the plan's", "64 B"] {
+        let at = |c: &&CeilingRow| c.engine == lite && sized(c) == size;
+        let label = if size == "64 B" {
+            "64 B payloads (the command's default)".to_owned()
+        } else {
+            "the plan's payloads".to_owned()
+        };
+        let v = r.ceilings.iter().filter(at).filter_map(ceiling_ratio);
+        let what =
+            format!("SQLite drain ÷ raw loop of the same statements, 1 worker, batch 100, {label}");
+        t.push(AtLeast(0.90).judge(what, v, ratio));
+        let v = r.ceilings.iter().filter(at).map(|c| c.drain.entries_per_s);
+        let what = format!("SQLite drain entries/s, 1 worker, batch 100, noop, {label}");
+        t.push(AtLeast(25_000.0).judge(what, v, rate));
+    }
+    for (case, what) in [
+        ("history-1m", "1M delivered history ÷ clean, SQLite drain"),
+        ("parked-100k", "100k parked retries ÷ clean, SQLite drain"),
+    ] {
+        t.push(AtLeast(0.90).judge(what.into(), scale_ratio(r, lite, case), ratio));
+    }
+    let small = |e: &&EnqueueRow| {
+        (e.engine, e.path, e.per_call, e.payload_bytes) == (lite, StorePath::Optimized, 1_000, 64)
+    };
+    let v = r.enqueues.iter().filter(small).map(|e| e.entries_per_s);
+    let what = "Bulk enqueue, SQLite, 64 B entries in calls of 1,000, entries/s";
+    t.push(AtLeast(100_000.0).judge(what.into(), v, rate));
     t
 }
 
@@ -559,7 +601,7 @@ mod tests {
         let md = markdown(&sample(), "cmd");
         ends(
             &md,
-            "1M delivered history",
+            "1M delivered history ÷ clean, PostgreSQL",
             "| ≥ 0.90× | not measured | — |",
         );
         ends(
@@ -567,12 +609,16 @@ mod tests {
             "Drain through 5 ms proxy",
             "| ≥ 16,000 | not measured | — |",
         );
-        ends(&md, "SQLite drain ÷ raw", "| — | not measured | — |");
+        ends(
+            &md,
+            "SQLite drain ÷ raw loop of the same statements, 1 worker, batch 100, 64 B",
+            "| ≥ 0.90× | not measured | — |",
+        );
         let empty = markdown(&Results::default(), "cmd");
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 18, "{empty}");
+        assert_eq!(unmeasured.count(), 24, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

@@ -202,6 +202,13 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("engine", &|c| c.engine.label().into()),
             ("method", &|c| c.method.clone()),
             ("backlog", &|c| count(c.backlog)),
+            ("payload bytes", &|c| {
+                if c.payload_bytes == 0 {
+                    "—".into()
+                } else {
+                    count(c.payload_bytes.into())
+                }
+            }),
             ("batch", &|c| c.batch.to_string()),
             ("clients", &|c| c.clients.to_string()),
             ("raw rows/s", &|c| rate(c.raw_rows_per_s)),

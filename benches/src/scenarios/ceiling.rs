@@ -18,60 +18,75 @@ use crate::subject::{Location, Place};
 
 const BATCH: u32 = 100;
 
-/// Measures both sides on every engine.
+/// Payload size of the command's test entries, measured beside the plan's on SQLite.
+const SMALL_PAYLOAD: u32 = 64;
+
+/// Measures both sides on every engine: at the plan's payload size, and on SQLite also at
+/// the command's default size.
 pub async fn run(ctx: &mut Ctx) {
     for engine in ctx.engines.clone() {
-        let clients = match engine {
-            Engine::Postgres => 2,
-            Engine::Sqlite => 1,
-        };
-        let backlog = ctx.plan.ceiling_backlog;
-        let Some(raw_place) = Place::create(engine, "outbox").await else {
-            continue;
-        };
-        let rows = Rows::Pending {
-            count: backlog,
-            after: 0,
-        };
-        load(&raw_place.location, rows, ctx.plan.payload_bytes).await;
-        let raw = match engine {
-            Engine::Postgres => pgbench(&raw_place.location, backlog, clients).await,
-            Engine::Sqlite => sqlite_loop(&raw_place.location).await,
-        };
-        drop(raw_place);
-        let Some((method, raw_rows_per_s)) = raw.map_err(|why| ctx.skip(why)).ok() else {
-            continue;
-        };
-        let Some(place) = Place::create(engine, "outbox").await else {
-            continue;
-        };
-        load(&place.location, rows, ctx.plan.payload_bytes).await;
-        let drain = measure(&DrainSpec {
-            location: place.location.clone(),
-            path: StorePath::Optimized,
-            workers: clients,
-            batch: BATCH,
-            latency_ms: 0,
-            stop_after: backlog,
-            budget_ms: millis(Duration::from_secs(1_800)),
-            claim_ahead: None,
-        })
-        .await;
-        progress(format_args!(
-            "ceiling {}: raw {raw_rows_per_s:.0}/s, drain {:.0}/s",
-            engine.label(),
-            drain.entries_per_s
-        ));
-        ctx.results.ceilings.push(CeilingRow {
-            engine,
-            method,
-            backlog,
-            batch: BATCH,
-            clients,
-            raw_rows_per_s,
-            drain,
-        });
+        let mut sizes = vec![ctx.plan.payload_bytes];
+        if engine == Engine::Sqlite && ctx.plan.payload_bytes != SMALL_PAYLOAD {
+            sizes.push(SMALL_PAYLOAD);
+        }
+        for payload_bytes in sizes {
+            measure_one(ctx, engine, payload_bytes).await;
+        }
     }
+}
+
+async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
+    let clients = match engine {
+        Engine::Postgres => 2,
+        Engine::Sqlite => 1,
+    };
+    let backlog = ctx.plan.ceiling_backlog;
+    let Some(raw_place) = Place::create(engine, "outbox").await else {
+        return;
+    };
+    let rows = Rows::Pending {
+        count: backlog,
+        after: 0,
+    };
+    load(&raw_place.location, rows, payload_bytes).await;
+    let raw = match engine {
+        Engine::Postgres => pgbench(&raw_place.location, backlog, clients).await,
+        Engine::Sqlite => sqlite_loop(&raw_place.location).await,
+    };
+    drop(raw_place);
+    let Some((method, raw_rows_per_s)) = raw.map_err(|why| ctx.skip(why)).ok() else {
+        return;
+    };
+    let Some(place) = Place::create(engine, "outbox").await else {
+        return;
+    };
+    load(&place.location, rows, payload_bytes).await;
+    let drain = measure(&DrainSpec {
+        location: place.location.clone(),
+        path: StorePath::Optimized,
+        workers: clients,
+        batch: BATCH,
+        latency_ms: 0,
+        stop_after: backlog,
+        budget_ms: millis(Duration::from_secs(1_800)),
+        claim_ahead: None,
+    })
+    .await;
+    progress(format_args!(
+        "ceiling {} ({payload_bytes} B): raw {raw_rows_per_s:.0}/s, drain {:.0}/s",
+        engine.label(),
+        drain.entries_per_s
+    ));
+    ctx.results.ceilings.push(CeilingRow {
+        engine,
+        method,
+        backlog,
+        batch: BATCH,
+        clients,
+        raw_rows_per_s,
+        drain,
+        payload_bytes,
+    });
 }
 
 /// Runs the pgbench script until the backlog is cleared; rows delivered per second.
