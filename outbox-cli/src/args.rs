@@ -14,14 +14,10 @@ use crate::duration::parse_duration;
     after_help = "Environment:\n  OUTBOX_DATABASE_URL  the database, instead of --database-url\n  OUTBOX_LOG           log filter for standard error (e.g. info, outbox_core=debug; default warn)\n\nExit codes:\n  0    done\n  1    a runtime failure (database, emitter, files)\n  2    a usage error (a bad argument or value)\n  3    drain --until-empty --fail-on-dead-letters dead-lettered entries\n  130  a second Ctrl-C or SIGTERM cut a graceful stop short"
 )]
 pub(crate) struct Cli {
-    /// The database: sqlite://PATH or postgres://USER@HOST:PORT/DB.
-    #[arg(
-        long,
-        global = true,
-        env = "OUTBOX_DATABASE_URL",
-        default_value = "sqlite://outbox.db"
-    )]
-    pub(crate) database_url: String,
+    /// The database: sqlite://PATH or postgres://USER@HOST:PORT/DB [env:
+    /// OUTBOX_DATABASE_URL; default: sqlite://outbox.db].
+    #[arg(long, global = true)]
+    pub(crate) database_url: Option<String>,
     /// Which store to use: the engine's optimized one or the portable per-row one.
     #[arg(long, global = true, value_enum, default_value_t = StoreKind::Optimized)]
     pub(crate) store: StoreKind,
@@ -43,6 +39,9 @@ pub(crate) enum StoreKind {
     /// The provider-neutral per-row store (1 + 2N commands per claim batch).
     Portable,
 }
+
+/// The database when neither `--database-url` nor `OUTBOX_DATABASE_URL` names one.
+pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://outbox.db";
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {

@@ -23,6 +23,10 @@ pub(crate) struct Target {
 pub(crate) struct Engine {
     /// URL schemes it serves.
     pub(crate) schemes: &'static [&'static str],
+    /// Its name in messages.
+    pub(crate) name: &'static str,
+    /// Whether `--schema` means anything to it.
+    pub(crate) has_schemas: bool,
     /// Applies the schema; returns the resulting version.
     pub(crate) migrate: for<'a> fn(&'a Target) -> Fut<'a, i64>,
     /// The schema as SQL.
@@ -37,8 +41,22 @@ static ENGINES: &[&Engine] = &[
 ];
 
 impl Target {
-    /// The engine serving this URL's scheme.
+    /// The engine serving this URL's scheme; refuses options it has no use for.
     pub(crate) fn engine(&self) -> Result<&'static Engine> {
+        let engine = self.engine_by_scheme()?;
+        if self.table.schema().is_some() && !engine.has_schemas {
+            return Err(OutboxError::invalid(
+                "--schema",
+                format!(
+                    "{} has no schemas: drop --schema (the table lives in the database file)",
+                    engine.name
+                ),
+            ));
+        }
+        Ok(engine)
+    }
+
+    fn engine_by_scheme(&self) -> Result<&'static Engine> {
         let scheme = self.url.split_once(':').map(|(s, _)| s).unwrap_or_default();
         ENGINES
             .iter()

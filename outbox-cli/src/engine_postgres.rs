@@ -14,6 +14,8 @@ use crate::backend::{observed, Engine, Fut, Target};
 
 pub(crate) static ENGINE: Engine = Engine {
     schemes: &["postgres", "postgresql"],
+    name: "PostgreSQL",
+    has_schemas: true,
     migrate,
     script,
     open,

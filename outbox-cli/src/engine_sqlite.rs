@@ -11,6 +11,8 @@ use crate::backend::{observed, Engine, Fut, Target};
 
 pub(crate) static ENGINE: Engine = Engine {
     schemes: &["sqlite"],
+    name: "SQLite",
+    has_schemas: false,
     migrate,
     script,
     open,

@@ -114,6 +114,17 @@ fn durations_need_a_unit_and_bad_values_are_usage_errors() {
 }
 
 #[test]
+fn schema_on_sqlite_is_refused_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    fails_with(
+        outbox(&db).args(["--schema", "app", "stats"]),
+        2,
+        "SQLite has no schemas",
+    );
+}
+
+#[test]
 fn a_lease_shorter_than_an_emission_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = migrated(&dir);
@@ -298,6 +309,18 @@ fn a_second_signal_forces_the_stop() {
         .read_to_string(&mut stderr)
         .unwrap();
     assert!(stderr.contains("forced to stop"), "{stderr}");
+}
+
+#[test]
+fn the_demo_refuses_a_database_url_it_would_not_use() {
+    fails_with(
+        Command::cargo_bin("outbox")
+            .unwrap()
+            .env_remove("OUTBOX_DATABASE_URL")
+            .args(["--database-url", "sqlite://elsewhere.db", "demo"]),
+        2,
+        "--dir",
+    );
 }
 
 #[test]

@@ -20,8 +20,21 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Some(schema) => TableName::in_schema(schema, &cli.table)?,
         None => TableName::new(&cli.table)?,
     };
+    if let (Command::Demo { .. }, Some(url)) = (&cli.command, &cli.database_url) {
+        return Err(outbox_core::OutboxError::invalid(
+            "--database-url",
+            format!(
+                "the demo makes its own SQLite database, so {url:?} would not be used (choose its directory with --dir)"
+            ),
+        ));
+    }
+    let url = cli
+        .database_url
+        .clone()
+        .or_else(|| std::env::var("OUTBOX_DATABASE_URL").ok())
+        .unwrap_or_else(|| crate::args::DEFAULT_DATABASE_URL.to_owned());
     let target = Target {
-        url: cli.database_url.clone(),
+        url,
         kind: cli.store,
         table,
     };
