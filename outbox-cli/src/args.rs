@@ -72,11 +72,24 @@ pub(crate) enum Command {
     /// Inspect, requeue or delete dead-lettered entries.
     #[command(subcommand, name = "dead-letters")]
     DeadLetters(DeadLetterCommand),
+    /// Entries in one status, oldest first, one page at a time.
+    List(ListArgs),
+    /// Make failed or dead-lettered entries pending again with a fresh attempt budget.
+    Requeue {
+        /// Which status to requeue from: failed or dead_lettered.
+        #[arg(long, value_parser = parse_requeue_status)]
+        status: outbox_core::EmissionStatus,
+        #[command(flatten)]
+        which: Selection,
+    },
     /// Delete delivered entries older than a cut-off, in bounded batches.
     Prune {
         /// Delete entries delivered longer ago than this (e.g. 7d).
         #[arg(long, value_parser = parse_duration)]
         delivered_older_than: TimeDelta,
+        /// Say how many entries would be deleted, and delete nothing.
+        #[arg(long)]
+        dry_run: bool,
         /// Rows per delete statement.
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1000))]
         batch: u32,
@@ -94,6 +107,46 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
         workers: u32,
     },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// The status: pending, delivered, deferred, failed, retryable_failure, dead_lettered.
+    #[arg(long, value_parser = parse_status)]
+    pub(crate) status: outbox_core::EmissionStatus,
+    /// Only this topic.
+    #[arg(long)]
+    pub(crate) topic: Option<String>,
+    /// Entries per page.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) limit: u32,
+    /// The page after this id (the last id of the previous page).
+    #[arg(long)]
+    pub(crate) after: Option<outbox_core::EntryId>,
+    /// One JSON array instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+fn parse_status(text: &str) -> Result<outbox_core::EmissionStatus, String> {
+    text.parse().map_err(|_| {
+        let names: Vec<&str> = outbox_core::EmissionStatus::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        format!("{text:?} is not a status (one of: {})", names.join(", "))
+    })
+}
+
+fn parse_requeue_status(text: &str) -> Result<outbox_core::EmissionStatus, String> {
+    match parse_status(text)? {
+        s @ (outbox_core::EmissionStatus::Failed | outbox_core::EmissionStatus::DeadLettered) => {
+            Ok(s)
+        }
+        _ => Err(format!(
+            "{text:?} entries do not wait for an operator (use failed or dead_lettered)"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -168,8 +221,8 @@ pub(crate) enum DeadLetterCommand {
     Purge {
         #[command(flatten)]
         which: Selection,
-        /// Confirm the deletion.
-        #[arg(long, required = true)]
+        /// Confirm the deletion (without it, say what would be deleted).
+        #[arg(long)]
         yes: bool,
     },
 }

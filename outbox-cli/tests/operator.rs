@@ -340,3 +340,90 @@ fn the_demo_reports_plainly_and_cleans_up() {
     let dir = Path::new(db).parent().unwrap();
     assert!(!dir.exists(), "the demo left {} behind", dir.display());
 }
+
+#[test]
+fn entries_are_listed_by_status_page_by_page_and_failed_ones_requeued() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "5", "--topic", "a"]));
+    ok(outbox(&db).args(["enqueue", "--count", "2", "--topic", "b"]));
+    let page = |extra: &[&str]| -> Vec<String> {
+        let out = ok(outbox(&db)
+            .args(["list", "--status", "pending", "--json"])
+            .args(extra));
+        let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = page(&["--limit", "100"]);
+    assert_eq!(all.len(), 7);
+    let first = page(&["--limit", "3"]);
+    let second = page(&["--limit", "3", "--after", &first[2]]);
+    let third = page(&["--limit", "3", "--after", &second[2]]);
+    assert_eq!(
+        [first, second, third].concat(),
+        all,
+        "pages do not follow on"
+    );
+    assert_eq!(page(&["--topic", "b"]).len(), 2);
+    let text = ok(outbox(&db).args(["list", "--status", "pending", "--limit", "3"]));
+    assert!(text.contains("next page: --after"), "{text}");
+    assert_eq!(
+        ok(outbox(&db).args(["list", "--status", "failed"])).trim(),
+        "no failed entries"
+    );
+    fails_with(
+        outbox(&db).args(["list", "--status", "stuck"]),
+        2,
+        "not a status",
+    );
+    fails_with(
+        outbox(&db).args(["requeue", "--status", "pending", "--all"]),
+        2,
+        "do not wait for an operator",
+    );
+    fails_with(
+        outbox(&db).args(["requeue", "--status", "failed", "--id", &all[0]]),
+        1,
+        "no failed entry with id",
+    );
+    let out = ok(outbox(&db).args(["requeue", "--status", "failed", "--all"]));
+    assert_eq!(out.trim(), "requeued 0 failed entries (now pending)");
+}
+
+#[test]
+fn destructive_commands_say_what_they_would_touch() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "4"]));
+    ok(outbox(&db).args(["drain", "--until-empty", "--emitter", "noop"]));
+    let out = ok(outbox(&db).args(["prune", "--delivered-older-than", "1ms", "--dry-run"]));
+    assert!(
+        out.starts_with("would prune 4 entries delivered before"),
+        "{out}"
+    );
+    assert_eq!(
+        Db::sqlite(&db).stats()["counts"]["delivered"],
+        4,
+        "a dry run deleted"
+    );
+    let out = ok(outbox(&db).args(["prune", "--delivered-older-than", "1ms"]));
+    assert!(
+        out.starts_with("pruned 4 entries delivered before"),
+        "{out}"
+    );
+    ok(outbox(&db).args(["enqueue", "--count", "2"]));
+    let (url, _) = webhook(400);
+    ok(outbox(&db)
+        .args(["drain", "--until-empty", "--emitter"])
+        .arg(format!("webhook:{url}")));
+    fails_with(
+        outbox(&db).args(["dead-letters", "purge", "--all"]),
+        2,
+        "would purge 2 dead letters; run again with --yes",
+    );
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["dead_lettered"], 2);
+}

@@ -62,6 +62,47 @@ pub enum DeadLetterSelection {
     All,
 }
 
+/// One page of entries in one status, for an operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListRequest {
+    /// Only entries in this status.
+    pub status: EmissionStatus,
+    /// Only this topic, if set.
+    pub topic: Option<String>,
+    /// At most this many (1 up to the store's batch maximum).
+    pub limit: u32,
+    /// The page after this entry: the last id of the previous page. Pages follow creation
+    /// order (`created_at`, then id); an id that is not in the table yields an empty page.
+    pub after: Option<EntryId>,
+}
+
+impl ListRequest {
+    /// The first page of up to `limit` entries in `status`, every topic.
+    pub fn new(status: EmissionStatus, limit: u32) -> Self {
+        Self {
+            status,
+            topic: None,
+            limit,
+            after: None,
+        }
+    }
+}
+
+/// Checks that entries in `from` may be requeued: only the statuses that wait for an
+/// operator (failed, dead-lettered).
+pub fn check_requeue(from: EmissionStatus) -> Result<()> {
+    match from {
+        EmissionStatus::Failed | EmissionStatus::DeadLettered => Ok(()),
+        other => Err(crate::OutboxError::invalid(
+            "requeue status",
+            format!(
+                "{} entries are not waiting for an operator (only failed and dead_lettered are)",
+                other.as_str()
+            ),
+        )),
+    }
+}
+
 /// Operator operations every store offers, used by the `outbox` command.
 #[async_trait]
 pub trait OutboxAdmin: Send + Sync {
@@ -72,14 +113,32 @@ pub trait OutboxAdmin: Send + Sync {
     /// Up to `limit` dead-lettered entries, most recently dead-lettered first.
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>>;
 
-    /// Makes dead-lettered entries pending again with a fresh attempt budget (attempt
-    /// count 0, no retry time, no dead-letter reason; the last error is kept). Returns how
-    /// many were requeued.
+    /// One page of entries in a status (see [`ListRequest`]).
+    async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>>;
+
+    /// How many delivered entries were delivered before `before`: what a prune with that
+    /// cut-off would delete.
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64>;
+
+    /// Makes entries in `from` (failed, or dead-lettered) pending again with a fresh
+    /// attempt budget (attempt count 0, no retry time, no dead-letter reason; the last
+    /// error is kept). `which` picks one entry (only if it is in `from`) or all of them.
+    /// Returns how many were requeued. Any other status is refused.
+    async fn requeue(
+        &self,
+        from: EmissionStatus,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64>;
+
+    /// [`OutboxAdmin::requeue`] from dead-lettered.
     async fn requeue_dead_letters(
         &self,
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.requeue(EmissionStatus::DeadLettered, which, now).await
+    }
 
     /// Deletes dead-lettered entries, in bounded batches; returns how many went.
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64>;
@@ -89,6 +148,11 @@ pub trait OutboxAdmin: Send + Sync {
 pub trait AdminClaimStore: ClaimStore + OutboxAdmin {}
 
 impl<T: ClaimStore + OutboxAdmin> AdminClaimStore for T {}
+
+/// Checks a listing request against `limits`.
+pub fn check_list(req: &ListRequest, limits: &crate::StoreLimits) -> Result<()> {
+    limits.check_batch_size("limit", req.limit as usize)
+}
 
 /// Computes statistics from rows, for stores that hold rows in memory.
 pub fn stats_of<'a>(

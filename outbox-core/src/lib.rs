@@ -15,7 +15,8 @@ pub mod portable;
 mod store;
 
 pub use admin::{
-    requeued, stats_of, AdminClaimStore, DeadLetterSelection, OutboxAdmin, OutboxStats,
+    check_list, check_requeue, requeued, stats_of, AdminClaimStore, DeadLetterSelection,
+    ListRequest, OutboxAdmin, OutboxStats,
 };
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
 pub use error::{BoxError, OutboxError, Result};

@@ -141,12 +141,21 @@ impl<S: crate::OutboxAdmin> crate::OutboxAdmin for Observed<S> {
         self.inner.dead_letters(limit).await
     }
 
-    async fn requeue_dead_letters(
+    async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
+        self.inner.list(req).await
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        self.inner.count_delivered_before(before).await
+    }
+
+    async fn requeue(
         &self,
+        from: crate::EmissionStatus,
         which: crate::DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        self.inner.requeue_dead_letters(which, now).await
+        self.inner.requeue(from, which, now).await
     }
 
     async fn purge_dead_letters(&self, which: crate::DeadLetterSelection) -> Result<u64> {

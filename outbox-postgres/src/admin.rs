@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    normalize_time, DeadLetterSelection, EmissionStatus, OutboxAdmin, OutboxEntry, OutboxError,
-    OutboxStats, Result, TableName,
+    normalize_time, DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry,
+    OutboxError, OutboxStats, Result, TableName,
 };
 use uuid::Uuid;
 
@@ -22,6 +22,8 @@ pub(crate) struct AdminStatements {
     dead_letters: String,
     requeue: String,
     purge: String,
+    list: String,
+    count_delivered_before: String,
 }
 
 impl AdminStatements {
@@ -29,8 +31,11 @@ impl AdminStatements {
         Self {
             stats: table.render(include_str!("../sql/admin/stats.sql")),
             dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
-            requeue: table.render(include_str!("../sql/admin/requeue_dead_letters.sql")),
+            requeue: table.render(include_str!("../sql/admin/requeue.sql")),
             purge: table.render(include_str!("../sql/admin/purge_dead_letters.sql")),
+            list: table.render(include_str!("../sql/admin/list_entries.sql")),
+            count_delivered_before: table
+                .render(include_str!("../sql/admin/count_delivered_before.sql")),
         }
     }
 }
@@ -84,17 +89,49 @@ impl OutboxAdmin for PgClaimStore {
         rows.iter().map(row::entry).collect()
     }
 
-    async fn requeue_dead_letters(
+    async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
+        outbox_core::check_list(req, &self.inner.limits)?;
+        let status = req.status.code();
+        let after = req.after.map(|id| id.as_uuid());
+        let limit = i64::from(req.limit);
+        let rows = query(
+            &self.inner.pool,
+            &self.inner.admin_sql.list,
+            &[&status, &req.topic, &after, &limit],
+        )
+        .await?;
+        rows.iter().map(row::entry).collect()
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        let before = normalize_time(before);
+        let rows = query(
+            &self.inner.pool,
+            &self.inner.admin_sql.count_delivered_before,
+            &[&before],
+        )
+        .await?;
+        let row = rows.first().ok_or_else(|| OutboxError::Database {
+            message: "the count returned no row".into(),
+            source: None,
+        })?;
+        count(row, "n")
+    }
+
+    async fn requeue(
         &self,
+        from: EmissionStatus,
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
+        outbox_core::check_requeue(from)?;
         let now = now.map(normalize_time);
         let id = selection(which);
+        let status = from.code();
         execute(
             &self.inner.pool,
             &self.inner.admin_sql.requeue,
-            &[&now, &id],
+            &[&now, &id, &status],
         )
         .await
     }

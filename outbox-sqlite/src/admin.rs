@@ -3,7 +3,8 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    DeadLetterSelection, EmissionStatus, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result,
+    DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
+    OutboxStats, Result,
 };
 use sqlx::Row;
 
@@ -64,17 +65,47 @@ impl OutboxAdmin for SqliteClaimStore {
             .collect()
     }
 
-    async fn requeue_dead_letters(
+    async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
+        outbox_core::check_list(req, &self.config.limits)?;
+        sqlx::query(&self.sql.list_entries)
+            .bind(i64::from(req.status.code()))
+            .bind(req.topic.clone())
+            .bind(req.after.map(|id| id.as_uuid().as_bytes().to_vec()))
+            .bind(i64::from(req.limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?
+            .iter()
+            .map(decode)
+            .collect()
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(&self.sql.count_delivered_before)
+            .bind(micros(outbox_core::normalize_time(before)))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_err)?;
+        u64::try_from(n).map_err(|_| OutboxError::Database {
+            message: "negative count".into(),
+            source: None,
+        })
+    }
+
+    async fn requeue(
         &self,
+        from: EmissionStatus,
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
+        outbox_core::check_requeue(from)?;
         let now = self.now(now);
         self.detached(move |store| async move {
             let mut tx = store.write_tx().await?;
-            let done = sqlx::query(&store.sql.requeue_dead_letters)
+            let done = sqlx::query(&store.sql.requeue)
                 .bind(micros(now))
                 .bind(selection_id(which))
+                .bind(i64::from(from.code()))
                 .execute(&mut *tx)
                 .await
                 .map_err(map_err)?;

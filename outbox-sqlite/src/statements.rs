@@ -16,7 +16,9 @@ pub(crate) struct Statements {
     pub(crate) insert_batch: String,
     pub(crate) stats: String,
     pub(crate) dead_letters: String,
-    pub(crate) requeue_dead_letters: String,
+    pub(crate) requeue: String,
+    pub(crate) list_entries: String,
+    pub(crate) count_delivered_before: String,
     pub(crate) purge_dead_letters: String,
 }
 
@@ -34,7 +36,9 @@ impl Statements {
             insert_batch: table.render(include_str!("../sql/insert_batch.sql")),
             stats: table.render(include_str!("../sql/stats.sql")),
             dead_letters: table.render(include_str!("../sql/dead_letters.sql")),
-            requeue_dead_letters: table.render(include_str!("../sql/requeue_dead_letters.sql")),
+            requeue: table.render(include_str!("../sql/requeue.sql")),
+            list_entries: table.render(include_str!("../sql/list_entries.sql")),
+            count_delivered_before: table.render(include_str!("../sql/count_delivered_before.sql")),
             purge_dead_letters: table.render(include_str!("../sql/purge_dead_letters.sql")),
         }
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use outbox_core::{
     AdminClaimStore, Completion, CompletionRequest, DeadLetterSelection, EmissionResult,
-    EmissionStatus, EntryId,
+    EmissionStatus, EntryId, ListRequest,
 };
 
 use crate::fixtures::*;
@@ -219,6 +219,122 @@ pub async fn purge_deletes_only_dead_letters(store: AdminStore) {
     );
 }
 
+/// Listing pages through one status in creation order, with a topic filter and a cursor.
+pub async fn list_pages_through_one_status(store: AdminStore) {
+    let rows = one_of_each(&store).await;
+    let page = |status, limit, after| {
+        let store = store.clone();
+        async move {
+            let mut req = ListRequest::new(status, limit);
+            req.after = after;
+            ids(&store.list(&req).await.unwrap())
+        }
+    };
+    assert_eq!(
+        page(EmissionStatus::Pending, 2, None).await,
+        vec![rows[0], rows[1]]
+    );
+    assert_eq!(
+        page(EmissionStatus::Pending, 2, Some(rows[1])).await,
+        vec![rows[8]]
+    );
+    assert!(page(EmissionStatus::Pending, 2, Some(rows[8]))
+        .await
+        .is_empty());
+    assert_eq!(
+        page(EmissionStatus::DeadLettered, 10, None).await,
+        vec![rows[6], rows[7]]
+    );
+    assert_eq!(page(EmissionStatus::Failed, 10, None).await, vec![rows[5]]);
+    assert!(
+        page(EmissionStatus::Pending, 10, Some(EntryId::new()))
+            .await
+            .is_empty(),
+        "an unknown cursor gives an empty page"
+    );
+    let topic = store.get(rows[0]).await.unwrap().unwrap().topic;
+    let mut req = ListRequest::new(EmissionStatus::Pending, 10);
+    req.topic = Some(topic);
+    assert_eq!(store.list(&req).await.unwrap().len(), 3);
+    req.topic = Some("no-such-topic".into());
+    assert!(store.list(&req).await.unwrap().is_empty());
+    let zero = ListRequest::new(EmissionStatus::Pending, 0);
+    assert!(store.list(&zero).await.unwrap_err().is_invalid_input());
+}
+
+/// Failed entries (which wait for an operator) are requeued like dead letters; statuses
+/// that do not wait for an operator are refused.
+pub async fn requeue_restores_failed_entries(store: AdminStore) {
+    let rows = one_of_each(&store).await;
+    let failed = EmissionStatus::Failed;
+    assert_eq!(
+        store
+            .requeue(failed, DeadLetterSelection::One(rows[6]), Some(t0()))
+            .await
+            .unwrap(),
+        0,
+        "a dead letter was requeued as failed"
+    );
+    assert_eq!(
+        store
+            .requeue(failed, DeadLetterSelection::All, Some(t0()))
+            .await
+            .unwrap(),
+        1
+    );
+    let row = store.get(rows[5]).await.unwrap().unwrap();
+    assert_eq!(
+        (row.status, row.attempt_count, row.updated_at),
+        (EmissionStatus::Pending, 0, t0())
+    );
+    assert_eq!(row.last_error.as_deref(), Some("provider said no"));
+    for status in [
+        EmissionStatus::Pending,
+        EmissionStatus::Delivered,
+        EmissionStatus::Deferred,
+        EmissionStatus::RetryableFailure,
+    ] {
+        let err = store
+            .requeue(status, DeadLetterSelection::All, Some(t0()))
+            .await
+            .unwrap_err();
+        assert!(err.is_invalid_input(), "{status:?}: {err}");
+    }
+    assert_eq!(
+        store
+            .stats(Some(t0()))
+            .await
+            .unwrap()
+            .count(EmissionStatus::DeadLettered),
+        2,
+        "dead letters were touched"
+    );
+}
+
+/// The count a prune's dry run shows is what the prune then deletes.
+pub async fn count_delivered_before_matches_prune(store: AdminStore) {
+    let rows = one_of_each(&store).await;
+    let delivered_at = store
+        .get(rows[2])
+        .await
+        .unwrap()
+        .unwrap()
+        .delivered_at
+        .unwrap();
+    let just_after = delivered_at + TimeDelta::microseconds(1);
+    assert_eq!(store.count_delivered_before(delivered_at).await.unwrap(), 0);
+    assert_eq!(store.count_delivered_before(just_after).await.unwrap(), 1);
+    let pruned = store
+        .prune_delivered(&outbox_core::PruneRequest {
+            delivered_before: just_after,
+            batch_size: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(pruned, 1);
+    assert_eq!(store.count_delivered_before(just_after).await.unwrap(), 0);
+}
+
 /// Stamps out one `#[tokio::test]` per operator case; `$factory` is an async fn returning
 /// `Option<AdminStore>` (`None` when the engine is unreachable, already reported).
 #[macro_export]
@@ -226,7 +342,8 @@ macro_rules! admin_suite {
     ($factory:expr) => {
         $crate::__admin_cases!($factory; stats_describe_every_state, stats_of_an_empty_outbox,
             dead_letters_are_listed_newest_first, requeue_restores_dead_letters,
-            purge_deletes_only_dead_letters);
+            purge_deletes_only_dead_letters, list_pages_through_one_status,
+            requeue_restores_failed_entries, count_delivered_before_matches_prune);
     };
 }
 

@@ -54,6 +54,27 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
             none_by_that_id(&which, n)?;
             out!("requeued {}", crate::plural(n, "dead letter"));
         }
+        DeadLetterCommand::Purge { which, yes: false } => {
+            let n = match which.id {
+                Some(id) => u64::from(
+                    store
+                        .get(id)
+                        .await?
+                        .is_some_and(|e| e.status == outbox_core::EmissionStatus::DeadLettered),
+                ),
+                None => store
+                    .stats(None)
+                    .await?
+                    .count(outbox_core::EmissionStatus::DeadLettered),
+            };
+            return Err(outbox_core::OutboxError::invalid(
+                "--yes",
+                format!(
+                    "would purge {}; run again with --yes to delete",
+                    crate::plural(n, "dead letter")
+                ),
+            ));
+        }
         DeadLetterCommand::Purge { which, .. } => {
             let n = store.purge_dead_letters(selection(&which)).await?;
             none_by_that_id(&which, n)?;

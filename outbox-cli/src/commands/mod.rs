@@ -4,6 +4,7 @@ mod dead_letters;
 mod demo;
 mod drain;
 mod enqueue;
+mod list;
 mod prune;
 mod show;
 mod stats;
@@ -63,11 +64,14 @@ async fn run_other(target: Target, command: Command) -> Result<()> {
         Command::Drain(args) => drain::run(&target, args).await.map(|_| ()),
         Command::Stats { json } => stats::run(&target, json).await,
         Command::Show { id, json } => show::run(&target, id, json).await,
+        Command::List(args) => list::list(&target, args).await,
+        Command::Requeue { status, which } => list::requeue(&target, status, which).await,
         Command::DeadLetters(cmd) => dead_letters::run(&target, cmd).await,
         Command::Prune {
             delivered_older_than,
+            dry_run,
             batch,
-        } => prune::run(&target, delivered_older_than, batch).await,
+        } => prune::run(&target, delivered_older_than, batch, dry_run).await,
         Command::Demo {
             dir,
             orders,

@@ -5,7 +5,12 @@ use outbox_core::{OutboxError, PruneRequest, Result};
 
 use crate::backend::Target;
 
-pub(crate) async fn run(target: &Target, older_than: TimeDelta, batch: u32) -> Result<()> {
+pub(crate) async fn run(
+    target: &Target,
+    older_than: TimeDelta,
+    batch: u32,
+    dry_run: bool,
+) -> Result<()> {
     let delivered_before = Utc::now().checked_sub_signed(older_than).ok_or_else(|| {
         OutboxError::invalid(
             "--delivered-older-than",
@@ -13,6 +18,15 @@ pub(crate) async fn run(target: &Target, older_than: TimeDelta, batch: u32) -> R
         )
     })?;
     let store = target.open().await?;
+    let cut_off = delivered_before.format("%Y-%m-%dT%H:%M:%SZ");
+    if dry_run {
+        let n = store.count_delivered_before(delivered_before).await?;
+        out!(
+            "would prune {} delivered before {cut_off} (dry run: nothing deleted)",
+            entries(n)
+        );
+        return Ok(());
+    }
     let req = PruneRequest {
         delivered_before,
         batch_size: batch,
@@ -25,9 +39,14 @@ pub(crate) async fn run(target: &Target, older_than: TimeDelta, batch: u32) -> R
             break;
         }
     }
-    out!(
-        "pruned {total} entries delivered before {}",
-        req.delivered_before.format("%Y-%m-%dT%H:%M:%SZ")
-    );
+    out!("pruned {} delivered before {cut_off}", entries(total));
     Ok(())
+}
+
+fn entries(n: u64) -> String {
+    if n == 1 {
+        "1 entry".to_owned()
+    } else {
+        format!("{n} entries")
+    }
 }

@@ -150,13 +150,24 @@ impl OutboxAdmin for MemoryClaimStore {
         Ok(self.lock().dead_letters(limit as usize))
     }
 
-    async fn requeue_dead_letters(
+    async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
+        crate::check_list(req, &self.limits)?;
+        Ok(self.lock().list(req))
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        Ok(self.lock().count_delivered_before(normalize(before)))
+    }
+
+    async fn requeue(
         &self,
+        from: crate::EmissionStatus,
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
+        crate::check_requeue(from)?;
         let now = self.now(now);
-        Ok(self.lock().requeue_dead_letters(which, now))
+        Ok(self.lock().requeue(from, which, now))
     }
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {

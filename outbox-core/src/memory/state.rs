@@ -219,9 +219,17 @@ impl State {
     }
 
     fn dead_letter_ids(&self, which: crate::DeadLetterSelection) -> Vec<EntryId> {
+        self.selected_ids(EmissionStatus::DeadLettered, which)
+    }
+
+    fn selected_ids(
+        &self,
+        status: EmissionStatus,
+        which: crate::DeadLetterSelection,
+    ) -> Vec<EntryId> {
         self.rows
             .values()
-            .filter(|e| e.status == EmissionStatus::DeadLettered)
+            .filter(|e| e.status == status)
             .filter(|e| match which {
                 crate::DeadLetterSelection::One(id) => e.id == id,
                 crate::DeadLetterSelection::All => true,
@@ -242,12 +250,42 @@ impl State {
         rows
     }
 
-    pub(super) fn requeue_dead_letters(
+    pub(super) fn list(&self, req: &crate::ListRequest) -> Vec<OutboxEntry> {
+        let after = match req.after {
+            Some(id) => match self.rows.get(&id) {
+                Some(e) => Some((e.created_at, e.id)),
+                None => return Vec::new(),
+            },
+            None => None,
+        };
+        let mut rows: Vec<OutboxEntry> = self
+            .rows
+            .values()
+            .filter(|e| e.status == req.status)
+            .filter(|e| req.topic.as_deref().is_none_or(|t| e.topic == t))
+            .filter(|e| after.is_none_or(|a| (e.created_at, e.id) > a))
+            .cloned()
+            .collect();
+        rows.sort_by_key(|e| (e.created_at, e.id));
+        rows.truncate(req.limit as usize);
+        rows
+    }
+
+    pub(super) fn count_delivered_before(&self, before: DateTime<Utc>) -> u64 {
+        self.rows
+            .values()
+            .filter(|e| e.status == EmissionStatus::Delivered)
+            .filter(|e| e.delivered_at.is_some_and(|t| t < before))
+            .count() as u64
+    }
+
+    pub(super) fn requeue(
         &mut self,
+        from: EmissionStatus,
         which: crate::DeadLetterSelection,
         now: DateTime<Utc>,
     ) -> u64 {
-        let ids = self.dead_letter_ids(which);
+        let ids = self.selected_ids(from, which);
         for id in &ids {
             let entry = crate::requeued(&self.rows[id], now);
             self.put(entry);

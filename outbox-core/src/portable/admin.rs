@@ -70,19 +70,46 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         Ok(rows.into_iter().map(|(_, e)| e).collect())
     }
 
-    async fn requeue_dead_letters(
+    async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
+        crate::check_list(req, &self.limits)?;
+        let mut conn = self.connection().await?;
+        let cursor = SqlParam::Uuid(req.after.map(|id| id.as_uuid()));
+        let params = vec![
+            SqlParam::Time(None),
+            SqlParam::Status(req.status),
+            SqlParam::Text(req.topic.clone()),
+            SqlParam::Text(req.topic.clone()),
+            cursor.clone(),
+            cursor,
+            req.limit.into(),
+        ];
+        let rows = B::fetch_entries(&mut conn, &self.sql.list_entries, params).await?;
+        Ok(rows.into_iter().map(|(_, e)| e).collect())
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        let mut conn = self.connection().await?;
+        let params = vec![SqlParam::Time(Some(normalize(before)))];
+        let counts = B::fetch_counts(&mut conn, &self.sql.count_delivered_before, params).await?;
+        count(counts.first().copied().unwrap_or(0))
+    }
+
+    async fn requeue(
         &self,
+        from: EmissionStatus,
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
+        crate::check_requeue(from)?;
         let mut conn = self.connection().await?;
         let params = vec![
             SqlParam::Time(now.map(normalize)),
             Uuid::new_v4().into(),
+            SqlParam::Status(from),
             selection(which),
             selection(which),
         ];
-        B::execute(&mut conn, &self.sql.requeue_dead_letters, params).await
+        B::execute(&mut conn, &self.sql.requeue, params).await
     }
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {

@@ -31,7 +31,9 @@ pub(crate) struct Statements {
     pub(crate) stats: String,
     pub(crate) oldest_pending: String,
     pub(crate) dead_letters: String,
-    pub(crate) requeue_dead_letters: String,
+    pub(crate) requeue: String,
+    pub(crate) list_entries: String,
+    pub(crate) count_delivered_before: String,
     pub(crate) purge_dead_letters: String,
 }
 
@@ -69,7 +71,11 @@ impl Statements {
             stats: r(include_str!("../../sql/portable/stats.sql")),
             oldest_pending: r(include_str!("../../sql/portable/oldest_pending.sql")),
             dead_letters: r(include_str!("../../sql/portable/dead_letters.sql")),
-            requeue_dead_letters: r(include_str!("../../sql/portable/requeue_dead_letters.sql")),
+            requeue: r(include_str!("../../sql/portable/requeue.sql")),
+            list_entries: r(include_str!("../../sql/portable/list_entries.sql")),
+            count_delivered_before: r(include_str!(
+                "../../sql/portable/count_delivered_before.sql"
+            )),
             purge_dead_letters: r(include_str!("../../sql/portable/purge_dead_letters.sql")),
         }
     }

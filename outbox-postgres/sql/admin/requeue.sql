@@ -1,9 +1,9 @@
--- Makes dead letters pending again with a fresh attempt budget; the last error is kept.
--- $1 time (NULL: the database's clock), $2 one id (NULL: all). Rows a worker holds
--- locked are skipped, not waited for.
+-- Makes entries of one status (3 failed or 5 dead-lettered) pending again with a fresh
+-- attempt budget; the last error is kept. $1 time (NULL: the database's clock), $2 one id
+-- (NULL: all), $3 the status. Rows a worker holds locked are skipped, not waited for.
 WITH chosen AS MATERIALIZED (
     SELECT id FROM {table}
-    WHERE status = 5 AND ($2::uuid IS NULL OR id = $2::uuid)
+    WHERE status = $3::smallint AND ($2::uuid IS NULL OR id = $2::uuid)
     FOR UPDATE SKIP LOCKED
 )
 UPDATE {table} AS t
@@ -18,4 +18,4 @@ SET status = 0,
     updated_at = COALESCE($1::timestamptz, now()),
     stamp = gen_random_uuid()
 FROM chosen AS c
-WHERE t.id = c.id AND t.status = 5
+WHERE t.id = c.id AND t.status = $3::smallint
