@@ -30,7 +30,7 @@ impl Webhook {
         if tls && !cfg!(feature = "tls") {
             return Err(OutboxError::invalid(
                 "emitter",
-                "https webhooks need the command built with `--features tls`",
+                "https webhooks need the command built with its default `tls` feature",
             ));
         }
         // Redirects are not followed: a redirected POST turns into a body-less GET whose

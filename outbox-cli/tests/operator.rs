@@ -427,3 +427,60 @@ fn destructive_commands_say_what_they_would_touch() {
     );
     assert_eq!(Db::sqlite(&db).stats()["counts"]["dead_lettered"], 2);
 }
+
+/// HTTPS webhooks work in the default build: an https:// URL is accepted, and a server
+/// that does not speak TLS makes a retryable failure, not a refusal to start.
+#[test]
+fn https_webhooks_are_in_the_default_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "1"]));
+    let (url, _) = webhook(200);
+    let url = url.replacen("http://", "https://", 1);
+    let out = ok(outbox(&db)
+        .args(["drain", "--until-empty", "--emitter"])
+        .arg(format!("webhook:{url}")));
+    assert!(out.contains("retried 1"), "{out}");
+    let stats = Db::sqlite(&db).stats();
+    assert_eq!(stats["counts"]["retryable_failure"], 1, "{stats}");
+}
+
+/// A worker killed mid-batch leaves leases behind; `drain --until-empty` says it is
+/// waiting for them instead of sitting silent, then delivers everything.
+#[test]
+fn until_empty_says_it_waits_for_a_dead_workers_leases() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "10"]));
+    let mut doomed = outbox(&db)
+        .args([
+            "drain",
+            "--emitter",
+            "noop",
+            "--emit-delay",
+            "1500ms",
+            "--lease",
+            "2s",
+            "--batch",
+            "4",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Db::sqlite(&db).stats()["claims_in_flight"] == 0 {
+        assert!(Instant::now() < deadline, "the doomed drain never claimed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    doomed.kill().unwrap();
+    doomed.wait().unwrap();
+    let out = outbox(&db)
+        .args(["drain", "--until-empty", "--emitter", "noop"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("held by other workers"), "{stderr}");
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["delivered"], 10);
+}

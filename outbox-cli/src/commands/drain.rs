@@ -85,6 +85,8 @@ pub(crate) async fn drain(
     tokio::spawn(forward_signals(stop_tx));
     let live = tokio::spawn(show_progress(store.clone(), stop_rx.clone()));
     let mut tasks = Vec::new();
+    // Said once per run: the drain is waiting out leases other workers hold.
+    let waiting_said = Arc::new(std::sync::atomic::AtomicBool::new(false));
     for d in drains {
         let mut stop = stop_rx.clone();
         let shutdown = async move {
@@ -92,16 +94,31 @@ pub(crate) async fn drain(
         };
         let until_empty = args.until_empty;
         let store = store.clone();
+        let waiting_said = waiting_said.clone();
         tasks.push(tokio::spawn(async move {
             if until_empty {
                 let is_done = move || {
                     let store = store.clone();
+                    let waiting_said = waiting_said.clone();
                     async move {
-                        store
-                            .stats(None)
-                            .await
-                            .map(|s| s.is_drained())
-                            .unwrap_or(false)
+                        let Ok(s) = store.stats(None).await else {
+                            return false;
+                        };
+                        let only_leases = s.count(EmissionStatus::Pending) == s.claims_in_flight
+                            && s.retry_ready == 0
+                            && s.claims_in_flight > 0;
+                        if only_leases
+                            && !waiting_said.swap(true, std::sync::atomic::Ordering::Relaxed)
+                        {
+                            let n = s.claims_in_flight;
+                            let noun = if n == 1 { "entry" } else { "entries" };
+                            eprintln!(
+                                "outbox: waiting for {n} leased {noun} held by other workers: \
+                                 their holders emit them, or this drain claims them once the \
+                                 leases run out"
+                            );
+                        }
+                        s.is_drained()
                     }
                 };
                 d.run_until(is_done, shutdown).await
