@@ -17,6 +17,8 @@ pub(crate) struct Target {
     pub(crate) url: String,
     pub(crate) kind: StoreKind,
     pub(crate) table: TableName,
+    /// Only reads will follow (an engine may then open the database read-only).
+    pub(crate) reading: bool,
 }
 
 /// One engine: how it applies or prints its schema and how it opens a store.
@@ -80,6 +82,16 @@ impl Target {
     /// Opens the store, observed (transition metric and warnings).
     pub(crate) async fn open(&self) -> Result<Arc<dyn AdminClaimStore>> {
         (self.engine()?.open)(self).await
+    }
+
+    /// Opens the store for commands that only read (stats, lists, show): a database the
+    /// process cannot write can still be inspected.
+    pub(crate) async fn open_for_reading(&self) -> Result<Arc<dyn AdminClaimStore>> {
+        let reading = Self {
+            reading: true,
+            ..self.clone()
+        };
+        (self.engine()?.open)(&reading).await
     }
 }
 

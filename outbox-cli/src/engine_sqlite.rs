@@ -19,7 +19,9 @@ pub(crate) static ENGINE: Engine = Engine {
 };
 
 fn config(target: &Target) -> SqliteStoreConfig {
-    SqliteStoreConfig::new().table(target.table.clone())
+    SqliteStoreConfig::new()
+        .table(target.table.clone())
+        .read_only(target.reading)
 }
 
 /// The file behind a `sqlite://` URL, without its query string.

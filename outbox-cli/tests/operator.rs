@@ -484,3 +484,28 @@ fn until_empty_says_it_waits_for_a_dead_workers_leases() {
     assert!(stderr.contains("held by other workers"), "{stderr}");
     assert_eq!(Db::sqlite(&db).stats()["counts"]["delivered"], 10);
 }
+
+/// A database opened read-only can still be inspected; writes fail plainly.
+#[test]
+fn a_read_only_database_can_be_inspected() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "3"]));
+    let read_only = Db(vec![
+        "--database-url".into(),
+        format!("sqlite://{}?mode=ro", db.display()),
+    ]);
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(read_only.cmd().args(["stats", "--json"]))).unwrap();
+    assert_eq!(stats["counts"]["pending"], 3);
+    ok(read_only.cmd().args(["list", "--status", "pending"]));
+    ok(read_only.cmd().args(["dead-letters", "list"]));
+    ok(read_only
+        .cmd()
+        .args(["prune", "--delivered-older-than", "1d", "--dry-run"]));
+    fails_with(
+        read_only.cmd().args(["enqueue", "--count", "1"]),
+        1,
+        "readonly",
+    );
+}

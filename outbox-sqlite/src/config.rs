@@ -15,6 +15,7 @@ pub struct SqliteStoreConfig {
     pub(crate) max_connections: u32,
     pub(crate) cache_kib: u32,
     pub(crate) mmap_bytes: u64,
+    pub(crate) read_only: bool,
 }
 
 impl Default for SqliteStoreConfig {
@@ -27,6 +28,7 @@ impl Default for SqliteStoreConfig {
             max_connections: 8,
             cache_kib: 16 * 1024,
             mmap_bytes: 256 * 1024 * 1024,
+            read_only: false,
         }
     }
 }
@@ -78,6 +80,15 @@ impl SqliteStoreConfig {
     /// it, and the partial indexes, out of the file reads a drain would otherwise make.
     pub fn cache_kib(mut self, kib: u32) -> Self {
         self.cache_kib = kib;
+        self
+    }
+
+    /// Opens the file for reading only ([`crate::SqliteClaimStore::open`]): no file is
+    /// created, no write is tried at open, the journal mode is left as it is, and every
+    /// write fails with SQLite's read-only error. For inspecting a file this process may
+    /// not (or must not) write.
+    pub fn read_only(mut self, on: bool) -> Self {
+        self.read_only = on;
         self
     }
 

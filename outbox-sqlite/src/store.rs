@@ -45,12 +45,17 @@ impl SqliteClaimStore {
     /// the schema (for migrating first).
     pub async fn open_pool(url: &str, config: &SqliteStoreConfig) -> Result<SqlitePool> {
         let options = connect_options(url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(config.busy_timeout)
             .pragma("mmap_size", config.mmap_bytes.to_string())
             .pragma("cache_size", format!("-{}", config.cache_kib));
+        let options = if config.read_only {
+            options.read_only(true)
+        } else {
+            options
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+        };
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections)
             .connect_with(options)
@@ -59,6 +64,9 @@ impl SqliteClaimStore {
                 message: format!("cannot open the SQLite database {url:?}: {e}"),
                 source: Some(Box::new(e)),
             })?;
+        if config.read_only {
+            return Ok(pool);
+        }
         // A read-only file or directory only shows itself on the first write: write
         // something in a transaction and roll it back.
         let mut probe = pool.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;

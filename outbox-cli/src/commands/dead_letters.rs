@@ -26,7 +26,10 @@ fn to_json(e: &OutboxEntry) -> serde_json::Value {
 }
 
 pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
-    let store = target.open().await?;
+    let store = match cmd {
+        DeadLetterCommand::List { .. } => target.open_for_reading().await?,
+        _ => target.open().await?,
+    };
     match cmd {
         DeadLetterCommand::List { json, limit } => {
             let rows = store.dead_letters(limit).await?;

@@ -6,7 +6,7 @@ use crate::args::{ListArgs, Selection};
 use crate::backend::Target;
 
 pub(crate) async fn list(target: &Target, args: ListArgs) -> Result<()> {
-    let store = target.open().await?;
+    let store = target.open_for_reading().await?;
     let mut req = ListRequest::new(args.status, args.limit);
     req.topic = args.topic;
     req.after = args.after;

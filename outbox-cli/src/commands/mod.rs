@@ -38,6 +38,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         url,
         kind: cli.store,
         table,
+        reading: false,
     };
     match cli.command {
         Command::Drain(args) => drain::run(&target, args).await,

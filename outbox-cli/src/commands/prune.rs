@@ -17,7 +17,11 @@ pub(crate) async fn run(
             "reaches before the earliest representable time",
         )
     })?;
-    let store = target.open().await?;
+    let store = if dry_run {
+        target.open_for_reading().await?
+    } else {
+        target.open().await?
+    };
     let cut_off = delivered_before.format("%Y-%m-%dT%H:%M:%SZ");
     if dry_run {
         let n = store.count_delivered_before(delivered_before).await?;

@@ -35,7 +35,7 @@ pub(crate) fn to_json(e: &OutboxEntry) -> serde_json::Value {
 }
 
 pub(crate) async fn run(target: &Target, id: EntryId, json: bool) -> Result<()> {
-    let store = target.open().await?;
+    let store = target.open_for_reading().await?;
     let Some(entry) = store.get(id).await? else {
         return Err(OutboxError::Database {
             message: format!("no outbox entry with id {id}"),

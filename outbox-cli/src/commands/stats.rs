@@ -50,7 +50,7 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
 }
 
 pub(crate) async fn run(target: &Target, json: bool) -> Result<()> {
-    let stats = target.open().await?.stats(None).await?;
+    let stats = target.open_for_reading().await?.stats(None).await?;
     if json {
         out!("{}", to_json(&stats));
     } else {
