@@ -1,16 +1,13 @@
 //! The real `outbox` binary against SQLite files.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use assert_cmd::cargo::CommandCargoExt;
 
 mod common;
 
-use common::{emissions, fails, ok, Db};
+use common::{emissions, fails, ok, webhook_server, Db};
 
 fn outbox(db: &Path) -> Command {
     Db::sqlite(db).cmd()
@@ -125,51 +122,12 @@ fn bad_input_is_one_clear_line_and_a_failure() {
     );
 }
 
-/// A tiny HTTP server answering every request with `status` (and `Retry-After` when
-/// given), recording the Idempotency-Key headers it saw.
-fn webhook_server(status: u16, retry_after: Option<u32>) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let keys = Arc::new(Mutex::new(Vec::new()));
-    let seen = keys.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                if let Some(v) = lower.strip_prefix("idempotency-key:") {
-                    seen.lock().unwrap().push(v.trim().to_owned());
-                }
-            }
-            let mut body = vec![0u8; length];
-            let _ = reader.read_exact(&mut body);
-            let extra = retry_after
-                .map(|s| format!("Retry-After: {s}\r\n"))
-                .unwrap_or_default();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-        }
-    });
-    (url, keys)
-}
-
 #[test]
 fn webhook_rejections_become_dead_letters_an_operator_can_requeue_and_purge() {
     let dir = tempfile::tempdir().unwrap();
     let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "3"]));
-    let (url, keys) = webhook_server(422, None);
+    let (url, keys) = webhook_server(422, None, "idempotency-key");
     let out = ok(outbox(&db)
         .args(["drain", "--until-empty", "--emitter"])
         .arg(format!("webhook:{url}")));
@@ -206,7 +164,7 @@ fn webhook_throttling_defers_and_server_errors_retry() {
     let dir = tempfile::tempdir().unwrap();
     let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "2"]));
-    let (url, _) = webhook_server(429, Some(3600));
+    let (url, _) = webhook_server(429, Some(3600), "idempotency-key");
     ok(outbox(&db)
         .args(["drain", "--until-empty", "--emitter"])
         .arg(format!("webhook:{url}")));
@@ -214,7 +172,7 @@ fn webhook_throttling_defers_and_server_errors_retry() {
     let dir2 = tempfile::tempdir().unwrap();
     let db2 = migrated(&dir2);
     ok(outbox(&db2).args(["enqueue", "--count", "2"]));
-    let (url, _) = webhook_server(502, None);
+    let (url, _) = webhook_server(502, None, "idempotency-key");
     ok(outbox(&db2)
         .args(["drain", "--until-empty", "--max-attempts", "5", "--emitter"])
         .arg(format!("webhook:{url}")));

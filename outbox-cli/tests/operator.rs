@@ -2,18 +2,16 @@
 //! README's block as written, explicit emitters, unambiguous durations, a clean stdout
 //! stream, honest summaries and exit codes.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
 mod common;
 
-use common::{fails_with, ok, Db};
+use common::{fails_with, ok, webhook_server, Db};
 
 fn outbox(db: &Path) -> Command {
     Db::sqlite(db).cmd()
@@ -171,47 +169,12 @@ fn stdout_carries_only_entries_and_the_summary_can_be_json() {
     assert!(summary["delivered_per_second"].as_f64().unwrap() > 0.0);
 }
 
-/// Answers every request with `status`, recording each request's Content-Type.
-fn webhook(status: u16) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let types = Arc::new(Mutex::new(Vec::new()));
-    let seen = types.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                if let Some(v) = lower.strip_prefix("content-type:") {
-                    seen.lock().unwrap().push(v.trim().to_owned());
-                }
-            }
-            let mut body = vec![0u8; length];
-            let _ = reader.read_exact(&mut body);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-        }
-    });
-    (url, types)
-}
-
 #[test]
 fn outcomes_and_exit_codes_say_what_happened() {
     let dir = tempfile::tempdir().unwrap();
     let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "2"]));
-    let (url, types) = webhook(422);
+    let (url, types) = webhook_server(422, None, "content-type");
     let out = outbox(&db)
         .args([
             "drain",
@@ -416,7 +379,7 @@ fn destructive_commands_say_what_they_would_touch() {
         "{out}"
     );
     ok(outbox(&db).args(["enqueue", "--count", "2"]));
-    let (url, _) = webhook(400);
+    let (url, _) = webhook_server(400, None, "content-type");
     ok(outbox(&db)
         .args(["drain", "--until-empty", "--emitter"])
         .arg(format!("webhook:{url}")));
@@ -435,7 +398,7 @@ fn https_webhooks_are_in_the_default_build() {
     let dir = tempfile::tempdir().unwrap();
     let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "1"]));
-    let (url, _) = webhook(200);
+    let (url, _) = webhook_server(200, None, "content-type");
     let url = url.replacen("http://", "https://", 1);
     let out = ok(outbox(&db)
         .args(["drain", "--until-empty", "--emitter"])

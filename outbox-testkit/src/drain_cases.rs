@@ -392,6 +392,29 @@ async fn held_by(s: &DrainSubject, ids: &[EntryId], owner: &str) {
     .await;
 }
 
+/// Four entries, a `gate` first; a drain ("slow-a", 600 ms leases, batches of two) whose
+/// first batch hangs on the gate while it holds the second batch, claimed ahead.
+async fn slow_batch_with_two_ahead(
+    s: &DrainSubject,
+) -> (
+    Vec<EntryId>,
+    ScriptedEmitter,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<outbox_core::drain::DrainSummary>,
+) {
+    let ids = enqueue(s, &["gate", "ok", "ok", "ok"]).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let slow = drain(
+        s,
+        &emitter,
+        ahead_options("slow-a").lease(TimeDelta::milliseconds(600)),
+    );
+    let (stop, task) = run_until_stopped(slow);
+    emitter.gate_started().await;
+    held_by(s, &ids[2..4], "slow-a").await;
+    (ids, emitter, stop, task)
+}
+
 /// While a full batch emits, the next one is claimed ahead and held: another drain cannot
 /// take it, and at shutdown it is released unemitted, claimable again at once.
 pub async fn claims_ahead_are_held_then_released_at_shutdown(s: DrainSubject) {
@@ -436,16 +459,7 @@ pub async fn claims_ahead_are_held_then_released_at_shutdown(s: DrainSubject) {
 /// Claims taken ahead are renewed with the running batch: past their first lease,
 /// another drain still cannot take them, and each entry is emitted once.
 pub async fn claims_ahead_keep_their_leases(s: DrainSubject) {
-    let ids = enqueue(&s, &["gate", "ok", "ok", "ok"]).await;
-    let emitter = ScriptedEmitter::new(s.clock.clone());
-    let slow = drain(
-        &s,
-        &emitter,
-        ahead_options("slow-a").lease(TimeDelta::milliseconds(600)),
-    );
-    let (stop, task) = run_until_stopped(slow);
-    emitter.gate_started().await;
-    held_by(&s, &ids[2..4], "slow-a").await;
+    let (ids, emitter, stop, task) = slow_batch_with_two_ahead(&s).await;
     let first_expiry = row(&s, ids[3]).await.claim_expires_at;
     s.clock.advance(TimeDelta::milliseconds(400));
     eventually("the claims ahead were renewed", || async {
@@ -484,16 +498,7 @@ pub async fn claims_ahead_keep_their_leases(s: DrainSubject) {
 /// A claim taken ahead that a renewal reports lost is dropped and never emitted; the
 /// rest of the batch is emitted as usual.
 pub async fn a_claim_ahead_that_was_lost_is_never_emitted(s: DrainSubject) {
-    let ids = enqueue(&s, &["gate", "ok", "ok", "ok"]).await;
-    let emitter = ScriptedEmitter::new(s.clock.clone());
-    let slow = drain(
-        &s,
-        &emitter,
-        ahead_options("slow-a").lease(TimeDelta::milliseconds(600)),
-    );
-    let (stop, task) = run_until_stopped(slow);
-    emitter.gate_started().await;
-    held_by(&s, &ids[2..4], "slow-a").await;
+    let (ids, emitter, stop, task) = slow_batch_with_two_ahead(&s).await;
     // Take one claim away, as an operator forcing a release would, and claim it elsewhere.
     let held = outbox_core::Claim::from_claimed_entry(row(&s, ids[2]).await).expect("claimed");
     assert!(s.store.release(&held, None).await.unwrap().is_applied());

@@ -36,39 +36,35 @@ pub async fn run(ctx: &mut Ctx) {
             push(ctx, (engine, path, size), 1, plan.enqueue_single, started);
 
             let started = Instant::now();
-            for _ in 0..plan.enqueue_bulk_calls {
-                let batch = (0..BULK)
-                    .map(|_| NewEntry::new("bench", payload.clone()))
-                    .collect();
-                subject
-                    .store
-                    .enqueue_batch(batch)
-                    .await
-                    .expect("bulk enqueue");
-            }
             let bulk_entries = plan.enqueue_bulk_calls * u64::from(BULK);
+            bulk(&subject, &payload, bulk_entries).await;
             push(ctx, (engine, path, size), BULK, bulk_entries, started);
 
             if path == StorePath::Optimized {
                 let small = vec![b'x'; SMALL_PAYLOAD as usize];
                 let started = Instant::now();
-                let mut written = 0;
-                while written < plan.enqueue_small_entries {
-                    let n = (plan.enqueue_small_entries - written).min(u64::from(BULK));
-                    let batch = (0..n)
-                        .map(|_| NewEntry::new("bench", small.clone()))
-                        .collect();
-                    subject
-                        .store
-                        .enqueue_batch(batch)
-                        .await
-                        .expect("bulk enqueue");
-                    written += n;
-                }
+                bulk(&subject, &small, plan.enqueue_small_entries).await;
                 let what = (engine, path, SMALL_PAYLOAD);
                 push(ctx, what, BULK, plan.enqueue_small_entries, started);
             }
         }
+    }
+}
+
+/// Writes `total` entries of `payload` in calls of up to [`BULK`].
+async fn bulk(subject: &crate::subject::Subject, payload: &[u8], total: u64) {
+    let mut written = 0;
+    while written < total {
+        let n = (total - written).min(u64::from(BULK));
+        let batch = (0..n)
+            .map(|_| NewEntry::new("bench", payload.to_vec()))
+            .collect();
+        subject
+            .store
+            .enqueue_batch(batch)
+            .await
+            .expect("bulk enqueue");
+        written += n;
     }
 }
 

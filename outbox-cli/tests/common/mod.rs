@@ -2,8 +2,11 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -164,4 +167,47 @@ pub fn drain_processes_with_one_killed_deliver_everything(db: &Db, dir: &Path) {
         "the kill caught no emission in flight; the test proved nothing"
     );
     println!("{duplicates} entries emitted twice, all first emitted by the killed process");
+}
+
+/// A tiny HTTP server answering every request with `status` (and `Retry-After` when
+/// given). It records the value of every header named `record` (lower case) it saw.
+pub fn webhook_server(
+    status: u16,
+    retry_after: Option<u32>,
+    record: &'static str,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let values = Arc::new(Mutex::new(Vec::new()));
+    let seen = values.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if let Some(v) = lower.strip_prefix(&format!("{record}:")) {
+                    seen.lock().unwrap().push(v.trim().to_owned());
+                }
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let extra = retry_after
+                .map(|s| format!("Retry-After: {s}\r\n"))
+                .unwrap_or_default();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (url, values)
 }

@@ -37,12 +37,8 @@ async fn every_batch_call_is_one_statement_in_one_round_trip() {
     let Some(db) = support::migrated_db().await else {
         return;
     };
-    let proxy = PgProxy::start(support::server_addr(&db.url), ProxyConfig::new())
-        .await
-        .expect("start proxy");
-    let config = support::pg_config_via(&db.url, &db.schema, proxy.local_addr());
     // One connection, so every statement after its first use is already prepared on it.
-    let store = support::store_with(&db, support::pool(config, 1), Default::default()).await;
+    let (proxy, store) = support::proxied_store(&db).await;
     let total: u32 = BATCHES.iter().sum();
 
     // Below the copy threshold a batch is one statement.

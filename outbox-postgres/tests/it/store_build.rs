@@ -10,7 +10,6 @@ use outbox_core::{
 };
 use outbox_postgres::{PgClaimStore, PgListener, PgStoreConfig};
 use outbox_testkit::postgres::PgTestDb;
-use outbox_testkit::proxy::{PgProxy, ProxyConfig};
 
 use crate::support;
 
@@ -82,11 +81,7 @@ async fn invalid_input_never_reaches_the_server() {
     let Some(db) = support::migrated_db().await else {
         return;
     };
-    let proxy = PgProxy::start(support::server_addr(&db.url), ProxyConfig::new())
-        .await
-        .unwrap();
-    let config = support::pg_config_via(&db.url, &db.schema, proxy.local_addr());
-    let store = support::store_with(&db, support::pool(config, 1), Default::default()).await;
+    let (proxy, store) = support::proxied_store(&db).await;
     let claim = {
         store
             .enqueue(NewEntry::new("t", b"x".to_vec()))

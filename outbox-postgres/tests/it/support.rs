@@ -76,6 +76,20 @@ pub(crate) async fn store_with(db: &PgTestDb, pool: Pool, config: PgStoreConfig)
         .expect("build store")
 }
 
+/// A proxy in front of the test server, and a store on the test's table whose single
+/// connection goes through it (so the proxy sees, and can disturb, every call).
+pub(crate) async fn proxied_store(db: &PgTestDb) -> (outbox_testkit::proxy::PgProxy, PgClaimStore) {
+    let proxy = outbox_testkit::proxy::PgProxy::start(
+        server_addr(&db.url),
+        outbox_testkit::proxy::ProxyConfig::new(),
+    )
+    .await
+    .expect("start proxy");
+    let config = pg_config_via(&db.url, &db.schema, proxy.local_addr());
+    let store = store_with(db, pool(config, 1), PgStoreConfig::default()).await;
+    (proxy, store)
+}
+
 /// How many server processes with this `application_name` exist, and how many of them
 /// are inside a transaction or hold any lock.
 pub(crate) async fn backends(

@@ -8,7 +8,6 @@ use outbox_core::{
     ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, EmissionStatus,
     NewEntry, OutboxError, OutboxStore, TransitionOutcome,
 };
-use outbox_testkit::proxy::{PgProxy, ProxyConfig};
 
 use crate::support;
 
@@ -17,11 +16,7 @@ async fn a_completion_retried_after_its_reply_was_lost_is_applied_once() {
     let Some(db) = support::migrated_db().await else {
         return;
     };
-    let proxy = PgProxy::start(support::server_addr(&db.url), ProxyConfig::new())
-        .await
-        .expect("start proxy");
-    let config = support::pg_config_via(&db.url, &db.schema, proxy.local_addr());
-    let store = support::store_with(&db, support::pool(config, 1), Default::default()).await;
+    let (proxy, store) = support::proxied_store(&db).await;
     store
         .enqueue_batch((0..4u8).map(|i| NewEntry::new("t", vec![i])).collect())
         .await
