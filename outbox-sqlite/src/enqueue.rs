@@ -52,6 +52,10 @@ impl SqliteClaimStore {
             .map(|new| OutboxEntry::from_new(new, now))
             .collect();
         for chunk in chunks(&written) {
+            if let [one] = chunk {
+                self.insert_one(conn, one).await?;
+                continue;
+            }
             let rows = chunk
                 .iter()
                 .map(|e| {
@@ -74,7 +78,7 @@ impl SqliteClaimStore {
                 .execute(&mut *conn)
                 .await;
             match inserted {
-                Ok(_) => {}
+                Ok(done) => wrote_all(done.rows_affected(), chunk.len())?,
                 Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
                     return Err(self.first_duplicate(conn, chunk).await);
                 }
@@ -82,6 +86,31 @@ impl SqliteClaimStore {
             }
         }
         Ok(written)
+    }
+
+    /// One entry with its own statement: for a single entry, binding the columns costs less
+    /// than building and parsing the JSON form.
+    async fn insert_one(&self, conn: &mut SqliteConnection, e: &OutboxEntry) -> Result<()> {
+        let headers = serde_json::to_string(&e.headers)
+            .map_err(|err| OutboxError::invalid("headers", err.to_string()))?;
+        let inserted = sqlx::query(&self.sql.insert_one)
+            .bind(e.id.as_uuid().as_bytes().to_vec())
+            .bind(e.topic.clone())
+            .bind(e.partition_key.clone())
+            .bind(e.payload.clone())
+            .bind(headers)
+            .bind(micros(e.created_at))
+            .bind(opt_micros(e.not_before))
+            .bind(e.stamp.as_bytes().to_vec())
+            .execute(&mut *conn)
+            .await;
+        match inserted {
+            Ok(done) => wrote_all(done.rows_affected(), 1),
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                Err(OutboxError::DuplicateId(e.id))
+            }
+            Err(err) => Err(map_err(err)),
+        }
     }
 
     /// The error naming the first entry of `chunk` whose id is already taken, in the table
@@ -106,6 +135,19 @@ impl SqliteClaimStore {
             message: "a batch insert reported a duplicate id that no entry has".into(),
             source: None,
         }
+    }
+}
+
+/// An insert that reports fewer rows than it was given did not write them all: say so
+/// rather than hand back entries that are not in the table.
+fn wrote_all(written: u64, given: usize) -> Result<()> {
+    if written == given as u64 {
+        Ok(())
+    } else {
+        Err(OutboxError::Database {
+            message: format!("an insert of {given} entries wrote {written}"),
+            source: None,
+        })
     }
 }
 

@@ -47,6 +47,19 @@ pub async fn run(ctx: &mut Ctx) {
                 let what = (engine, path, SMALL_PAYLOAD);
                 push(ctx, what, BULK, plan.enqueue_small_entries, started);
             }
+            // A rate is only worth reporting if every entry is really in the table.
+            let mut expected = plan.enqueue_single + bulk_entries;
+            if path == StorePath::Optimized {
+                expected += plan.enqueue_small_entries;
+            }
+            let stats = subject.store.stats(None).await.expect("stats");
+            assert_eq!(
+                stats.count(outbox_core::EmissionStatus::Pending),
+                expected,
+                "{} {}: the enqueues did not all land",
+                engine.label(),
+                path.label()
+            );
         }
     }
 }
