@@ -128,6 +128,15 @@ pub(crate) struct ListArgs {
     pub(crate) json: bool,
 }
 
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("{text:?} is not NAME=VALUE")),
+    }
+}
+
 fn parse_status(text: &str) -> Result<outbox_core::EmissionStatus, String> {
     text.parse().map_err(|_| {
         let names: Vec<&str> = outbox_core::EmissionStatus::ALL
@@ -152,14 +161,24 @@ fn parse_requeue_status(text: &str) -> Result<outbox_core::EmissionStatus, Strin
 #[derive(Debug, Args)]
 pub(crate) struct EnqueueArgs {
     /// How many entries.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) count: u64,
     /// Their topic.
     #[arg(long, default_value = "outbox.test")]
     pub(crate) topic: String,
-    /// Payload size in bytes.
+    /// The payload of every entry: text, or @PATH for a file's bytes. Without it, a JSON
+    /// test payload of --payload-bytes carrying its sequence number.
+    #[arg(long, conflicts_with = "payload_bytes")]
+    pub(crate) payload: Option<String>,
+    /// Test payload size in bytes.
     #[arg(long, default_value_t = 64)]
     pub(crate) payload_bytes: usize,
+    /// A header of every entry, NAME=VALUE (repeat for more).
+    #[arg(long = "header", value_parser = parse_header)]
+    pub(crate) headers: Vec<(String, String)>,
+    /// The partition key of every entry.
+    #[arg(long)]
+    pub(crate) partition_key: Option<String>,
     /// Entries per transaction.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) batch: u32,

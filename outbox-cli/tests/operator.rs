@@ -472,3 +472,47 @@ fn a_read_only_database_can_be_inspected() {
         "readonly",
     );
 }
+
+/// `enqueue` takes a real payload (text or @file), headers and a partition key.
+#[test]
+fn enqueue_takes_a_real_payload_headers_and_a_partition_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    let out = ok(outbox(&db).args([
+        "enqueue",
+        "--topic",
+        "orders.created",
+        "--payload",
+        r#"{"order":7}"#,
+        "--header",
+        "content-type=application/json",
+        "--partition-key",
+        "customer-1",
+    ]));
+    assert_eq!(out.trim(), r#"enqueued 1 entry on topic "orders.created""#);
+    let file = dir.path().join("body.bin");
+    std::fs::write(&file, [0u8, 159, 146, 150]).unwrap();
+    ok(outbox(&db)
+        .args(["enqueue", "--topic", "blobs", "--payload"])
+        .arg(format!("@{}", file.display())));
+    let listed: serde_json::Value = serde_json::from_str(&ok(
+        outbox(&db).args(["list", "--status", "pending", "--json"])
+    ))
+    .unwrap();
+    let rows = listed.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["payload"]["text"], r#"{"order":7}"#);
+    assert_eq!(rows[0]["headers"]["content-type"], "application/json");
+    assert_eq!(rows[0]["partition_key"], "customer-1");
+    assert_eq!(rows[1]["payload"]["hex"], "009f9296");
+    fails_with(
+        outbox(&db).args(["enqueue", "--header", "no-equals-sign"]),
+        2,
+        "NAME=VALUE",
+    );
+    fails_with(
+        outbox(&db).args(["enqueue", "--payload", "@/no/such/file"]),
+        2,
+        "cannot read",
+    );
+}

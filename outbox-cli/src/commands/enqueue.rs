@@ -24,18 +24,40 @@ pub(crate) async fn run(target: &Target, args: EnqueueArgs) -> Result<()> {
             ),
         ));
     }
+    let given = match &args.payload {
+        Some(text) => Some(match text.strip_prefix('@') {
+            Some(path) => std::fs::read(path).map_err(|e| {
+                OutboxError::invalid("--payload", format!("cannot read {path:?}: {e}"))
+            })?,
+            None => text.clone().into_bytes(),
+        }),
+        None => None,
+    };
+    let entry = |seq: u64| {
+        let bytes = match &given {
+            Some(bytes) => bytes.clone(),
+            None => payload(seq, args.payload_bytes),
+        };
+        let mut e = NewEntry::new(args.topic.clone(), bytes);
+        if let Some(key) = &args.partition_key {
+            e = e.partition_key(key.clone());
+        }
+        for (name, value) in &args.headers {
+            e = e.header(name.clone(), value.clone());
+        }
+        e
+    };
     let bar = crate::progress::bar(args.count, "enqueue");
     let mut written = 0u64;
     while written < args.count {
         let n = (args.count - written).min(u64::from(args.batch));
-        let batch = (written..written + n)
-            .map(|seq| NewEntry::new(args.topic.clone(), payload(seq, args.payload_bytes)))
-            .collect();
+        let batch = (written..written + n).map(entry).collect();
         store.enqueue_batch(batch).await?;
         written += n;
         bar.set_position(written);
     }
     bar.finish_and_clear();
-    out!("enqueued {written} entries on topic {:?}", args.topic);
+    let noun = if written == 1 { "entry" } else { "entries" };
+    out!("enqueued {written} {noun} on topic {:?}", args.topic);
     Ok(())
 }
