@@ -58,7 +58,7 @@ pub async fn info(url: &str) -> PgServerInfo {
     }
     PgServerInfo {
         version,
-        url: redact(url),
+        url: outbox_postgres::redact_url(url),
         settings,
     }
 }
@@ -87,17 +87,6 @@ pub async fn round_trip_ms(url: &str, latency_ms: u32) -> f64 {
     crate::stats::percentile_ms(&mut samples, 0.5)
 }
 
-/// The URL without its password.
-pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let user = url[scheme + 3..at].split(':').next().unwrap_or_default();
-            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
 /// `pgbench` from the server binaries the testkit would use, or from `PATH`.
 pub fn pgbench() -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
@@ -114,16 +103,4 @@ pub fn pgbench() -> Option<PathBuf> {
     dirs.into_iter()
         .map(|d| d.join("pgbench"))
         .find(|p| p.is_file())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn passwords_never_reach_the_report() {
-        assert_eq!(
-            super::redact("postgres://u:pw@h:5432/db"),
-            "postgres://u@h:5432/db"
-        );
-        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
-    }
 }

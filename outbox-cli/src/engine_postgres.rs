@@ -33,7 +33,7 @@ fn unreachable(url: &str, e: impl std::fmt::Display) -> OutboxError {
     OutboxError::Connection {
         message: format!(
             "cannot connect to the PostgreSQL server at {}: {e}",
-            redact(url)
+            outbox_postgres::redact_url(url)
         ),
         source: None,
     }
@@ -61,18 +61,6 @@ fn not_connected(url: &str, e: &tokio_postgres::Error) -> OutboxError {
         }
     };
     unreachable(url, detail)
-}
-
-/// The URL without its password, for messages.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
 }
 
 async fn connect(url: &str) -> Result<tokio_postgres::Client> {
@@ -134,16 +122,4 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
             }
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn passwords_never_reach_messages() {
-        assert_eq!(
-            super::redact("postgres://u:secret@h:5432/db"),
-            "postgres://u@h:5432/db"
-        );
-        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
-    }
 }

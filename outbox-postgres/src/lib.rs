@@ -14,6 +14,7 @@ mod row;
 mod selection;
 mod statements;
 mod store;
+mod url;
 
 pub use config::PgStoreConfig;
 pub use copy::COPY_FROM as BULK_COPY_FROM;
@@ -22,6 +23,7 @@ pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
 pub use store::PgClaimStore;
+pub use url::redact_url;
 
 /// The pool crate the store is built on, re-exported so hosts use the same version.
 pub use deadpool_postgres;
