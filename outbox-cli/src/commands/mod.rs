@@ -40,15 +40,9 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         table,
         reading: false,
     };
-    match cli.command {
-        Command::Drain(args) => drain::run(&target, args).await,
-        other => run_other(target, other).await.map(|()| 0),
-    }
-}
-
-/// Every command that finishes with code 0 when it succeeds.
-async fn run_other(target: Target, command: Command) -> Result<()> {
-    match command {
+    // Only drain can finish with a non-zero code; every other command is 0 when it succeeds.
+    let done = match cli.command {
+        Command::Drain(args) => return drain::run(&target, args).await,
         Command::Migrate { print: true } => {
             out_raw!("{}", (target.engine()?.script)(&target));
             Ok(())
@@ -62,7 +56,6 @@ async fn run_other(target: Target, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Enqueue(args) => enqueue::run(&target, args).await,
-        Command::Drain(args) => drain::run(&target, args).await.map(|_| ()),
         Command::Stats { json } => stats::run(&target, json).await,
         Command::Show { id, json } => show::run(&target, id, json).await,
         Command::List(args) => list::list(&target, args).await,
@@ -78,5 +71,6 @@ async fn run_other(target: Target, command: Command) -> Result<()> {
             orders,
             workers,
         } => demo::run(dir, orders, workers).await,
-    }
+    };
+    done.map(|()| 0)
 }
