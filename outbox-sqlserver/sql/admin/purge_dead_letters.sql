@@ -1,0 +1,8 @@
+-- Deletes up to @P2 dead letters: one id (@P1), or any when @P1 is NULL. Rows a worker
+-- holds are skipped, not waited for.
+SET NOCOUNT ON;
+DELETE TOP (@P2)
+FROM {table} WITH (ROWLOCK, READPAST)
+WHERE status = 5
+  AND (@P1 IS NULL OR id = @P1);
+SELECT @@ROWCOUNT AS deleted;

@@ -1,0 +1,10 @@
+-- The oldest pending rows due at @P1 (NULL: the server's clock), leased or not, in
+-- pending order; @P2 topic filter (NULL: every topic), @P3 limit. Reads only.
+SET NOCOUNT ON;
+DECLARE @now datetime2(6) = COALESCE(@P1, SYSUTCDATETIME());
+SELECT TOP (@P3) t.*
+FROM {table} AS t
+WHERE t.status = 0
+  AND (t.not_before IS NULL OR t.not_before <= @now)
+  AND (@P2 IS NULL OR t.topic = @P2)
+ORDER BY t.created_at, t.id;

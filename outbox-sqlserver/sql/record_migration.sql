@@ -1,0 +1,1 @@
+INSERT INTO {migrations} (version, name) VALUES (@P1, @P2);

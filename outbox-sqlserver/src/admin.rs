@@ -1,0 +1,108 @@
+//! The operator operations of [`SqlServerClaimStore`]: one batch each.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use outbox_core::{
+    DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
+    OutboxStats, Result,
+};
+use tiberius::Row;
+
+use crate::SqlServerClaimStore;
+use crate::{params, row};
+
+/// Dead letters deleted per statement: under the lock-escalation threshold.
+const PURGE_BATCH: i32 = 1000;
+
+fn count(row: &Row, column: &str) -> Result<u64> {
+    let n: Option<i64> = row.try_get(column).map_err(crate::error::map_err)?;
+    n.and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| OutboxError::Database {
+            message: format!("no valid {column} count"),
+            source: None,
+        })
+}
+
+#[async_trait]
+impl OutboxAdmin for SqlServerClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let rows = self
+            .query(&self.inner.sql.stats, &params::stats(now))
+            .await?;
+        let row = rows.first().ok_or_else(|| OutboxError::Database {
+            message: "the stats query returned no row".into(),
+            source: None,
+        })?;
+        let mut stats = OutboxStats::empty(row::required_time(row, "at", "stats")?);
+        for status in EmissionStatus::ALL {
+            stats.counts.insert(status, count(row, status.as_str())?);
+        }
+        stats.oldest_pending_created_at = row
+            .try_get::<chrono::NaiveDateTime, _>("oldest_pending")
+            .map_err(crate::error::map_err)?
+            .map(|t| t.and_utc());
+        stats.retry_ready = count(row, "retry_ready")?;
+        stats.claims_in_flight = count(row, "in_flight")?;
+        stats.expired_leases = count(row, "expired")?;
+        Ok(stats)
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.inner
+            .limits
+            .check_batch_size("limit", limit as usize)?;
+        let rows = self
+            .query(&self.inner.sql.dead_letters, &params::dead_letters(limit)?)
+            .await?;
+        rows.iter().map(row::entry).collect()
+    }
+
+    async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
+        outbox_core::check_list(req, &self.inner.limits)?;
+        let rows = self
+            .query(&self.inner.sql.list, &params::list(req)?)
+            .await?;
+        rows.iter().map(row::entry).collect()
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        self.count(
+            &self.inner.sql.count_delivered_before,
+            &params::count_delivered_before(before),
+            "n",
+        )
+        .await
+    }
+
+    async fn requeue(
+        &self,
+        from: EmissionStatus,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        outbox_core::check_requeue(from)?;
+        self.count(
+            &self.inner.sql.requeue,
+            &params::requeue(now, which, from),
+            "requeued",
+        )
+        .await
+    }
+
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        let mut total = 0;
+        loop {
+            let deleted = self
+                .count(
+                    &self.inner.sql.purge,
+                    &params::purge(which, PURGE_BATCH),
+                    "deleted",
+                )
+                .await?;
+            total += deleted;
+            if deleted < PURGE_BATCH as u64 {
+                return Ok(total);
+            }
+        }
+    }
+}

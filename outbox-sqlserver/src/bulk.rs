@@ -1,0 +1,171 @@
+//! Bulk enqueue: large batches go through tiberius's bulk copy (the TDS bulk load that
+//! `SqlBulkCopy` uses) inside one transaction, instead of multi-row inserts.
+
+use chrono::{DateTime, Utc};
+use outbox_core::{EntryId, NewEntry, OutboxEntry, OutboxError, Result};
+use tiberius::{ColumnData, IntoSql, SqlBulkCopyOption, SqlBulkCopyOptions, TokenRow};
+
+use crate::enqueue::Bound;
+use crate::pool::Checkout;
+use crate::retry::CallError;
+use crate::row::naive;
+use crate::SqlServerClaimStore;
+
+/// The columns a bulk copy writes, in the order of [`row`]'s values. `seq` is the
+/// identity column: the server numbers the rows.
+const COLUMNS: [&str; 13] = [
+    "id",
+    "topic",
+    "partition_key",
+    "payload",
+    "headers",
+    "status",
+    "created_at",
+    "updated_at",
+    "retry_due_at",
+    "not_before",
+    "attempt_count",
+    "claim_attempt_count",
+    "stamp",
+];
+
+/// One entry as a bulk row, created at `now` unless it names its own time.
+fn row(
+    entry: &NewEntry,
+    stamp: uuid::Uuid,
+    headers: &str,
+    now: DateTime<Utc>,
+) -> TokenRow<'static> {
+    let created = naive(entry.created_at.unwrap_or(now));
+    let mut row = TokenRow::with_capacity(COLUMNS.len());
+    row.push(ColumnData::Binary(Some(
+        crate::row::id_bytes(entry.id).into(),
+    )));
+    row.push(ColumnData::String(Some(entry.topic.clone().into())));
+    row.push(ColumnData::String(
+        entry.partition_key.clone().map(Into::into),
+    ));
+    row.push(ColumnData::Binary(Some(entry.payload.clone().into())));
+    row.push(ColumnData::String(Some(headers.to_owned().into())));
+    row.push(ColumnData::U8(Some(0)));
+    row.push(created.into_sql());
+    row.push(created.into_sql());
+    row.push(created.into_sql());
+    row.push(entry.not_before.map(naive).into_sql());
+    row.push(ColumnData::I32(Some(0)));
+    row.push(ColumnData::I32(Some(0)));
+    row.push(ColumnData::Guid(Some(stamp)));
+    row
+}
+
+/// What a failed bulk step means for the retry: a rolled-back try runs again; a key
+/// violation names the duplicate entry.
+fn judged(e: tiberius::error::Error, ids: &[EntryId]) -> CallError {
+    if crate::error::is_transient(&e) {
+        CallError::Transient(e)
+    } else {
+        CallError::Mapped(crate::error::map_insert_err(e, ids))
+    }
+}
+
+/// Writes `entries` (validated by the caller) in one transaction with one bulk copy.
+pub(crate) async fn enqueue(
+    store: &SqlServerClaimStore,
+    entries: Vec<NewEntry>,
+) -> Result<Vec<OutboxEntry>> {
+    let bound = Bound::all(entries)?;
+    let ids: Vec<EntryId> = bound.iter().map(Bound::id).collect();
+    let target = crate::table::bulk_target(&store.inner.table);
+    let inner = &store.inner;
+    let now = inner
+        .retry
+        .run(&inner.retried, || async {
+            let mut checkout = Checkout::get(&inner.pool).await?;
+            let client = checkout.client();
+            client
+                .simple_query("BEGIN TRANSACTION")
+                .await?
+                .into_results()
+                .await?;
+            let clock = client
+                .simple_query(inner.sql.clock.as_str())
+                .await?
+                .into_row()
+                .await?
+                .ok_or_else(|| OutboxError::Database {
+                    message: "the clock query returned no row".into(),
+                    source: None,
+                })?;
+            let now = crate::row::required_time(&clock, "now", "?")?;
+            let options = SqlBulkCopyOptions::from(SqlBulkCopyOption::CheckConstraints);
+            let mut load = client
+                .bulk_insert_with_options(&target, &COLUMNS, options, &[])
+                .await
+                .map_err(|e| judged(e, &ids))?;
+            for b in &bound {
+                load.send(b.bulk_row(now))
+                    .await
+                    .map_err(|e| judged(e, &ids))?;
+            }
+            load.finalize().await.map_err(|e| judged(e, &ids))?;
+            client
+                .simple_query("COMMIT TRANSACTION")
+                .await?
+                .into_results()
+                .await?;
+            checkout.done();
+            Ok::<_, CallError>(now)
+        })
+        .await?;
+    Ok(bound.into_iter().map(|b| b.written(now)).collect())
+}
+
+impl Bound {
+    /// This entry as a bulk row.
+    pub(crate) fn bulk_row(&self, now: DateTime<Utc>) -> TokenRow<'static> {
+        row(self.entry(), self.stamp(), self.headers(), now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_but_the_identity_is_written_in_order() {
+        let migration = include_str!("../migrations/0001_create_outbox.up.sql");
+        let table = &migration
+            [migration.find("CREATE TABLE").unwrap()..migration.find("CONSTRAINT").unwrap()];
+        let declared: Vec<&str> = table
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with("--") && !l.starts_with("CREATE") && !l.is_empty())
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        let mut without_defaults: Vec<&str> = declared
+            .iter()
+            .copied()
+            .filter(|c| *c != "seq")
+            .filter(|c| {
+                let line = table
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&format!("{c} ")))
+                    .unwrap();
+                line.contains("NOT NULL")
+            })
+            .collect();
+        without_defaults.sort_unstable();
+        let mut written: Vec<&str> = COLUMNS.to_vec();
+        written.retain(|c| without_defaults.contains(c));
+        written.sort_unstable();
+        assert_eq!(
+            written, without_defaults,
+            "a NOT NULL column is not written by the bulk copy"
+        );
+        let bound = Bound::all(vec![NewEntry::new("t", b"x".to_vec())]).unwrap();
+        assert_eq!(bound[0].bulk_row(Utc::now()).len(), COLUMNS.len());
+        for c in COLUMNS {
+            assert!(declared.contains(&c), "{c} is not a column");
+        }
+    }
+}

@@ -1,0 +1,37 @@
+#![doc = include_str!("../README.md")]
+
+mod admin;
+mod bulk;
+mod claims;
+mod config;
+mod connect;
+mod enqueue;
+mod error;
+mod isolation;
+mod json;
+mod migrate;
+mod params;
+mod pool;
+mod portable;
+mod retry;
+mod row;
+mod selection;
+#[cfg(test)]
+mod sql_checks;
+mod statements;
+mod store;
+mod table;
+
+pub use config::SqlServerStoreConfig;
+pub use connect::{redact_url, ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LOCK_TIMEOUT};
+pub use error::{numbers, ServerError};
+pub use migrate::{
+    check_schema, migrate, migrate_down, migration_script, migrations, required_version,
+};
+pub use pool::{connect, connect_pool, ConnectionManager, SqlClient, SqlServerPool};
+pub use portable::PortableSqlServerStore;
+pub use retry::RetryPolicy;
+pub use store::SqlServerClaimStore;
+
+/// The driver the store is built on, re-exported so hosts use the same version.
+pub use tiberius;

@@ -1,0 +1,209 @@
+//! Every statement's parameters, built in one place and in the order the statement
+//! numbers them (`@P1`, `@P2`, …). The unit tests hold each builder against the
+//! statement's declared parameter list (see `statements::Spec`).
+
+use chrono::{DateTime, Utc};
+use outbox_core::{
+    Claim, ClaimRequest, CompletionRequest, DeadLetterSelection, EmissionStatus, EntryId,
+    FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result,
+    TargetState,
+};
+use tiberius::{ColumnData, IntoSql};
+
+use crate::row::{id_bytes, naive};
+
+/// The bound values of one call.
+pub(crate) type Params = Vec<ColumnData<'static>>;
+
+/// The SQL type a parameter is sent as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// datetime2 (UTC).
+    Time,
+    /// nvarchar.
+    Text,
+    /// int.
+    Int,
+    /// tinyint (statuses).
+    TinyInt,
+    /// bit.
+    Bit,
+    /// varbinary (ids, payloads).
+    Binary,
+    /// uniqueidentifier (tokens, stamps).
+    Guid,
+}
+
+#[cfg(test)]
+impl Kind {
+    /// The kind a value is sent as.
+    pub(crate) fn of(value: &ColumnData<'_>) -> Option<Self> {
+        Some(match value {
+            ColumnData::DateTime2(_) => Self::Time,
+            ColumnData::String(_) => Self::Text,
+            ColumnData::I32(_) => Self::Int,
+            ColumnData::U8(_) => Self::TinyInt,
+            ColumnData::Bit(_) => Self::Bit,
+            ColumnData::Binary(_) => Self::Binary,
+            ColumnData::Guid(_) => Self::Guid,
+            _ => return None,
+        })
+    }
+}
+
+fn time(at: Option<DateTime<Utc>>) -> ColumnData<'static> {
+    at.map(naive).into_sql()
+}
+
+fn text(s: Option<&str>) -> ColumnData<'static> {
+    ColumnData::String(s.map(|s| s.to_owned().into()))
+}
+
+fn int(field: &'static str, n: u32) -> Result<ColumnData<'static>> {
+    let n = i32::try_from(n)
+        .map_err(|_| OutboxError::invalid(field, format!("{n} does not fit an int")))?;
+    Ok(ColumnData::I32(Some(n)))
+}
+
+fn id(id: EntryId) -> ColumnData<'static> {
+    ColumnData::Binary(Some(id_bytes(id).into()))
+}
+
+fn status(s: EmissionStatus) -> ColumnData<'static> {
+    ColumnData::U8(Some(
+        u8::try_from(s.code()).expect("status codes are 0 ..= 5"),
+    ))
+}
+
+/// A lease as the statements take it: whole seconds and the remaining microseconds
+/// (DATEADD takes an int; a year of microseconds does not fit one).
+pub(crate) fn lease_parts(lease: chrono::TimeDelta) -> Result<(i32, i32)> {
+    let micros = lease
+        .num_microseconds()
+        .ok_or_else(|| OutboxError::invalid("lease", "is too long"))?;
+    let seconds = i32::try_from(micros / 1_000_000)
+        .map_err(|_| OutboxError::invalid("lease", "is too long"))?;
+    let rest = i32::try_from(micros % 1_000_000).expect("below a million");
+    Ok((seconds, rest))
+}
+
+/// `claim.sql`.
+pub(crate) fn claim(req: &ClaimRequest, retry: bool, pending: bool) -> Result<Params> {
+    let (seconds, micros) = lease_parts(req.lease)?;
+    Ok(vec![
+        time(req.now),
+        text(req.topic.as_deref()),
+        int("batch size", req.batch_size)?,
+        text(Some(&req.owner)),
+        ColumnData::I32(Some(seconds)),
+        ColumnData::I32(Some(micros)),
+        ColumnData::Bit(Some(retry)),
+        ColumnData::Bit(Some(pending)),
+    ])
+}
+
+/// `complete_batch.sql`.
+pub(crate) fn complete(reqs: &[CompletionRequest]) -> Result<Params> {
+    Ok(vec![text(Some(&crate::json::completions(reqs)?))])
+}
+
+/// `renew.sql`.
+pub(crate) fn renew(claims: &[Claim], req: &RenewRequest) -> Result<Params> {
+    let (seconds, micros) = lease_parts(req.lease)?;
+    Ok(vec![
+        text(Some(&crate::json::holders(claims))),
+        time(req.now),
+        ColumnData::I32(Some(seconds)),
+        ColumnData::I32(Some(micros)),
+    ])
+}
+
+/// `save.sql`.
+pub(crate) fn save(entry: &OutboxEntry, now: Option<DateTime<Utc>>) -> Result<Params> {
+    let t = TargetState::from_entry(entry);
+    Ok(vec![
+        id(entry.id),
+        ColumnData::Guid(Some(entry.stamp)),
+        status(t.status),
+        time(t.next_retry_at),
+        int("attempt count", t.attempt_count)?,
+        text(t.last_error.as_deref()),
+        text(t.dead_letter_reason.as_deref()),
+        time(t.delivered_at),
+        text(t.provider_message_id.as_deref()),
+        time(now),
+    ])
+}
+
+/// `get.sql`.
+pub(crate) fn get(entry: EntryId) -> Params {
+    vec![id(entry)]
+}
+
+/// `find_pending.sql` and `find_retry_ready.sql`.
+pub(crate) fn find(req: &FindRequest) -> Result<Params> {
+    Ok(vec![
+        time(req.now),
+        text(req.topic.as_deref()),
+        int("limit", req.limit)?,
+    ])
+}
+
+/// `prune_delivered.sql`.
+pub(crate) fn prune(req: &PruneRequest) -> Result<Params> {
+    Ok(vec![
+        time(Some(req.delivered_before)),
+        int("prune batch size", req.batch_size)?,
+    ])
+}
+
+/// `admin/stats.sql`.
+pub(crate) fn stats(now: Option<DateTime<Utc>>) -> Params {
+    vec![time(now)]
+}
+
+/// `admin/dead_letters.sql`.
+pub(crate) fn dead_letters(limit: u32) -> Result<Params> {
+    Ok(vec![int("limit", limit)?])
+}
+
+/// `admin/list_entries.sql`.
+pub(crate) fn list(req: &ListRequest) -> Result<Params> {
+    Ok(vec![
+        status(req.status),
+        text(req.topic.as_deref()),
+        ColumnData::Binary(req.after.map(|a| id_bytes(a).into())),
+        int("limit", req.limit)?,
+    ])
+}
+
+/// `admin/count_delivered_before.sql`.
+pub(crate) fn count_delivered_before(before: DateTime<Utc>) -> Params {
+    vec![time(Some(before))]
+}
+
+fn selection(which: DeadLetterSelection) -> ColumnData<'static> {
+    ColumnData::Binary(match which {
+        DeadLetterSelection::One(one) => Some(id_bytes(one).into()),
+        DeadLetterSelection::All => None,
+    })
+}
+
+/// `admin/requeue.sql`.
+pub(crate) fn requeue(
+    now: Option<DateTime<Utc>>,
+    which: DeadLetterSelection,
+    from: EmissionStatus,
+) -> Params {
+    vec![time(now), selection(which), status(from)]
+}
+
+/// `admin/purge_dead_letters.sql`.
+pub(crate) fn purge(which: DeadLetterSelection, batch: i32) -> Params {
+    vec![selection(which), ColumnData::I32(Some(batch))]
+}
+
+/// A call's values as the driver takes them.
+pub(crate) fn refs<'a>(params: &'a [ColumnData<'static>]) -> Vec<&'a dyn tiberius::ToSql> {
+    params.iter().map(|p| p as &dyn tiberius::ToSql).collect()
+}

@@ -1,0 +1,357 @@
+//! [`PortableSqlServerStore`]: the per-row claim path on SQL Server, the baseline the
+//! optimized store is measured against (sqlx has no SQL Server driver, so the portable
+//! store of `outbox-core` cannot run here; this is the same algorithm on tiberius).
+
+mod commands;
+mod steps;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use chrono::{DateTime, Utc};
+use outbox_core::{
+    async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, ClockSource, CompletionRequest,
+    EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore, PruneRequest, RenewOutcome,
+    RenewRequest, Result, StoreLimits, TransitionResult,
+};
+
+use crate::pool::Checkout;
+use crate::SqlServerClaimStore;
+use commands::Pooled;
+use steps::{Interleaved, PortableSql};
+
+/// The portable claim path on SQL Server: a claim of N rows costs 1 + 2N commands (one
+/// ordered candidate query, then a re-read and a stamp-checked update per row), a
+/// completion 2 per claim, with no lock hints. Its completions check and write in
+/// separate steps, so they can come back `ConcurrencyLost`.
+///
+/// It runs on the table and pool of a [`SqlServerClaimStore`], whose enqueue, reads,
+/// save and prune it uses as they are; only claims, completions and renewals go row by
+/// row. It exists to measure the optimized store against; hosts should use that one.
+#[derive(Clone)]
+pub struct PortableSqlServerStore {
+    store: SqlServerClaimStore,
+    sql: std::sync::Arc<PortableSql>,
+    interleave: Interleaved,
+}
+
+impl std::fmt::Debug for PortableSqlServerStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PortableSqlServerStore")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PortableSqlServerStore {
+    /// The portable path on `store`'s table and pool.
+    pub fn new(store: SqlServerClaimStore) -> Self {
+        Self {
+            sql: std::sync::Arc::new(PortableSql::render(store.table())),
+            store,
+            interleave: Interleaved::default(),
+        }
+    }
+
+    /// For tests only: runs `writer` once, inside the next claim or completion, after
+    /// that row's check and before its guarded write (the window per-row concurrency
+    /// leaves open). The writer may use this store if the pool has a second connection.
+    #[doc(hidden)]
+    pub fn interleave_before_next_write(
+        &self,
+        writer: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
+    ) {
+        *self.interleave.lock().unwrap_or_else(|e| e.into_inner()) = Some(writer);
+    }
+
+    async fn connection(&self) -> Result<Pooled> {
+        Ok(Pooled::new(Checkout::get(self.store.pool()).await?))
+    }
+
+    async fn claim(&self, req: &ClaimRequest, retry: bool) -> Result<Vec<Claim>> {
+        self.store.limits().check_claim(req)?;
+        let mut conn = self.connection().await?;
+        let claims = steps::claim(&mut conn, &self.sql, &self.interleave, req, retry).await?;
+        conn.finish();
+        Ok(claims)
+    }
+}
+
+#[async_trait]
+impl OutboxStore for PortableSqlServerStore {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            name: "portable-sqlserver",
+            atomic_completion: false,
+            single_round_trip_claim: false,
+            notifications: false,
+            concurrent_writes: true,
+            clock: ClockSource::Database,
+        }
+    }
+
+    fn limits(&self) -> &StoreLimits {
+        self.store.limits()
+    }
+
+    async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
+        self.store.enqueue_batch(entries).await
+    }
+
+    async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
+        self.store.get(id).await
+    }
+
+    async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.store.find_pending(req).await
+    }
+
+    async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
+        self.store.find_retry_ready(req).await
+    }
+
+    async fn save(
+        &self,
+        entry: &OutboxEntry,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult> {
+        self.store.save(entry, now).await
+    }
+
+    async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {
+        self.store.prune_delivered(req).await
+    }
+}
+
+#[async_trait]
+impl ClaimStore for PortableSqlServerStore {
+    async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        self.claim(req, false).await
+    }
+
+    async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        self.claim(req, true).await
+    }
+
+    async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
+        self.store.limits().check_completions(&reqs)?;
+        let mut conn = self.connection().await?;
+        let mut results = Vec::with_capacity(reqs.len());
+        for req in &reqs {
+            results.push(steps::complete(&mut conn, &self.sql, &self.interleave, req).await?);
+        }
+        conn.finish();
+        Ok(results)
+    }
+
+    async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
+        self.store.limits().check_renew(claims, req)?;
+        let mut conn = self.connection().await?;
+        let outcomes = steps::renew(&mut conn, &self.sql, claims, req).await?;
+        conn.finish();
+        Ok(outcomes)
+    }
+}
+
+/// Every portable statement rendered for `table`, for the SQL checks.
+#[cfg(test)]
+pub(crate) fn rendered_for_checks(table: &outbox_core::TableName) -> Vec<(&'static str, String)> {
+    let s = PortableSql::render(table);
+    vec![
+        ("portable/candidates_pending.sql", s.candidates_pending),
+        ("portable/candidates_retry.sql", s.candidates_retry),
+        ("portable/read_entry.sql", s.read_entry),
+        ("portable/claim_row.sql", s.claim_row),
+        ("portable/complete_row.sql", s.complete_row),
+        ("portable/renew_row.sql", s.renew_row),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use chrono::TimeDelta;
+    use outbox_core::{Completion, EmissionResult, EmissionStatus, TableName, TransitionOutcome};
+    use tiberius::Row;
+
+    use super::commands::Commands;
+    use super::*;
+    use crate::params::Params;
+    use crate::row::tests::{recorded_candidate, recorded_clocked, sample};
+
+    /// A connection that answers from an in-memory table and counts every command.
+    struct Counting {
+        sql: PortableSql,
+        rows: HashMap<Vec<u8>, OutboxEntry>,
+        now: DateTime<Utc>,
+        commands: Vec<&'static str>,
+    }
+
+    impl Counting {
+        fn with(entries: Vec<OutboxEntry>, now: DateTime<Utc>) -> Self {
+            Self {
+                sql: PortableSql::render(&TableName::default()),
+                rows: entries
+                    .into_iter()
+                    .map(|e| (crate::row::id_bytes(e.id), e))
+                    .collect(),
+                now,
+                commands: Vec::new(),
+            }
+        }
+
+        fn name(&self, sql: &str) -> &'static str {
+            let s = &self.sql;
+            [
+                (&s.candidates_pending, "candidates"),
+                (&s.candidates_retry, "candidates"),
+                (&s.read_entry, "read"),
+                (&s.claim_row, "claim_row"),
+                (&s.complete_row, "complete_row"),
+                (&s.renew_row, "renew_row"),
+                (&s.clock, "clock"),
+            ]
+            .into_iter()
+            .find(|(text, _)| text.as_str() == sql)
+            .map(|(_, name)| name)
+            .unwrap_or_else(|| panic!("an unknown command: {sql}"))
+        }
+
+        fn id_at(params: &Params, i: usize) -> Vec<u8> {
+            match &params[i] {
+                tiberius::ColumnData::Binary(Some(b)) => b.to_vec(),
+                other => panic!("parameter {i} is not an id: {other:?}"),
+            }
+        }
+    }
+
+    #[async_trait]
+    impl Commands for Counting {
+        async fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>> {
+            let name = self.name(sql);
+            self.commands.push(name);
+            Ok(match name {
+                "candidates" => {
+                    let mut pending: Vec<_> = self
+                        .rows
+                        .values()
+                        .filter(|e| e.is_pending_claimable(self.now))
+                        .collect();
+                    pending.sort_by_key(|e| (e.created_at, e.id));
+                    pending
+                        .iter()
+                        .map(|e| recorded_candidate(e.id, self.now))
+                        .collect()
+                }
+                "read" => self
+                    .rows
+                    .get(&Self::id_at(&params, 1))
+                    .map(|e| recorded_clocked(e, self.now))
+                    .into_iter()
+                    .collect(),
+                other => panic!("{other} returns no rows"),
+            })
+        }
+
+        async fn execute(&mut self, sql: &str, params: Params) -> Result<u64> {
+            let name = self.name(sql);
+            self.commands.push(name);
+            // Apply just enough of each write for the next read to see it.
+            let (id_param, token) = match name {
+                "claim_row" => (6, Some(&params[1])),
+                "complete_row" => (9, None),
+                "renew_row" => (2, None),
+                other => panic!("{other} is not a write"),
+            };
+            let row = self
+                .rows
+                .get_mut(&Self::id_at(&params, id_param))
+                .expect("a known row");
+            match (name, token) {
+                ("claim_row", Some(tiberius::ColumnData::Guid(t))) => {
+                    row.claim_owner = Some("w".into());
+                    row.claim_token = *t;
+                }
+                ("complete_row", _) => {
+                    row.status = EmissionStatus::Delivered;
+                    row.claim_owner = None;
+                    row.claim_token = None;
+                }
+                _ => {}
+            }
+            Ok(1)
+        }
+    }
+
+    fn pending(n: usize, now: DateTime<Utc>) -> Vec<OutboxEntry> {
+        (0..n)
+            .map(|i| {
+                let mut e = sample();
+                e.id = EntryId::new();
+                e.created_at = now - TimeDelta::seconds(100 - i as i64);
+                e.claim_owner = None;
+                e.claim_token = None;
+                e.claimed_at = None;
+                e.claim_expires_at = None;
+                e
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_claim_of_n_rows_costs_one_plus_two_n_commands_and_completing_them_two_each() {
+        let now = sample().created_at + TimeDelta::hours(1);
+        for n in [1usize, 10, 50] {
+            let mut conn = Counting::with(pending(n, now), now);
+            let interleave = Interleaved::default();
+            let req = ClaimRequest::new("w", 100, TimeDelta::seconds(30));
+            let sql = PortableSql::render(&TableName::default());
+            let claims = steps::claim(&mut conn, &sql, &interleave, &req, false)
+                .await
+                .unwrap();
+            assert_eq!(claims.len(), n);
+            assert_eq!(
+                conn.commands.len(),
+                1 + 2 * n,
+                "claim of {n}: {:?}",
+                conn.commands
+            );
+            assert_eq!(conn.commands[0], "candidates");
+            assert!(conn.commands[1..]
+                .chunks(2)
+                .all(|p| p == ["read", "claim_row"]));
+
+            conn.commands.clear();
+            for claim in &claims {
+                let req = CompletionRequest::new(
+                    claim.clone(),
+                    Completion::Delivered(EmissionResult::new()),
+                );
+                let done = steps::complete(&mut conn, &sql, &interleave, &req)
+                    .await
+                    .unwrap();
+                assert_eq!(done.outcome, TransitionOutcome::Applied);
+            }
+            assert_eq!(
+                conn.commands.len(),
+                2 * n,
+                "completion of {n}: {:?}",
+                conn.commands
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_empty_claim_costs_one_command() {
+        let now = sample().created_at;
+        let mut conn = Counting::with(Vec::new(), now);
+        let sql = PortableSql::render(&TableName::default());
+        let req = ClaimRequest::new("w", 10, TimeDelta::seconds(30));
+        let claims = steps::claim(&mut conn, &sql, &Interleaved::default(), &req, false)
+            .await
+            .unwrap();
+        assert!(claims.is_empty());
+        assert_eq!(conn.commands, ["candidates"]);
+    }
+}

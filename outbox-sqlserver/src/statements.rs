@@ -1,0 +1,225 @@
+//! The SQL of every operation, loaded from `sql/` with the parameters each one takes,
+//! and rendered once for one table.
+
+use outbox_core::TableName;
+
+use crate::params::Kind::{self, *};
+use crate::table::render;
+
+/// Parameters per row of a multi-row insert.
+pub(crate) const ENQUEUE_PARAMS_PER_ROW: usize = 8;
+/// Entries per insert statement: 8 parameters each, under SQL Server's limit of 2,100
+/// parameters per request.
+pub(crate) const ENQUEUE_ROWS_PER_STATEMENT: usize = 250;
+
+/// One statement: its file, its text, and its parameters (`@P1`, `@P2`, … in order).
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct Spec {
+    /// The file under `sql/`.
+    pub(crate) file: &'static str,
+    /// The template.
+    pub(crate) template: &'static str,
+    /// Each parameter's name (as the file's header describes it) and type.
+    pub(crate) params: &'static [(&'static str, Kind)],
+}
+
+macro_rules! spec {
+    ($name:ident, $file:literal, [$(($p:literal, $k:expr)),* $(,)?]) => {
+        pub(crate) const $name: Spec = Spec {
+            file: $file,
+            template: include_str!(concat!("../sql/", $file)),
+            params: &[$(($p, $k)),*],
+        };
+    };
+}
+
+spec!(
+    CLAIM,
+    "claim.sql",
+    [
+        ("now", Time),
+        ("topic", Text),
+        ("batch size", Int),
+        ("owner", Text),
+        ("lease seconds", Int),
+        ("lease microseconds", Int),
+        ("retry-ready", Bit),
+        ("pending", Bit),
+    ]
+);
+spec!(
+    COMPLETE_BATCH,
+    "complete_batch.sql",
+    [("completions", Text)]
+);
+spec!(
+    RENEW,
+    "renew.sql",
+    [
+        ("claims", Text),
+        ("now", Time),
+        ("lease seconds", Int),
+        ("lease microseconds", Int),
+    ]
+);
+spec!(
+    SAVE,
+    "save.sql",
+    [
+        ("id", Binary),
+        ("expected stamp", Guid),
+        ("status", TinyInt),
+        ("next_retry_at", Time),
+        ("attempt_count", Int),
+        ("last_error", Text),
+        ("dead_letter_reason", Text),
+        ("delivered_at", Time),
+        ("provider_message_id", Text),
+        ("now", Time),
+    ]
+);
+spec!(GET, "get.sql", [("id", Binary)]);
+spec!(
+    FIND_PENDING,
+    "find_pending.sql",
+    [("now", Time), ("topic", Text), ("limit", Int)]
+);
+spec!(
+    FIND_RETRY_READY,
+    "find_retry_ready.sql",
+    [("now", Time), ("topic", Text), ("limit", Int)]
+);
+spec!(
+    PRUNE_DELIVERED,
+    "prune_delivered.sql",
+    [("cut-off", Time), ("batch", Int)]
+);
+spec!(CLOCK, "clock.sql", []);
+spec!(ENQUEUE, "enqueue.sql", []);
+spec!(STATS, "admin/stats.sql", [("now", Time)]);
+spec!(DEAD_LETTERS, "admin/dead_letters.sql", [("limit", Int)]);
+spec!(
+    LIST,
+    "admin/list_entries.sql",
+    [
+        ("status", TinyInt),
+        ("topic", Text),
+        ("after", Binary),
+        ("page size", Int),
+    ]
+);
+spec!(
+    PURGE,
+    "admin/purge_dead_letters.sql",
+    [("id", Binary), ("batch", Int)]
+);
+spec!(
+    REQUEUE,
+    "admin/requeue.sql",
+    [("now", Time), ("id", Binary), ("status", TinyInt)]
+);
+spec!(
+    COUNT_DELIVERED_BEFORE,
+    "admin/count_delivered_before.sql",
+    [("cut-off", Time)]
+);
+
+/// The parameters of one row of `enqueue_row.sql`, by the names the row uses.
+pub(crate) const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
+    ("@id", Binary),
+    ("@topic", Text),
+    ("@partition_key", Text),
+    ("@payload", Binary),
+    ("@headers", Text),
+    ("@created_at", Time),
+    ("@not_before", Time),
+    ("@stamp", Guid),
+];
+
+/// Every statement, for the checks.
+#[cfg(test)]
+pub(crate) const ALL: [Spec; 16] = [
+    CLAIM,
+    COMPLETE_BATCH,
+    RENEW,
+    SAVE,
+    GET,
+    FIND_PENDING,
+    FIND_RETRY_READY,
+    PRUNE_DELIVERED,
+    CLOCK,
+    ENQUEUE,
+    STATS,
+    DEAD_LETTERS,
+    LIST,
+    PURGE,
+    REQUEUE,
+    COUNT_DELIVERED_BEFORE,
+];
+
+/// Every statement the store runs, with the table name substituted.
+#[derive(Debug)]
+pub(crate) struct Statements {
+    pub(crate) claim: String,
+    pub(crate) complete_batch: String,
+    pub(crate) renew: String,
+    pub(crate) save: String,
+    pub(crate) get: String,
+    pub(crate) find_pending: String,
+    pub(crate) find_retry_ready: String,
+    pub(crate) prune_delivered: String,
+    pub(crate) clock: String,
+    enqueue: String,
+    enqueue_row: String,
+    pub(crate) stats: String,
+    pub(crate) dead_letters: String,
+    pub(crate) list: String,
+    pub(crate) purge: String,
+    pub(crate) requeue: String,
+    pub(crate) count_delivered_before: String,
+}
+
+impl Statements {
+    /// Renders every template for `table`.
+    pub(crate) fn render(table: &TableName) -> Self {
+        let r = |s: Spec| render(table, s.template);
+        Self {
+            claim: r(CLAIM),
+            complete_batch: r(COMPLETE_BATCH),
+            renew: r(RENEW),
+            save: r(SAVE),
+            get: r(GET),
+            find_pending: r(FIND_PENDING),
+            find_retry_ready: r(FIND_RETRY_READY),
+            prune_delivered: r(PRUNE_DELIVERED),
+            clock: r(CLOCK),
+            enqueue: r(ENQUEUE),
+            enqueue_row: include_str!("../sql/enqueue_row.sql").trim().to_owned(),
+            stats: r(STATS),
+            dead_letters: r(DEAD_LETTERS),
+            list: r(LIST),
+            purge: r(PURGE),
+            requeue: r(REQUEUE),
+            count_delivered_before: r(COUNT_DELIVERED_BEFORE),
+        }
+    }
+
+    /// The insert of `rows` entries (1 ..= [`ENQUEUE_ROWS_PER_STATEMENT`]), each row's
+    /// named placeholders numbered in the order [`ENQUEUE_ROW`] lists them.
+    pub(crate) fn enqueue(&self, rows: usize) -> String {
+        let values = (0..rows)
+            .map(|row| {
+                // No name is a prefix of another, so the order of replacement is free.
+                let mut sql = self.enqueue_row.clone();
+                for (i, (name, _)) in ENQUEUE_ROW.iter().enumerate() {
+                    let n = row * ENQUEUE_PARAMS_PER_ROW + i + 1;
+                    sql = sql.replace(name, &format!("@P{n}"));
+                }
+                sql
+            })
+            .collect::<Vec<_>>()
+            .join(",\n       ");
+        self.enqueue.replace("{rows}", &values)
+    }
+}

@@ -1,0 +1,169 @@
+//! [`SqlServerClaimStore`]: construction, and enqueue inside the host's own transaction.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures_util::io::{AsyncRead, AsyncWrite};
+use outbox_core::{NewEntry, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
+use tiberius::{Client, ColumnData, Row};
+
+use crate::enqueue::{self, Bound};
+use crate::params::refs;
+use crate::pool::SqlServerPool;
+use crate::statements::Statements;
+use crate::{migrate, RetryPolicy, SqlServerStoreConfig};
+
+/// The SQL Server claim store: batch claims with `UPDLOCK, READPAST` and `OUTPUT` in one
+/// round trip, batch completions and renewals in one round trip each, judged and written
+/// atomically on locked rows.
+///
+/// Cheap to clone (one shared pool). Every call runs one batch on a pooled connection;
+/// a call that fails or is dropped mid-flight never returns its connection to the pool.
+#[derive(Debug, Clone)]
+pub struct SqlServerClaimStore {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) pool: SqlServerPool,
+    pub(crate) sql: Statements,
+    pub(crate) limits: StoreLimits,
+    pub(crate) table: TableName,
+    pub(crate) retry: RetryPolicy,
+    /// Calls run again after the server rolled them back.
+    pub(crate) retried: AtomicU64,
+}
+
+impl SqlServerClaimStore {
+    /// Builds the store on `pool` (see [`crate::connect_pool`]) for the configured table.
+    ///
+    /// Fails with [`OutboxError::SchemaNotMigrated`] when the migrations were never
+    /// applied and [`OutboxError::SchemaVersionMismatch`] when the schema is at another
+    /// version.
+    pub async fn new(pool: SqlServerPool, config: SqlServerStoreConfig) -> Result<Self> {
+        let SqlServerStoreConfig {
+            table,
+            limits,
+            retry,
+        } = config;
+        let retried = AtomicU64::new(0);
+        let rows = crate::pool::query(
+            &pool,
+            &retry,
+            &retried,
+            &migrate::schema_version_sql(&table),
+            &[],
+        )
+        .await?;
+        migrate::judge_version(migrate::version_of(&rows)?, &table)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                sql: Statements::render(&table),
+                pool,
+                limits,
+                table,
+                retry,
+                retried,
+            }),
+        })
+    }
+
+    /// The pool the store runs on.
+    pub fn pool(&self) -> &SqlServerPool {
+        &self.inner.pool
+    }
+
+    /// The outbox table.
+    pub fn table(&self) -> &TableName {
+        &self.inner.table
+    }
+
+    /// How many calls were run again because the server rolled them back (deadlock
+    /// victim, lock timeout) since the store was built: a measure of lock contention.
+    pub fn retried_calls(&self) -> u64 {
+        self.inner.retried.load(Ordering::Relaxed)
+    }
+
+    /// Writes `entries` on the host's own client, inside the transaction the host holds
+    /// there, so they commit or roll back with its business writes: one round trip per
+    /// 250 entries.
+    ///
+    /// The input is validated first. An id that already exists fails with
+    /// [`OutboxError::DuplicateId`]; after any error the host should roll its
+    /// transaction back (earlier chunks of a large batch may have been written in it).
+    /// The client needs the SET options every mainstream driver uses (tiberius's own
+    /// defaults: `ANSI_NULLS`, `QUOTED_IDENTIFIER`, `ANSI_WARNINGS` on), which the table's
+    /// filtered indexes require.
+    pub async fn enqueue_in<S>(
+        &self,
+        client: &mut Client<S>,
+        entries: Vec<NewEntry>,
+    ) -> Result<Vec<OutboxEntry>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send,
+    {
+        self.inner.limits.check_new_entries(&entries)?;
+        let bound = Bound::all(entries)?;
+        let ids: Vec<_> = bound.iter().map(Bound::id).collect();
+        enqueue::insert(client, &self.inner.sql, bound)
+            .await
+            .map_err(|e| e.into_outbox(&ids))
+    }
+
+    /// Writes one entry inside the host's transaction; see [`SqlServerClaimStore::enqueue_in`].
+    pub async fn enqueue_one_in<S>(
+        &self,
+        client: &mut Client<S>,
+        entry: NewEntry,
+    ) -> Result<OutboxEntry>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send,
+    {
+        let mut written = self.enqueue_in(client, vec![entry]).await?;
+        Ok(written.remove(0))
+    }
+
+    /// Runs one batch of the store's and returns its rows.
+    pub(crate) async fn query(
+        &self,
+        sql: &str,
+        params: &[ColumnData<'static>],
+    ) -> Result<Vec<Row>> {
+        crate::pool::query(
+            &self.inner.pool,
+            &self.inner.retry,
+            &self.inner.retried,
+            sql,
+            &refs(params),
+        )
+        .await
+    }
+
+    /// Runs a batch whose one row holds one count in `column`.
+    pub(crate) async fn count(
+        &self,
+        sql: &str,
+        params: &[ColumnData<'static>],
+        column: &'static str,
+    ) -> Result<u64> {
+        let rows = self.query(sql, params).await?;
+        let row = rows.first().ok_or_else(|| OutboxError::Database {
+            message: format!("the statement returned no {column} row"),
+            source: None,
+        })?;
+        let n = match row.try_get::<i64, _>(column) {
+            Ok(n) => n,
+            // @@ROWCOUNT is an int; COUNT_BIG a bigint.
+            Err(_) => row
+                .try_get::<i32, _>(column)
+                .map_err(crate::error::map_err)?
+                .map(i64::from),
+        };
+        n.and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| OutboxError::Database {
+                message: format!("the statement returned no valid {column} count"),
+                source: None,
+            })
+    }
+}

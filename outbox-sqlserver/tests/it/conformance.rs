@@ -1,0 +1,15 @@
+//! The whole conformance suite against the SQL Server store, each case in its own schema.
+
+use std::sync::Arc;
+
+use outbox_testkit::Subject;
+
+use crate::support::SqlServerTestDb;
+
+async fn subject() -> Option<Subject> {
+    let db = SqlServerTestDb::create().await?;
+    let store = db.store(4).await;
+    Some(Subject::new(Arc::new(store)).with_guard(db))
+}
+
+outbox_testkit::conformance_suite!(subject);

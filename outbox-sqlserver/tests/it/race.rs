@@ -1,0 +1,31 @@
+//! Many workers in one process over one table: the race harness at 50,000 entries.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use outbox_testkit::race::{claim_and_complete, RaceConfig};
+
+use crate::support::SqlServerTestDb;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_workers_fifty_thousand_entries() {
+    let Some(db) = SqlServerTestDb::create().await else {
+        return;
+    };
+    let store = Arc::new(db.store(8).await);
+    let config = RaceConfig {
+        workers: 8,
+        entries: 50_000,
+        batch_size: 100,
+        ..RaceConfig::default()
+    };
+    let started = Instant::now();
+    let report = claim_and_complete(store.clone(), config).await;
+    eprintln!(
+        "race: {report:?} in {:?}, {} call(s) retried",
+        started.elapsed(),
+        store.retried_calls()
+    );
+    assert_eq!(report.delivered, 50_000);
+    assert_eq!(report.claims, 50_000, "an entry was claimed twice");
+}
