@@ -14,8 +14,9 @@ use crate::duration::parse_duration;
     after_help = "Environment:\n  OUTBOX_DATABASE_URL  the database, instead of --database-url\n  OUTBOX_LOG           log filter for standard error (e.g. info, outbox_core=debug; default warn)\n\nExit codes:\n  0    done\n  1    a runtime failure (database, emitter, files)\n  2    a usage error (a bad argument or value)\n  3    drain --until-empty --fail-on-dead-letters dead-lettered entries\n  130  a second Ctrl-C or SIGTERM cut a graceful stop short"
 )]
 pub(crate) struct Cli {
-    /// The database: sqlite://PATH or postgres://USER@HOST:PORT/DB [env:
-    /// OUTBOX_DATABASE_URL; default: sqlite://outbox.db].
+    /// The database: sqlite://PATH, postgres://USER@HOST:PORT/DB or
+    /// sqlserver://USER:PASSWORD@HOST:PORT/DB (or an ADO.NET string Server=…;Database=…)
+    /// [env: OUTBOX_DATABASE_URL; default: sqlite://outbox.db].
     #[arg(long, global = true)]
     pub(crate) database_url: Option<String>,
     /// Which store to use: the engine's optimized one or the portable per-row one.
@@ -24,7 +25,7 @@ pub(crate) struct Cli {
     /// The outbox table name.
     #[arg(long, global = true, default_value = "outbox")]
     pub(crate) table: String,
-    /// The schema holding the table (PostgreSQL; the connection's default when unset).
+    /// The schema holding the table (PostgreSQL, SQL Server; the connection's default when unset).
     #[arg(long, global = true)]
     pub(crate) schema: Option<String>,
     #[command(subcommand)]

@@ -29,6 +29,8 @@ pub(crate) struct Engine {
     pub(crate) name: &'static str,
     /// Whether `--schema` means anything to it.
     pub(crate) has_schemas: bool,
+    /// Whether it also takes `key=value;…` connection strings, which have no scheme.
+    pub(crate) connection_strings: bool,
     /// Applies the schema; returns the resulting version.
     pub(crate) migrate: for<'a> fn(&'a Target) -> Fut<'a, i64>,
     /// The schema as SQL.
@@ -40,6 +42,7 @@ pub(crate) struct Engine {
 static ENGINES: &[&Engine] = &[
     &crate::engine_sqlite::ENGINE,
     &crate::engine_postgres::ENGINE,
+    &crate::engine_sqlserver::ENGINE,
 ];
 
 impl Target {
@@ -60,10 +63,15 @@ impl Target {
 
     fn engine_by_scheme(&self) -> Result<&'static Engine> {
         let scheme = self.url.split_once(':').map(|(s, _)| s).unwrap_or_default();
+        // `Server=host;Database=db;…` has no scheme: the shape says what it is.
+        let key_values = !self.url.contains("://") && self.url.contains('=');
         ENGINES
             .iter()
             .copied()
-            .find(|e| e.schemes.contains(&scheme))
+            .find(|e| {
+                e.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme))
+                    || (key_values && e.connection_strings)
+            })
             .ok_or_else(|| {
                 let known: Vec<String> = ENGINES
                     .iter()
@@ -72,7 +80,7 @@ impl Target {
                 OutboxError::invalid(
                     "database url",
                     format!(
-                        "unsupported scheme {scheme:?} (expected one of: {})",
+                        "unsupported scheme {scheme:?} (expected one of: {}, or an ADO.NET string Server=…;Database=…)",
                         known.join(", ")
                     ),
                 )

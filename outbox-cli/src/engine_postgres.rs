@@ -16,6 +16,7 @@ pub(crate) static ENGINE: Engine = Engine {
     schemes: &["postgres", "postgresql"],
     name: "PostgreSQL",
     has_schemas: true,
+    connection_strings: false,
     migrate,
     script,
     open,

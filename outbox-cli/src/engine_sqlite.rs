@@ -13,6 +13,7 @@ pub(crate) static ENGINE: Engine = Engine {
     schemes: &["sqlite"],
     name: "SQLite",
     has_schemas: false,
+    connection_strings: false,
     migrate,
     script,
     open,

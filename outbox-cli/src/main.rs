@@ -24,6 +24,7 @@ mod duration;
 mod emitters;
 mod engine_postgres;
 mod engine_sqlite;
+mod engine_sqlserver;
 mod progress;
 mod webhook;
 

@@ -11,8 +11,9 @@ use std::pin::Pin;
 use chrono::{DateTime, Utc};
 use outbox_core::{
     async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, ClockSource, CompletionRequest,
-    EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore, PruneRequest, RenewOutcome,
-    RenewRequest, Result, StoreLimits, TransitionResult,
+    DeadLetterSelection, EmissionStatus, EntryId, FindRequest, ListRequest, NewEntry, OutboxAdmin,
+    OutboxEntry, OutboxStats, OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result,
+    StoreLimits, TransitionResult,
 };
 
 use crate::pool::Checkout;
@@ -120,6 +121,40 @@ impl OutboxStore for PortableSqlServerStore {
 
     async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {
         self.store.prune_delivered(req).await
+    }
+}
+
+/// The operator operations are the optimized store's: they are not part of the claim
+/// path the portable store exists to measure.
+#[async_trait]
+impl OutboxAdmin for PortableSqlServerStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.store.stats(now).await
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.store.dead_letters(limit).await
+    }
+
+    async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
+        self.store.list(req).await
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        self.store.count_delivered_before(before).await
+    }
+
+    async fn requeue(
+        &self,
+        from: EmissionStatus,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        self.store.requeue(from, which, now).await
+    }
+
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        self.store.purge_dead_letters(which).await
     }
 }
 

@@ -1,0 +1,54 @@
+//! The SQL Server engine: `sqlserver://` (or `mssql://`) URLs, ADO.NET strings
+//! (`Server=…;Database=…`) and JDBC strings (`jdbc:sqlserver://…`).
+
+use std::sync::Arc;
+
+use outbox_core::{AdminClaimStore, Result};
+use outbox_sqlserver::{
+    connect, connect_pool, ConnectOptions, PortableSqlServerStore, SqlServerClaimStore,
+    SqlServerStoreConfig,
+};
+
+use crate::args::StoreKind;
+use crate::backend::{observed, Engine, Fut, Target};
+
+pub(crate) static ENGINE: Engine = Engine {
+    schemes: &["sqlserver", "mssql", "jdbc"],
+    name: "SQL Server",
+    has_schemas: true,
+    connection_strings: true,
+    migrate,
+    script,
+    open,
+};
+
+/// Connections in the command's pool: enough for many drain workers on one process.
+const POOL_SIZE: usize = 16;
+
+fn options(target: &Target) -> Result<ConnectOptions> {
+    Ok(ConnectOptions::parse(&target.url)?.application_name("outbox-cli"))
+}
+
+fn migrate(target: &Target) -> Fut<'_, i64> {
+    Box::pin(async move {
+        let mut client = connect(&options(target)?).await?;
+        outbox_sqlserver::migrate(&mut client, &target.table).await
+    })
+}
+
+fn script(target: &Target) -> String {
+    outbox_sqlserver::migration_script(&target.table)
+}
+
+fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
+    Box::pin(async move {
+        // Fails fast, with the server's words, when the server or the schema is not there.
+        let pool = connect_pool(options(target)?, POOL_SIZE).await?;
+        let config = SqlServerStoreConfig::for_table(target.table.clone());
+        let store = SqlServerClaimStore::new(pool, config).await?;
+        Ok(match target.kind {
+            StoreKind::Optimized => observed(store),
+            StoreKind::Portable => observed(PortableSqlServerStore::new(store)),
+        })
+    })
+}
