@@ -12,6 +12,11 @@
 -- would otherwise let two workers read the same committed row. Eligibility is judged on
 -- the locked row. Every row gets its own NEWID() token and a new stamp.
 --
+-- Each read names the filtered index it walks (INDEX(...)), so the plan is an ordered walk
+-- of the claimable rows that stops after the batch, whatever the statistics say: a
+-- queue's statistics are stale by nature, and a scan-then-sort plan would update-lock
+-- every row it read before sorting.
+--
 -- The claimed ids go OUTPUT ... INTO a table variable and the rows are read back at the
 -- end: two updates feed one result set, and OUTPUT without INTO is refused on a table
 -- that has triggers (audit or CDC triggers a DBA may add later). Both updates run in one
@@ -28,7 +33,7 @@ BEGIN TRANSACTION;
 
 WITH c AS (
     SELECT TOP (@room) t.*
-    FROM {table} AS t WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)
+    FROM {table} AS t WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK, INDEX([{name}_retry_ix]))
     WHERE @P7 = 1
       AND t.status IN (2, 4)
       AND t.retry_due_at <= @now
@@ -50,7 +55,7 @@ SET @room = @room - @@ROWCOUNT;
 
 WITH c AS (
     SELECT TOP (@room) t.*
-    FROM {table} AS t WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)
+    FROM {table} AS t WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK, INDEX([{name}_pending_ix]))
     WHERE @P8 = 1
       AND @room > 0
       AND t.status = 0

@@ -153,11 +153,25 @@ fn every_builder_binds_the_declared_kinds_in_order() {
 fn claims_lock_skip_and_output_as_the_claim_model_needs() {
     let sql = statements::CLAIM.template;
     assert_eq!(
-        sql.matches("WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)")
-            .count(),
-        2,
+        sql.matches(
+            "WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK, INDEX([{name}_retry_ix]))"
+        )
+        .count(),
+        1,
         "{sql}"
     );
+    assert_eq!(
+        sql.matches(
+            "WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK, INDEX([{name}_pending_ix]))"
+        )
+        .count(),
+        1,
+        "{sql}"
+    );
+    // The hinted indexes exist, filtered on exactly the states their reads ask for.
+    let migration = include_str!("../migrations/0001_create_outbox.up.sql");
+    assert!(migration.contains("CREATE INDEX [{name}_pending_ix] ON {table} (created_at, id)"));
+    assert!(migration.contains("CREATE INDEX [{name}_retry_ix] ON {table} (retry_due_at, id)"));
     assert_eq!(sql.matches("SELECT TOP (@room) t.*").count(), 2);
     assert_eq!(sql.matches("ORDER BY t.retry_due_at, t.id").count(), 1);
     assert_eq!(sql.matches("ORDER BY t.created_at, t.id").count(), 1);
@@ -262,7 +276,7 @@ fn transactions_are_balanced_and_abort_on_error() {
 }
 
 #[test]
-fn background_deletes_and_requeues_skip_locked_rows() {
+fn background_deletes_and_requeues_skip_locked_rows_and_yield_in_a_deadlock() {
     for spec in [
         statements::PRUNE_DELIVERED,
         statements::PURGE,
@@ -270,6 +284,11 @@ fn background_deletes_and_requeues_skip_locked_rows() {
     ] {
         assert!(
             spec.template.contains("WITH (ROWLOCK, READPAST)"),
+            "{}",
+            spec.file
+        );
+        assert!(
+            spec.template.contains("SET DEADLOCK_PRIORITY LOW;"),
             "{}",
             spec.file
         );

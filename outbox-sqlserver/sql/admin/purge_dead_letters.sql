@@ -1,6 +1,8 @@
 -- Deletes up to @P2 dead letters: one id (@P1), or any when @P1 is NULL. Rows a worker
 -- holds are skipped, not waited for.
 SET NOCOUNT ON;
+-- Should it ever deadlock with a worker, the background statement is the one to go.
+SET DEADLOCK_PRIORITY LOW;
 DELETE TOP (@P2)
 FROM {table} WITH (ROWLOCK, READPAST)
 WHERE status = 5

@@ -2,6 +2,8 @@
 -- attempt budget; the last error is kept. @P1 time (NULL: the server's clock), @P2 one id
 -- (NULL: all), @P3 the status. Rows a worker holds locked are skipped, not waited for.
 SET NOCOUNT ON;
+-- Should it ever deadlock with a worker, the background statement is the one to go.
+SET DEADLOCK_PRIORITY LOW;
 DECLARE @now datetime2(6) = COALESCE(@P1, SYSUTCDATETIME());
 UPDATE t
 SET status = 0,
