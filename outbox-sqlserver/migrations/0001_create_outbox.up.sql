@@ -11,11 +11,15 @@
 -- rows every worker reads). The id is a nonclustered primary key.
 --
 -- Text compared with parameters is nvarchar: the driver sends strings as nvarchar, and a
--- varchar column would be converted row by row, turning a seek into a scan.
+-- varchar column would be converted row by row, turning a seek into a scan. Topics and
+-- owners compare by code point (a binary collation), as on every other engine: the
+-- database's default collation is usually case-insensitive, and "Orders" is not "orders".
+-- `=` still ignores trailing spaces under any collation, so the statements compare their
+-- lengths too.
 CREATE TABLE {table} (
     seq                 bigint           IDENTITY(1, 1) NOT NULL,
     id                  binary(16)       NOT NULL,
-    topic               nvarchar(255)    NOT NULL,
+    topic               nvarchar(255)    COLLATE Latin1_General_100_BIN2 NOT NULL,
     partition_key       nvarchar(max)    NULL,
     payload             varbinary(max)   NOT NULL,
     headers             nvarchar(max)    NOT NULL,
@@ -33,7 +37,7 @@ CREATE TABLE {table} (
     dead_letter_reason  nvarchar(max)    NULL,
     delivered_at        datetime2(6)     NULL,
     provider_message_id nvarchar(max)    NULL,
-    claim_owner         nvarchar(255)    NULL,
+    claim_owner         nvarchar(255)    COLLATE Latin1_General_100_BIN2 NULL,
     claim_token         uniqueidentifier NULL,
     claimed_at          datetime2(6)     NULL,
     claim_expires_at    datetime2(6)     NULL,

@@ -39,7 +39,7 @@ WITH c AS (
       AND t.retry_due_at <= @now
       AND (t.next_retry_at IS NULL OR t.next_retry_at <= @now)
       AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)
-      AND (@P2 IS NULL OR t.topic = @P2)
+      AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
     ORDER BY t.retry_due_at, t.id
 )
 UPDATE c
@@ -61,7 +61,7 @@ WITH c AS (
       AND t.status = 0
       AND (t.not_before IS NULL OR t.not_before <= @now)
       AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)
-      AND (@P2 IS NULL OR t.topic = @P2)
+      AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
     ORDER BY t.created_at, t.id
 )
 UPDATE c

@@ -8,7 +8,8 @@
 -- the claim's owner and token, and keeps an update lock on every row it looked at
 -- (written or not) until the end, so the SELECT that follows reports, for a refused row,
 -- the very state that refused it. The input is keyed by id, so rows are locked in id
--- order and two completion batches cannot deadlock each other. Every existing row comes
+-- order (FORCESEEK: a seek per input row, never a scan that would wait on every row a
+-- claim holds) and two completion batches cannot deadlock each other. Every existing row comes
 -- back once with `applied`; a row that is not returned does not exist. A written row
 -- comes back without its payload (the caller holds it in its claim).
 SET NOCOUNT ON;
@@ -68,10 +69,11 @@ SET status = i.status,
     claim_expires_at = NULL,
     stamp = i.stamp
 OUTPUT inserted.id INTO @applied (id)
-FROM {table} AS t WITH (UPDLOCK, ROWLOCK)
+FROM {table} AS t WITH (UPDLOCK, ROWLOCK, FORCESEEK)
 JOIN @input AS i ON i.id = t.id
 WHERE t.status NOT IN (1, 5)
   AND t.claim_owner = i.owner
+  AND DATALENGTH(t.claim_owner) = DATALENGTH(i.owner)
   AND t.claim_token = i.token;
 
 SELECT CAST(CASE WHEN a.id IS NULL THEN 0 ELSE 1 END AS bit) AS applied,
@@ -81,7 +83,7 @@ SELECT CAST(CASE WHEN a.id IS NULL THEN 0 ELSE 1 END AS bit) AS applied,
        t.attempt_count, t.last_error, t.dead_letter_reason, t.delivered_at,
        t.provider_message_id, t.claim_owner, t.claim_token, t.claimed_at,
        t.claim_expires_at, t.claim_attempt_count, t.stamp
-FROM {table} AS t WITH (UPDLOCK, ROWLOCK)
+FROM {table} AS t WITH (UPDLOCK, ROWLOCK, FORCESEEK)
 JOIN @input AS i ON i.id = t.id
 LEFT JOIN @applied AS a ON a.id = t.id;
 

@@ -6,5 +6,5 @@ SELECT TOP (@P3) t.*
 FROM {table} AS t
 WHERE t.status = 0
   AND (t.not_before IS NULL OR t.not_before <= @now)
-  AND (@P2 IS NULL OR t.topic = @P2)
+  AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
 ORDER BY t.created_at, t.id;

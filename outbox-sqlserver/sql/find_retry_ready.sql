@@ -6,5 +6,5 @@ SELECT TOP (@P3) t.*
 FROM {table} AS t
 WHERE t.status IN (2, 4)
   AND (t.next_retry_at IS NULL OR t.next_retry_at <= @now)
-  AND (@P2 IS NULL OR t.topic = @P2)
+  AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
 ORDER BY t.retry_due_at, t.id;

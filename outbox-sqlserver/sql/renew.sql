@@ -26,14 +26,15 @@ UPDATE t
 SET claim_expires_at = DATEADD(microsecond, @P4, DATEADD(second, @P3, @now)),
     stamp = NEWID()
 OUTPUT inserted.id INTO @applied (id)
-FROM {table} AS t WITH (UPDLOCK, ROWLOCK)
+FROM {table} AS t WITH (UPDLOCK, ROWLOCK, FORCESEEK)
 JOIN @input AS i ON i.id = t.id
 WHERE t.status NOT IN (1, 5)
   AND t.claim_owner = i.owner
+  AND DATALENGTH(t.claim_owner) = DATALENGTH(i.owner)
   AND t.claim_token = i.token;
 
 SELECT CAST(CASE WHEN a.id IS NULL THEN 0 ELSE 1 END AS bit) AS applied, t.*
-FROM {table} AS t WITH (UPDLOCK, ROWLOCK)
+FROM {table} AS t WITH (UPDLOCK, ROWLOCK, FORCESEEK)
 JOIN @input AS i ON i.id = t.id
 LEFT JOIN @applied AS a ON a.id = t.id;
 

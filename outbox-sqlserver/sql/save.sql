@@ -27,13 +27,13 @@ SET status = @P3,
     claim_expires_at = NULL,
     stamp = NEWID()
 OUTPUT inserted.id INTO @applied (id)
-FROM {table} AS t WITH (UPDLOCK, ROWLOCK)
+FROM {table} AS t WITH (UPDLOCK, ROWLOCK, FORCESEEK)
 WHERE t.id = @P1
   AND t.status NOT IN (1, 5)
   AND t.stamp = @P2;
 
 SELECT CAST(CASE WHEN a.id IS NULL THEN 0 ELSE 1 END AS bit) AS applied, t.*
-FROM {table} AS t WITH (UPDLOCK, ROWLOCK)
+FROM {table} AS t WITH (UPDLOCK, ROWLOCK, FORCESEEK)
 LEFT JOIN @applied AS a ON a.id = t.id
 WHERE t.id = @P1;
 

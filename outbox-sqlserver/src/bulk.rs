@@ -29,6 +29,27 @@ const COLUMNS: [&str; 13] = [
     "stamp",
 ];
 
+/// The longest value tiberius's bulk copy sends into a `(max)` column: it takes the
+/// column's declared length (0xFFFF for `max`) as a limit, in bytes.
+const BULK_MAX_BYTES: usize = 0xFFFF;
+
+/// Whether the bulk copy can carry `entry`: its payload, and its text as UTF-16, within
+/// [`BULK_MAX_BYTES`]. A batch with an entry that does not fit is inserted row-wise.
+pub(crate) fn fits(entry: &NewEntry) -> bool {
+    let utf16 = |s: &str| s.encode_utf16().count() * 2;
+    let headers: usize = entry
+        .headers
+        .iter()
+        .map(|(k, v)| utf16(k) + utf16(v) + 12)
+        .sum();
+    entry.payload.len() <= BULK_MAX_BYTES
+        && headers + 4 <= BULK_MAX_BYTES
+        && entry
+            .partition_key
+            .as_deref()
+            .is_none_or(|k| utf16(k) <= BULK_MAX_BYTES)
+}
+
 /// One entry as a bulk row, created at `now` unless it names its own time.
 fn row(
     entry: &NewEntry,
@@ -130,6 +151,19 @@ impl Bound {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_values_go_row_wise_because_the_bulk_copy_cannot_carry_them() {
+        assert!(fits(&NewEntry::new("t", vec![0; BULK_MAX_BYTES])));
+        assert!(!fits(&NewEntry::new("t", vec![0; BULK_MAX_BYTES + 1])));
+        assert!(!fits(
+            &NewEntry::new("t", b"x".to_vec()).header("h", "v".repeat(BULK_MAX_BYTES / 2))
+        ));
+        assert!(!fits(
+            &NewEntry::new("t", b"x".to_vec()).partition_key("k".repeat(BULK_MAX_BYTES))
+        ));
+        assert!(fits(&NewEntry::new("t", b"x".to_vec()).header("h", "v")));
+    }
 
     #[test]
     fn every_column_but_the_identity_is_written_in_order() {

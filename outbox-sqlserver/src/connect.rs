@@ -143,17 +143,29 @@ fn parse_url(rest: &str) -> Result<Config> {
             percent_decode(password)?,
         ));
     }
+    let mut trust_any = false;
+    let mut trust_ca = false;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let value = percent_decode(value)?;
         match key.to_ascii_lowercase().as_str() {
             "encrypt" => config.encryption(encryption(&value)?),
             "trustservercertificate" => {
-                if boolean(key, &value)? {
+                trust_any = boolean(key, &value)?;
+                if trust_ca && trust_any {
+                    return Err(conflicting_trust());
+                }
+                if trust_any {
                     config.trust_cert();
                 }
             }
-            "trustservercertificateca" => config.trust_cert_ca(value),
+            "trustservercertificateca" => {
+                trust_ca = true;
+                if trust_any {
+                    return Err(conflicting_trust());
+                }
+                config.trust_cert_ca(value);
+            }
             "applicationname" | "application_name" => config.application_name(value),
             other => {
                 return Err(bad_string(&format!(
@@ -163,6 +175,10 @@ fn parse_url(rest: &str) -> Result<Config> {
         }
     }
     Ok(config)
+}
+
+fn conflicting_trust() -> OutboxError {
+    bad_string("trustServerCertificate=true and trustServerCertificateCA contradict each other: name a CA file, or (for a test server) trust any certificate")
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`.
@@ -299,6 +315,14 @@ mod tests {
             ("sqlserver://sa:x@host/db?sslmode=require", "unknown option"),
             ("sqlserver://sa:x%zz@host/db", "hex digits"),
             ("sqlserver://", "no host"),
+            (
+                "sqlserver://sa:x@host/db?trustServerCertificate=true&trustServerCertificateCA=/ca.pem",
+                "contradict",
+            ),
+            (
+                "sqlserver://sa:x@host/db?trustServerCertificateCA=/ca.pem&trustServerCertificate=true",
+                "contradict",
+            ),
         ] {
             let err = ConnectOptions::parse(s).unwrap_err();
             assert!(err.is_invalid_input(), "{s}: {err:?}");

@@ -25,6 +25,9 @@ use crate::error::map_err;
 use crate::isolation::SessionFacts;
 use crate::retry::{CallError, RetryPolicy};
 
+/// How long a pooled connection may sit idle before it is checked on its way out.
+const IDLE_CHECK_AFTER: Duration = Duration::from_secs(30);
+
 /// A tiberius client on a tokio TCP stream, as the store and its hosts use it.
 pub type SqlClient = Client<Compat<TcpStream>>;
 
@@ -79,10 +82,29 @@ impl managed::Manager for ConnectionManager {
         Ok(client)
     }
 
-    async fn recycle(&self, _: &mut SqlClient, _: &Metrics) -> RecycleResult<OutboxError> {
+    async fn recycle(
+        &self,
+        client: &mut SqlClient,
+        metrics: &Metrics,
+    ) -> RecycleResult<OutboxError> {
         // Only connections whose last call read its whole response come back (see
-        // `Checkout`), so a returned connection is always ready for the next request.
-        Ok(())
+        // `Checkout`), so a returned connection is ready for the next request. One that
+        // sat idle may have been closed by the server or a failover meanwhile: it is
+        // checked with a round trip before it is handed out again.
+        if metrics.last_used() < IDLE_CHECK_AFTER {
+            return Ok(());
+        }
+        let alive = match client.simple_query("SELECT 1").await {
+            Ok(stream) => stream.into_results().await.is_ok(),
+            Err(_) => false,
+        };
+        if alive {
+            Ok(())
+        } else {
+            Err(managed::RecycleError::message(
+                "an idle connection was closed by the server",
+            ))
+        }
     }
 }
 
@@ -104,7 +126,7 @@ pub async fn connect_pool(options: ConnectOptions, max_size: usize) -> Result<Sq
         .create_timeout(Some(Duration::from_secs(60)))
         .build()
         .map_err(|e| OutboxError::invalid("pool", e.to_string()))?;
-    drop(Checkout::get(&pool).await?);
+    Checkout::get(&pool).await?.done();
     Ok(pool)
 }
 

@@ -38,7 +38,7 @@ impl OutboxStore for SqlServerClaimStore {
 
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.inner.limits.check_new_entries(&entries)?;
-        if entries.len() >= BULK_FROM {
+        if entries.len() >= BULK_FROM && entries.iter().all(crate::bulk::fits) {
             return crate::bulk::enqueue(self, entries).await;
         }
         let ids: Vec<EntryId> = entries.iter().map(|e| e.id).collect();

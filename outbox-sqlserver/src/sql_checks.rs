@@ -203,7 +203,7 @@ fn claims_lock_skip_and_output_as_the_claim_model_needs() {
         "t.retry_due_at <= @now",
         "(t.not_before IS NULL OR t.not_before <= @now)",
         "(t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)",
-        "(@P2 IS NULL OR t.topic = @P2)",
+        "(@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))",
     ] {
         assert!(sql.contains(predicate), "{predicate}");
     }
@@ -237,13 +237,18 @@ fn guarded_writes_check_owner_and_token_under_locks_held_to_the_end() {
         let sql = spec.template;
         assert!(
             sql.contains(
-                "FROM {table} AS t WITH (UPDLOCK, ROWLOCK)\nJOIN @input AS i ON i.id = t.id"
+                "FROM {table} AS t WITH (UPDLOCK, ROWLOCK, FORCESEEK)\nJOIN @input AS i ON i.id = t.id"
             ),
             "{}",
             spec.file
         );
         assert!(sql.contains("t.status NOT IN (1, 5)"), "{}", spec.file);
         assert!(sql.contains("t.claim_owner = i.owner"), "{}", spec.file);
+        assert!(
+            sql.contains("DATALENGTH(t.claim_owner) = DATALENGTH(i.owner)"),
+            "{}: `=` ignores trailing spaces",
+            spec.file
+        );
         assert!(sql.contains("t.claim_token = i.token"), "{}", spec.file);
         assert!(sql.contains("FROM OPENJSON(@P1) WITH ("), "{}", spec.file);
         assert!(
@@ -255,7 +260,7 @@ fn guarded_writes_check_owner_and_token_under_locks_held_to_the_end() {
     }
     let save = statements::SAVE.template;
     assert!(save.contains("AND t.stamp = @P2"));
-    assert!(save.contains("WITH (UPDLOCK, ROWLOCK)"));
+    assert!(save.contains("WITH (UPDLOCK, ROWLOCK, FORCESEEK)"));
 }
 
 #[test]
@@ -319,6 +324,14 @@ fn text_columns_are_nvarchar_and_times_are_microseconds() {
         code.contains("ON {table} (retry_due_at, id)") && code.contains("WHERE status IN (2, 4);")
     );
     assert!(code.contains("PRIMARY KEY NONCLUSTERED (id)"));
+    // Topics and owners compare by code point, whatever the database's collation.
+    for column in ["topic ", "claim_owner "] {
+        let line = code
+            .lines()
+            .find(|l| l.trim_start().starts_with(column))
+            .unwrap();
+        assert!(line.contains("COLLATE Latin1_General_100_BIN2"), "{line}");
+    }
     assert!(code.contains("CREATE UNIQUE CLUSTERED INDEX [{name}_seq_cx] ON {table} (seq)"));
 }
 

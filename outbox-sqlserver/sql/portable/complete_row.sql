@@ -3,6 +3,9 @@
 -- @P1 status, @P2 next_retry_at, @P3 attempt_count, @P4 last_error,
 -- @P5 dead_letter_reason, @P6 delivered_at, @P7 provider_message_id, @P8 now,
 -- @P9 new stamp, @P10 id, @P11 owner, @P12 token, @P13 the stamp read.
+-- The count comes back as a row: counts the server reports (DONE tokens) include a
+-- trigger's, and are all 0 under a server-wide NOCOUNT.
+SET NOCOUNT ON;
 UPDATE {table}
 SET status = @P1,
     next_retry_at = @P2,
@@ -18,5 +21,7 @@ SET status = @P1,
     claim_token = NULL,
     claimed_at = NULL,
     claim_expires_at = NULL
-WHERE id = @P10 AND claim_owner = @P11 AND claim_token = @P12 AND stamp = @P13
+WHERE id = @P10 AND claim_owner = @P11 AND DATALENGTH(claim_owner) = DATALENGTH(@P11)
+  AND claim_token = @P12 AND stamp = @P13
   AND status NOT IN (1, 5);
+SELECT @@ROWCOUNT AS n;

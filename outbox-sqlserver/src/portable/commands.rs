@@ -14,7 +14,7 @@ use crate::pool::{Checkout, ConnectionManager};
 pub(crate) trait Commands: Send {
     /// A query; its rows.
     async fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>>;
-    /// A statement; the rows it affected.
+    /// A statement that ends by selecting its own `@@ROWCOUNT` as `n`; that count.
     async fn execute(&mut self, sql: &str, params: Params) -> Result<u64>;
 }
 
@@ -54,9 +54,17 @@ impl Commands for Pooled {
     }
 
     async fn execute(&mut self, sql: &str, params: Params) -> Result<u64> {
-        let client = self.checkout.client();
-        let result = client.execute(sql, &refs(&params)).await;
-        self.broken |= result.is_err();
-        result.map(|r| r.total()).map_err(map_err)
+        let rows = self.rows(sql, params).await?;
+        let n = rows
+            .first()
+            .map(|r| r.try_get::<i32, _>("n"))
+            .transpose()
+            .map_err(map_err)?
+            .flatten();
+        n.and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| outbox_core::OutboxError::Database {
+                message: "a portable write did not report its row count".into(),
+                source: None,
+            })
     }
 }

@@ -87,7 +87,10 @@ async fn read<C: Commands>(
         )
         .await?;
     rows.first()
-        .map(|r| Ok((row::required_time(r, "clock_now", "?")?, row::entry(r)?)))
+        .map(|r| {
+            let now = normalize_time(row::required_time(r, "clock_now", "?")?);
+            Ok((now, row::entry(r)?))
+        })
         .transpose()
 }
 
@@ -116,7 +119,7 @@ pub(crate) async fn claim<C: Commands>(
     let Some(first) = candidates.first() else {
         return Ok(Vec::new());
     };
-    let now = row::required_time(first, "clock_now", "?")?;
+    let now = normalize_time(row::required_time(first, "clock_now", "?")?);
     let expires = normalize_time(now + req.lease);
     let mut won = Vec::with_capacity(candidates.len());
     for candidate in &candidates {
