@@ -1,13 +1,12 @@
 //! The PostgreSQL engine: `postgres://` and `postgresql://` URLs.
 
-use std::str::FromStr;
 use std::sync::Arc;
 
 use outbox_core::portable::{PortableConfig, PortableStore};
 use outbox_core::{AdminClaimStore, OutboxError, Result};
 use outbox_postgres::deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use outbox_postgres::tokio_postgres::{self, NoTls};
-use outbox_postgres::{PgClaimStore, PgListener, PgStoreConfig};
+use outbox_postgres::tokio_postgres;
+use outbox_postgres::{PgClaimStore, PgListener, PgStoreConfig, PgTls};
 
 use crate::args::StoreKind;
 use crate::backend::{observed, Engine, Fut, Target};
@@ -25,9 +24,11 @@ pub(crate) static ENGINE: Engine = Engine {
 /// Connections in the command's pool: enough for many drain workers on one process.
 const POOL_SIZE: u32 = 16;
 
-fn config(url: &str) -> Result<tokio_postgres::Config> {
-    tokio_postgres::Config::from_str(url)
-        .map_err(|e| OutboxError::invalid("database url", format!("not a PostgreSQL URL: {e}")))
+/// The driver's configuration and the TLS connector for `url`: libpq's `sslmode`
+/// (`disable`, `prefer` (the default), `require`, `verify-ca`, `verify-full`) and
+/// `sslrootcert` are honoured for every connection the command opens.
+fn config(url: &str) -> Result<(tokio_postgres::Config, PgTls)> {
+    outbox_postgres::connect_config(url)
 }
 
 fn unreachable(url: &str, e: impl std::fmt::Display) -> OutboxError {
@@ -65,8 +66,9 @@ fn not_connected(url: &str, e: &tokio_postgres::Error) -> OutboxError {
 }
 
 async fn connect(url: &str) -> Result<tokio_postgres::Client> {
-    let (client, connection) = config(url)?
-        .connect(NoTls)
+    let (config, tls) = config(url)?;
+    let (client, connection) = config
+        .connect(tls)
         .await
         .map_err(|e| not_connected(url, &e))?;
     tokio::spawn(async move {
@@ -88,7 +90,7 @@ fn script(target: &Target) -> String {
 
 fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
     Box::pin(async move {
-        let pg = config(&target.url)?;
+        let (pg, tls) = config(&target.url)?;
         // Fail fast, with a clear message, when the server is not there.
         let probe = connect(&target.url).await?;
         outbox_postgres::check_schema(&probe, &target.table).await?;
@@ -97,7 +99,7 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
             StoreKind::Optimized => {
                 let manager = Manager::from_config(
                     pg.clone(),
-                    NoTls,
+                    tls.clone(),
                     ManagerConfig {
                         recycling_method: RecyclingMethod::Fast,
                     },
@@ -106,10 +108,11 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
                     .max_size(POOL_SIZE as usize)
                     .build()
                     .map_err(|e| unreachable(&target.url, e))?;
-                let listener = PgListener::start(pg, NoTls, &target.table);
+                let listener = PgListener::start(pg, tls.clone(), &target.table);
                 let config = PgStoreConfig::new()
                     .table(target.table.clone())
-                    .listener(Arc::new(listener));
+                    .listener(Arc::new(listener))
+                    .tls(tls);
                 Ok(observed(PgClaimStore::new(pool, config).await?))
             }
             StoreKind::Portable => {

@@ -102,3 +102,50 @@ async fn the_servers_refusal_is_shown_with_its_sqlstate() {
     let unknown = Db(vec!["--database-url".into(), role]);
     fails(unknown.cmd().arg("stats"), "28000");
 }
+
+/// Against a server that accepts only TLS, as managed PostgreSQL servers do.
+#[test]
+fn tls_as_libpq_spells_it_and_a_refusal_that_says_why() {
+    let server = match outbox_testkit::postgres_tls::tls_server() {
+        Ok(s) => s,
+        Err(e) => {
+            outbox_testkit::engines::unavailable("postgres", &e);
+            return;
+        }
+    };
+    let verified = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        server.url,
+        server.ca_file.display()
+    );
+    let db = Db(vec!["--database-url".into(), verified]);
+    assert!(ok(db.cmd().arg("migrate")).contains("at version"));
+    ok(db.cmd().args(["enqueue", "--count", "20"]));
+    let out = ok(db
+        .cmd()
+        .args(["drain", "--until-empty", "--emitter", "noop"]));
+    assert!(out.contains("delivered 20"), "{out}");
+    let portable = Db(vec![
+        "--database-url".into(),
+        format!("{}?sslmode=require", server.url),
+        "--store".into(),
+        "portable".into(),
+    ]);
+    assert_eq!(portable.stats()["counts"]["delivered"], 20);
+
+    let plain = Db(vec![
+        "--database-url".into(),
+        format!("{}?sslmode=disable", server.url),
+    ]);
+    fails(plain.cmd().arg("stats"), "no encryption");
+    fails(plain.cmd().arg("stats"), "SQLSTATE 28000");
+    let wrong_ca = Db(vec![
+        "--database-url".into(),
+        format!(
+            "{}?sslmode=verify-full&sslrootcert={}",
+            server.url,
+            server.other_ca_file.display()
+        ),
+    ]);
+    fails(wrong_ca.cmd().arg("stats"), "UnknownIssuer");
+}

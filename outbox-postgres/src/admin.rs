@@ -59,7 +59,7 @@ fn count(row: &tokio_postgres::Row, column: &str) -> Result<u64> {
 impl OutboxAdmin for PgClaimStore {
     async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
         let now = now.map(normalize_time);
-        let rows = query(&self.inner.pool, &self.inner.admin_sql.stats, &[&now]).await?;
+        let rows = query(&self.inner.db, &self.inner.admin_sql.stats, &[&now]).await?;
         let row = rows.first().ok_or_else(|| OutboxError::Database {
             message: "the stats query returned no row".into(),
             source: None,
@@ -81,7 +81,7 @@ impl OutboxAdmin for PgClaimStore {
             .check_batch_size("limit", limit as usize)?;
         let limit = i64::from(limit);
         let rows = query(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.admin_sql.dead_letters,
             &[&limit],
         )
@@ -95,7 +95,7 @@ impl OutboxAdmin for PgClaimStore {
         let after = req.after.map(|id| id.as_uuid());
         let limit = i64::from(req.limit);
         let rows = query(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.admin_sql.list,
             &[&status, &req.topic, &after, &limit],
         )
@@ -106,7 +106,7 @@ impl OutboxAdmin for PgClaimStore {
     async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
         let before = normalize_time(before);
         let rows = query(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.admin_sql.count_delivered_before,
             &[&before],
         )
@@ -129,7 +129,7 @@ impl OutboxAdmin for PgClaimStore {
         let id = selection(which);
         let status = from.code();
         execute(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.admin_sql.requeue,
             &[&now, &id, &status],
         )
@@ -141,7 +141,7 @@ impl OutboxAdmin for PgClaimStore {
         let mut total = 0;
         loop {
             let deleted = execute(
-                &self.inner.pool,
+                &self.inner.db,
                 &self.inner.admin_sql.purge,
                 &[&id, &PURGE_BATCH],
             )

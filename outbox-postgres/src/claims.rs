@@ -59,7 +59,7 @@ impl ClaimStore for PgClaimStore {
         self.inner.limits.check_completions(&reqs)?;
         let columns = Completions::new(&reqs)?;
         let rows = query(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.sql.complete_batch,
             &columns.params(),
         )
@@ -73,7 +73,7 @@ impl ClaimStore for PgClaimStore {
         let now = req.now.map(normalize_time);
         let lease = lease_micros(req.lease)?;
         let rows = query(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.sql.renew,
             &[&holders.ids, &holders.owners, &holders.tokens, &now, &lease],
         )
@@ -90,7 +90,7 @@ impl PgClaimStore {
         let limit = i64::from(req.batch_size);
         let lease = lease_micros(req.lease)?;
         let rows = query(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.sql.claim,
             &[
                 &now,

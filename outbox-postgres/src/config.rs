@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use outbox_core::{StoreLimits, TableName};
 
-use crate::PgListener;
+use crate::{PgListener, PgTls};
 
 /// The configuration of a [`crate::PgClaimStore`], built with `Default` and setters.
 ///
@@ -22,6 +22,7 @@ pub struct PgStoreConfig {
     pub(crate) table: TableName,
     pub(crate) limits: StoreLimits,
     pub(crate) listener: Option<Arc<PgListener>>,
+    pub(crate) tls: Option<PgTls>,
 }
 
 impl PgStoreConfig {
@@ -47,6 +48,15 @@ impl PgStoreConfig {
     /// channel (build it with [`PgListener::start`] for the same table).
     pub fn listener(mut self, listener: Arc<PgListener>) -> Self {
         self.listener = Some(listener);
+        self
+    }
+
+    /// The TLS connector the pool's connections were made with (see
+    /// [`crate::connect_config`]). A statement whose call is dropped is cancelled over a
+    /// connection of its own, which must be encrypted the same way: without this, a
+    /// server that accepts only TLS refuses the cancel and the statement runs on.
+    pub fn tls(mut self, tls: PgTls) -> Self {
+        self.tls = Some(tls);
         self
     }
 

@@ -13,6 +13,8 @@
 
 use deadpool_postgres::{Object, Pool};
 use outbox_core::{OutboxError, Result};
+
+use crate::PgTls;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
@@ -20,22 +22,26 @@ use crate::error::{map_err, map_pool_err};
 
 /// Runs `sql` (prepared once per connection, then reused) with `params` and returns its
 /// rows, in one round trip once the statement is cached.
-pub(crate) async fn query(
-    pool: &Pool,
-    sql: &str,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<Vec<Row>> {
-    query_mapped(pool, sql, params, map_err).await
+/// The store's connections: the pool, and the TLS connector a cancellation must use to
+/// reach the server the way the pool's connections do.
+#[derive(Debug)]
+pub(crate) struct Db {
+    pub(crate) pool: Pool,
+    pub(crate) tls: Option<PgTls>,
+}
+
+pub(crate) async fn query(db: &Db, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+    query_mapped(db, sql, params, map_err).await
 }
 
 /// Like [`query`], with the statement's own error mapping.
 pub(crate) async fn query_mapped(
-    pool: &Pool,
+    db: &Db,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
     map: impl FnOnce(tokio_postgres::Error) -> OutboxError,
 ) -> Result<Vec<Row>> {
-    let guard = InFlight::new(pool.get().await.map_err(map_pool_err)?);
+    let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
     let client = guard.client();
     let result = match client.prepare_cached(sql).await {
         Ok(statement) => client.query(&statement, params).await,
@@ -46,8 +52,8 @@ pub(crate) async fn query_mapped(
 }
 
 /// Like [`query`] for a statement that returns no rows; returns the affected row count.
-pub(crate) async fn execute(pool: &Pool, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
-    let guard = InFlight::new(pool.get().await.map_err(map_pool_err)?);
+pub(crate) async fn execute(db: &Db, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+    let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
     let client = guard.client();
     let result = match client.prepare_cached(sql).await {
         Ok(statement) => client.execute(&statement, params).await,
@@ -63,11 +69,11 @@ pub(crate) async fn execute(pool: &Pool, sql: &str, params: &[&(dyn ToSql + Sync
 /// transaction `work` leaves unfinished on error is rolled back by the driver before the
 /// connection serves anyone else.
 pub(crate) async fn with_connection<T>(
-    pool: &Pool,
+    db: &Db,
     work: impl AsyncFnOnce(&mut Object) -> std::result::Result<T, tokio_postgres::Error>,
     map: impl FnOnce(tokio_postgres::Error) -> OutboxError,
 ) -> Result<T> {
-    let mut guard = InFlight::new(pool.get().await.map_err(map_pool_err)?);
+    let mut guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
     let result = work(guard.client_mut()).await;
     guard.finish(result.as_ref().err());
     result.map_err(map)
@@ -86,12 +92,14 @@ fn breaks_connection(error: &tokio_postgres::Error) -> bool {
 /// A pooled connection with a statement in flight; see the module docs.
 struct InFlight {
     client: Option<Object>,
+    tls: Option<PgTls>,
 }
 
 impl InFlight {
-    fn new(client: Object) -> Self {
+    fn new(client: Object, tls: Option<PgTls>) -> Self {
         Self {
             client: Some(client),
+            tls,
         }
     }
 
@@ -131,6 +139,7 @@ impl Drop for InFlight {
         };
         let client = Object::take(object);
         let cancel = client.cancel_token();
+        let tls = self.tls.take();
         tracing::debug!(
             "outbox call dropped mid-statement; cancelling it and closing the connection"
         );
@@ -138,7 +147,14 @@ impl Drop for InFlight {
             Ok(runtime) => {
                 runtime.spawn(async move {
                     // Best effort: a statement that already finished ignores the cancel.
-                    let _ = cancel.cancel_query(tokio_postgres::NoTls).await;
+                    // Over TLS the cancel request is encrypted like the connection was.
+                    let sent = match tls {
+                        Some(tls) => cancel.cancel_query(tls).await,
+                        None => cancel.cancel_query(tokio_postgres::NoTls).await,
+                    };
+                    if let Err(e) = sent {
+                        tracing::warn!(error = %e, "cancelling a dropped outbox statement failed");
+                    }
                     drop(client);
                 });
             }

@@ -44,7 +44,7 @@ pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec
         .map_err(|e| OutboxError::invalid("headers", e.to_string()))?;
     let sql = &inner.sql;
     with_connection(
-        &inner.pool,
+        &inner.db,
         async |client| {
             let clock = client.prepare_cached(&sql.clock).await?;
             let now: DateTime<Utc> = client.query_one(&clock, &[]).await?.get(0);

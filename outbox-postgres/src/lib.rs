@@ -14,6 +14,7 @@ mod row;
 mod selection;
 mod statements;
 mod store;
+mod tls;
 mod url;
 
 pub use config::PgStoreConfig;
@@ -23,6 +24,7 @@ pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
 pub use store::PgClaimStore;
+pub use tls::{connect_config, PgTls, SslMode};
 pub use url::redact_url;
 
 /// The pool crate the store is built on, re-exported so hosts use the same version.

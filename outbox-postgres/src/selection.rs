@@ -51,7 +51,7 @@ impl OutboxStore for PgClaimStore {
         let params = columns
             .typed_params(&self.inner.channel)
             .map(|(value, _)| value);
-        let rows = query_mapped(&self.inner.pool, &self.inner.sql.enqueue, &params, |e| {
+        let rows = query_mapped(&self.inner.db, &self.inner.sql.enqueue, &params, |e| {
             map_insert_err(e, &columns.ids)
         })
         .await?;
@@ -59,7 +59,7 @@ impl OutboxStore for PgClaimStore {
     }
 
     async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
-        let rows = query(&self.inner.pool, &self.inner.sql.get, &[&id.as_uuid()]).await?;
+        let rows = query(&self.inner.db, &self.inner.sql.get, &[&id.as_uuid()]).await?;
         rows.first().map(row::entry).transpose()
     }
 
@@ -93,7 +93,7 @@ impl OutboxStore for PgClaimStore {
             &target.provider_message_id,
             &now,
         ];
-        let rows = query(&self.inner.pool, &self.inner.sql.save, &params).await?;
+        let rows = query(&self.inner.db, &self.inner.sql.save, &params).await?;
         let Some(found) = rows.first() else {
             return Ok(TransitionResult::new(
                 TransitionOutcome::Missing,
@@ -116,7 +116,7 @@ impl OutboxStore for PgClaimStore {
         let before = normalize_time(req.delivered_before);
         let limit = i64::from(req.batch_size);
         execute(
-            &self.inner.pool,
+            &self.inner.db,
             &self.inner.sql.prune_delivered,
             &[&before, &limit],
         )
@@ -129,7 +129,7 @@ impl PgClaimStore {
         self.inner.limits.check_find(req)?;
         let now = req.now.map(normalize_time);
         let limit = i64::from(req.limit);
-        let rows = query(&self.inner.pool, sql, &[&now, &req.topic, &limit]).await?;
+        let rows = query(&self.inner.db, sql, &[&now, &req.topic, &limit]).await?;
         rows.iter().map(row::entry).collect()
     }
 }

@@ -26,7 +26,7 @@ pub struct PgClaimStore {
 
 #[derive(Debug)]
 pub(crate) struct Inner {
-    pub(crate) pool: Pool,
+    pub(crate) db: connection::Db,
     pub(crate) sql: Statements,
     pub(crate) admin_sql: crate::admin::AdminStatements,
     pub(crate) limits: StoreLimits,
@@ -47,6 +47,7 @@ impl PgClaimStore {
             table,
             limits,
             listener,
+            tls,
         } = config;
         let channel = wake_channel(&table);
         if let Some(l) = &listener {
@@ -61,7 +62,8 @@ impl PgClaimStore {
                 ));
             }
         }
-        let rows = connection::query(&pool, &table.render(migrate::SCHEMA_VERSION), &[]).await?;
+        let db = connection::Db { pool, tls };
+        let rows = connection::query(&db, &table.render(migrate::SCHEMA_VERSION), &[]).await?;
         let found: Option<i64> = rows
             .first()
             .map(|r| r.try_get(0))
@@ -73,7 +75,7 @@ impl PgClaimStore {
             inner: Arc::new(Inner {
                 sql: Statements::render(&table),
                 admin_sql: crate::admin::AdminStatements::render(&table),
-                pool,
+                db,
                 limits,
                 table,
                 channel,
@@ -84,7 +86,7 @@ impl PgClaimStore {
 
     /// The pool the store runs on.
     pub fn pool(&self) -> &Pool {
-        &self.inner.pool
+        &self.inner.db.pool
     }
 
     /// The outbox table.

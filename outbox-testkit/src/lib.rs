@@ -22,6 +22,8 @@ pub mod engines;
 pub mod fixtures;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "postgres-tls")]
+pub mod postgres_tls;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 pub mod race;

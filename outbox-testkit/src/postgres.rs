@@ -22,11 +22,13 @@ pub struct PgServer {
 }
 
 #[derive(Debug)]
-struct Cluster {
+pub(crate) struct Cluster {
     bin: PathBuf,
-    data: PathBuf,
-    port: u16,
+    pub(crate) data: PathBuf,
+    pub(crate) port: u16,
     as_postgres_user: bool,
+    /// Server settings beyond the test defaults (`-c name=value …`).
+    pub(crate) extra: String,
 }
 
 static SERVER: OnceLock<Result<PgServer, String>> = OnceLock::new();
@@ -86,7 +88,7 @@ impl Cluster {
         }
     }
 
-    fn pg_ctl(&self, args: &[&str]) -> Result<(), String> {
+    pub(crate) fn pg_ctl(&self, args: &[&str]) -> Result<(), String> {
         let data = self.data.to_string_lossy().into_owned();
         let log = self
             .data
@@ -95,9 +97,10 @@ impl Cluster {
             .into_owned();
         let opts = format!(
             "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB",
+             -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB {}",
             self.port,
-            self.data.parent().unwrap_or(Path::new("/tmp")).display()
+            self.data.parent().unwrap_or(Path::new("/tmp")).display(),
+            self.extra
         );
         let mut full = vec!["-D", &data, "-l", &log, "-o", &opts];
         full.extend_from_slice(args);
@@ -140,6 +143,16 @@ fn free_port() -> Result<u16, String> {
 }
 
 fn start_cluster() -> Result<PgServer, String> {
+    let (cluster, dir) = init_cluster(String::new())?;
+    start(&cluster, &dir)?;
+    Ok(PgServer {
+        url: format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port),
+        cluster: Some(cluster),
+    })
+}
+
+/// A new cluster directory, initialised but not started, with `extra` server settings.
+pub(crate) fn init_cluster(extra: String) -> Result<(Cluster, PathBuf), String> {
     let bin = find_bin_dir().ok_or_else(|| {
         format!("{URL_VAR} is unset and no PostgreSQL server binaries (initdb, pg_ctl) were found")
     })?;
@@ -168,6 +181,7 @@ fn start_cluster() -> Result<PgServer, String> {
         port: free_port()?,
         bin,
         as_postgres_user,
+        extra,
     };
     let data = cluster.data.to_string_lossy().into_owned();
     cluster.run(
@@ -184,12 +198,28 @@ fn start_cluster() -> Result<PgServer, String> {
             "--no-sync",
         ],
     )?;
+    Ok((cluster, dir))
+}
+
+/// Starts an initialised cluster, handing its directory (and whatever was written into it
+/// since `initdb`) to the server's user first, and arranges its removal.
+pub(crate) fn start(cluster: &Cluster, dir: &Path) -> Result<(), String> {
+    if cluster.as_postgres_user {
+        let status = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(dir)
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!(
+                "cannot hand {} to the postgres user",
+                dir.display()
+            ));
+        }
+    }
     cluster.pg_ctl(&["start", "-w", "-t", "60"])?;
-    spawn_reaper(&cluster, &dir);
-    Ok(PgServer {
-        url: format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port),
-        cluster: Some(cluster),
-    })
+    spawn_reaper(cluster, dir);
+    Ok(())
 }
 
 /// Stops and deletes the cluster once this test process is gone, however it ends.

@@ -17,3 +17,4 @@ mod race_processes;
 mod skip_locked;
 mod store_build;
 mod support;
+mod tls;

@@ -1,0 +1,425 @@
+//! TLS to PostgreSQL as libpq's `sslmode` and `sslrootcert` describe it, on rustls.
+//!
+//! tokio-postgres itself knows only `disable`, `prefer` and `require`, refuses
+//! `sslrootcert`, and encrypts only when given a connector. [`connect_config`] reads all of
+//! libpq's modes from a connection string and returns the driver's configuration with a
+//! [`PgTls`] connector that does what the mode promises; use that connector for the pool,
+//! for the listener, and in [`crate::PgStoreConfig::tls`], so that cancelling a statement
+//! (which opens a connection of its own) is encrypted the same way.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use outbox_core::{OutboxError, Result};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+use tokio_postgres::config::SslMode as DriverMode;
+use tokio_postgres::tls::MakeTlsConnect;
+use tokio_postgres::Socket;
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// libpq's `sslmode`: whether to encrypt, and what to verify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    /// Never encrypt.
+    Disable,
+    /// Encrypt when the server offers it, without verifying its certificate (the default).
+    Prefer,
+    /// Always encrypt; verify the certificate's chain only when `sslrootcert` names a file.
+    Require,
+    /// Always encrypt and verify the certificate's chain (not its host name).
+    VerifyCa,
+    /// Always encrypt and verify the certificate's chain and that it names the host.
+    VerifyFull,
+}
+
+impl FromStr for SslMode {
+    type Err = OutboxError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "disable" => Self::Disable,
+            "prefer" | "allow" => Self::Prefer,
+            "require" => Self::Require,
+            "verify-ca" => Self::VerifyCa,
+            "verify-full" => Self::VerifyFull,
+            other => {
+                return Err(OutboxError::invalid(
+                    "sslmode",
+                    format!(
+                        "{other:?} (expected disable, prefer, require, verify-ca or verify-full)"
+                    ),
+                ))
+            }
+        })
+    }
+}
+
+/// The TLS connector for one connection string: rustls, verifying as its mode says.
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct PgTls {
+    mode: SslMode,
+    connect: MakeRustlsConnect,
+}
+
+impl std::fmt::Debug for PgTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgTls")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgTls {
+    /// A connector for `mode`, trusting the PEM certificates in `root_file` or, without
+    /// one (or with `system`), the platform's roots.
+    pub fn new(mode: SslMode, root_file: Option<&Path>) -> Result<Self> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let root_file = root_file.filter(|p| p.as_os_str() != "system");
+        // As libpq: `require` with a root certificate verifies the chain.
+        let verify = match (mode, root_file) {
+            (SslMode::Require, Some(_)) => SslMode::VerifyCa,
+            (m, _) => m,
+        };
+        let verifier: Arc<dyn ServerCertVerifier> = match verify {
+            SslMode::Disable | SslMode::Prefer | SslMode::Require => {
+                Arc::new(Unverified(provider.clone()))
+            }
+            SslMode::VerifyCa | SslMode::VerifyFull => {
+                let roots = roots(root_file)?;
+                let webpki =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                        .build()
+                        .map_err(|e| OutboxError::invalid("sslrootcert", e.to_string()))?;
+                if verify == SslMode::VerifyCa {
+                    Arc::new(ChainOnly(webpki))
+                } else {
+                    webpki
+                }
+            }
+        };
+        let config = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| OutboxError::Unsupported(format!("TLS: {e}")))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier)
+            .with_no_client_auth();
+        Ok(Self {
+            mode,
+            connect: MakeRustlsConnect::new(config),
+        })
+    }
+
+    /// The mode it was built for.
+    pub fn mode(&self) -> SslMode {
+        self.mode
+    }
+}
+
+impl MakeTlsConnect<Socket> for PgTls {
+    type Stream = <MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream;
+    type TlsConnect = <MakeRustlsConnect as MakeTlsConnect<Socket>>::TlsConnect;
+    type Error = <MakeRustlsConnect as MakeTlsConnect<Socket>>::Error;
+
+    fn make_tls_connect(
+        &mut self,
+        domain: &str,
+    ) -> std::result::Result<Self::TlsConnect, Self::Error> {
+        MakeTlsConnect::<Socket>::make_tls_connect(&mut self.connect, domain)
+    }
+}
+
+fn roots(file: Option<&Path>) -> Result<RootCertStore> {
+    let mut roots = RootCertStore::empty();
+    match file {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .and_then(|it| it.collect::<std::result::Result<Vec<_>, _>>())
+                .map_err(|e| {
+                    OutboxError::invalid(
+                        "sslrootcert",
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                })?;
+            let (added, _) = roots.add_parsable_certificates(certs);
+            if added == 0 {
+                return Err(OutboxError::invalid(
+                    "sslrootcert",
+                    format!("{} holds no usable certificate", path.display()),
+                ));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(found.certs);
+            if roots.is_empty() {
+                return Err(OutboxError::invalid(
+                    "sslrootcert",
+                    "no root certificates found on this system: name a file with sslrootcert=PATH",
+                ));
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// Encrypts without checking who is at the other end (libpq's `prefer` and `require`):
+/// the handshake's signatures are still verified.
+#[derive(Debug)]
+struct Unverified(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for Unverified {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Verifies the chain to a trusted root but not the host name (libpq's `verify-ca`).
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// Reads a connection string (a `postgres://` URL or `key=value` pairs) with libpq's TLS
+/// settings: `sslmode` (every libpq mode) and `sslrootcert`. Returns the driver's
+/// configuration and the connector to connect with.
+pub fn connect_config(s: &str) -> Result<(tokio_postgres::Config, PgTls)> {
+    let (driver_text, mode, root) = split_tls(s)?;
+    let mut config = tokio_postgres::Config::from_str(&driver_text).map_err(|e| {
+        OutboxError::invalid(
+            "database url",
+            format!("not a PostgreSQL connection string: {e}"),
+        )
+    })?;
+    config.ssl_mode(match mode {
+        SslMode::Disable => DriverMode::Disable,
+        SslMode::Prefer => DriverMode::Prefer,
+        SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => DriverMode::Require,
+    });
+    let tls = PgTls::new(mode, root.as_deref().map(Path::new))?;
+    Ok((config, tls))
+}
+
+/// The connection string without `sslmode` and `sslrootcert`, and their values.
+fn split_tls(s: &str) -> Result<(String, SslMode, Option<String>)> {
+    let mut mode = SslMode::Prefer;
+    let mut root = None;
+    let mut take = |key: &str, value: &str| -> Result<bool> {
+        match key {
+            "sslmode" => {
+                mode = value.parse()?;
+                Ok(true)
+            }
+            "sslrootcert" => {
+                root = Some(value.to_owned());
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    };
+    let rest = if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        match s.split_once('?') {
+            None => s.to_owned(),
+            Some((base, query)) => {
+                let mut kept = Vec::new();
+                for pair in query.split('&') {
+                    let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                    if !take(k, &percent_decode(v))? {
+                        kept.push(pair);
+                    }
+                }
+                if kept.is_empty() {
+                    base.to_owned()
+                } else {
+                    format!("{base}?{}", kept.join("&"))
+                }
+            }
+        }
+    } else {
+        let mut kept = Vec::new();
+        for word in s.split_whitespace() {
+            let (k, v) = word.split_once('=').unwrap_or((word, ""));
+            if !take(k.trim(), v.trim().trim_matches('\''))? {
+                kept.push(word);
+            }
+        }
+        kept.join(" ")
+    };
+    Ok((rest, mode, root))
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            s.get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok()),
+        ) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libpq_settings_are_taken_out_and_the_rest_is_kept() {
+        let (rest, mode, root) = split_tls(
+            "postgres://u:p@db:5432/app?sslmode=verify-full&application_name=x&sslrootcert=%2Fetc%2Fca.pem",
+        )
+        .unwrap();
+        assert_eq!(rest, "postgres://u:p@db:5432/app?application_name=x");
+        assert_eq!(mode, SslMode::VerifyFull);
+        assert_eq!(root.as_deref(), Some("/etc/ca.pem"));
+
+        let (rest, mode, root) =
+            split_tls("host=db user=u sslmode=require sslrootcert=/ca.pem dbname=app").unwrap();
+        assert_eq!(rest, "host=db user=u dbname=app");
+        assert_eq!(mode, SslMode::Require);
+        assert_eq!(root.as_deref(), Some("/ca.pem"));
+
+        let (rest, mode, root) = split_tls("postgres://u@db/app").unwrap();
+        assert_eq!(
+            (rest.as_str(), mode, root),
+            ("postgres://u@db/app", SslMode::Prefer, None)
+        );
+    }
+
+    #[test]
+    fn every_mode_gives_the_driver_a_mode_it_knows() {
+        for (mode, driver) in [
+            ("disable", DriverMode::Disable),
+            ("prefer", DriverMode::Prefer),
+            ("require", DriverMode::Require),
+            ("verify-ca", DriverMode::Require),
+            ("verify-full", DriverMode::Require),
+        ] {
+            let url = format!("postgres://u@127.0.0.1/app?sslmode={mode}");
+            match connect_config(&url) {
+                Ok((config, tls)) => {
+                    assert_eq!(config.get_ssl_mode(), driver, "{mode}");
+                    assert_eq!(tls.mode(), mode.parse().unwrap());
+                }
+                // verify-* need root certificates; a machine without any says so.
+                Err(e) => assert!(
+                    mode.starts_with("verify") && e.to_string().contains("sslrootcert"),
+                    "{e}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused_clearly() {
+        let err = connect_config("postgres://u@h/db?sslmode=sometimes").unwrap_err();
+        assert!(
+            err.is_invalid_input() && err.to_string().contains("verify-full"),
+            "{err}"
+        );
+        let err =
+            connect_config("postgres://u@h/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem")
+                .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/ca.pem"), "{err}");
+    }
+}
