@@ -212,6 +212,13 @@ pub(crate) struct DrainArgs {
     /// Dead-letter after this many attempts.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_attempts: u32,
+    /// How long one emission may run before it is abandoned and retried later (e.g. 60s).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub(crate) emit_timeout: TimeDelta,
+    /// On Ctrl-C or SIGTERM, how long running emissions may finish before they are
+    /// abandoned and their claims released (e.g. 30s).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub(crate) shutdown_grace: TimeDelta,
     /// Stop once nothing is pending, retry-ready or under an unexpired lease.
     #[arg(long)]
     pub(crate) until_empty: bool,

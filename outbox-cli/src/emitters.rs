@@ -21,7 +21,7 @@ pub(crate) fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
     }
 }
 
-/// Adds a fixed delay before each emission (a stand-in for provider latency).
+/// Adds a fixed delay after each emission: a stand-in for the provider's acknowledgement.
 pub(crate) struct Delayed {
     pub(crate) inner: Arc<dyn Emitter>,
     pub(crate) delay: std::time::Duration,
@@ -29,9 +29,12 @@ pub(crate) struct Delayed {
 
 #[async_trait]
 impl Emitter for Delayed {
+    /// Sends, then waits: the latency stands for the provider's acknowledgement, the
+    /// window in which a message is out but its outcome not yet known (or recorded).
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        let outcome = self.inner.emit(emission).await;
         tokio::time::sleep(self.delay).await;
-        self.inner.emit(emission).await
+        outcome
     }
 }
 

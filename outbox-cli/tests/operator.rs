@@ -144,6 +144,34 @@ fn a_lease_shorter_than_an_emission_is_refused() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!err.contains('\u{1b}'), "colour codes on a pipe: {err:?}");
     assert_eq!(Db::sqlite(&db).stats()["counts"]["pending"], 3);
+    // Likewise an emission that could never finish within its timeout.
+    fails_with(
+        outbox(&db).args([
+            "drain",
+            "--until-empty",
+            "--emitter",
+            "noop",
+            "--emit-delay",
+            "50ms",
+            "--emit-timeout",
+            "20ms",
+        ]),
+        2,
+        "--emit-timeout: 20ms",
+    );
+    fails_with(
+        outbox(&db).args([
+            "drain",
+            "--until-empty",
+            "--emitter",
+            "noop",
+            "--emit-timeout",
+            "0s",
+        ]),
+        2,
+        "must be longer than zero",
+    );
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["pending"], 3);
 }
 
 #[test]

@@ -223,7 +223,9 @@ pub async fn slow_emission_lease_is_renewed(s: DrainSubject) {
 }
 
 /// Runs a batch whose first entry's emission hangs, moves the clock past the first lease
-/// once the drain has renewed, and checks that another drain can take none of the batch.
+/// once the drain has renewed it, and checks that another drain can take none of the
+/// batch; with room to emit the others meanwhile, they are recorded before the hung one
+/// returns.
 async fn batch_keeps_its_leases(s: DrainSubject, concurrency: usize) {
     let ids = enqueue(&s, &["gate", "ok", "ok"]).await;
     let emitter = ScriptedEmitter::new(s.clock.clone());
@@ -233,10 +235,10 @@ async fn batch_keeps_its_leases(s: DrainSubject, concurrency: usize) {
     let slow = drain(&s, &emitter, slow_options);
     let task = tokio::spawn(async move { slow.run_once().await });
     emitter.gate_started().await;
-    let first_expiry = row(&s, ids[2]).await.claim_expires_at.expect("claimed");
+    let first_expiry = row(&s, ids[0]).await.claim_expires_at.expect("claimed");
     s.clock.advance(TimeDelta::milliseconds(400));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while row(&s, ids[2]).await.claim_expires_at == Some(first_expiry) {
+    while row(&s, ids[0]).await.claim_expires_at == Some(first_expiry) {
         assert!(
             tokio::time::Instant::now() < deadline,
             "the lease was never renewed"
@@ -252,6 +254,18 @@ async fn batch_keeps_its_leases(s: DrainSubject, concurrency: usize) {
         other.claimed, 0,
         "another drain took a claim of an unfinished batch"
     );
+    if concurrency > 1 {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        for id in &ids[1..] {
+            while row(&s, *id).await.status != EmissionStatus::Delivered {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "a finished emission waited for the hung one to be recorded"
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
     emitter.open_gate(1);
     let summary = task.await.unwrap().unwrap();
     assert_eq!((summary.delivered, summary.not_applied), (3, 0));
@@ -266,7 +280,8 @@ pub async fn queued_claims_keep_their_leases(s: DrainSubject) {
     batch_keeps_its_leases(s, 1).await;
 }
 
-/// Claims already emitted keep their leases until the whole batch is recorded.
+/// Emissions that finish while another of their batch still runs are recorded at once;
+/// the running one keeps its lease.
 pub async fn emitted_claims_keep_their_leases_until_recorded(s: DrainSubject) {
     batch_keeps_its_leases(s, 3).await;
 }
@@ -575,11 +590,91 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
         options("w").poll_interval(Duration::ZERO, Duration::ZERO),
         options("w").lease(TimeDelta::days(400)),
         options(&"w".repeat(300)),
+        options("w").emit_timeout(Duration::ZERO),
+        options("w").emit_timeout(Duration::from_secs(2 * 86_400)),
+        options("w").shutdown_grace(Duration::from_secs(2 * 86_400)),
     ];
     for o in bad {
         let err = Drain::new(s.store.clone(), emitter.clone(), o.clone()).unwrap_err();
         assert!(err.is_invalid_input(), "{o:?}: {err}");
     }
+}
+
+/// An emission that never returns is abandoned at the emit timeout and recorded as a
+/// retryable failure; the rest of its batch is delivered meanwhile, and the batch ends.
+pub async fn a_hung_emission_times_out_and_is_retried(s: DrainSubject) {
+    let ids = enqueue(&s, &["hang", "ok", "ok"]).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let d = drain(
+        &s,
+        &emitter,
+        options("w").emit_timeout(Duration::from_millis(200)),
+    );
+    let summary = tokio::time::timeout(Duration::from_secs(20), d.run_once())
+        .await
+        .expect("the batch ended despite the hung emission")
+        .unwrap();
+    assert_eq!((summary.delivered, summary.retried), (2, 1), "{summary:?}");
+    let hung = row(&s, ids[0]).await;
+    assert_eq!(hung.status, EmissionStatus::RetryableFailure);
+    assert_eq!(hung.attempt_count, 1);
+    assert!(
+        hung.last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("did not finish within"),
+        "{hung:?}"
+    );
+    assert!(
+        hung.claim_owner.is_none(),
+        "the timed-out claim is still held"
+    );
+    for id in &ids[1..] {
+        assert_eq!(row(&s, *id).await.status, EmissionStatus::Delivered);
+    }
+}
+
+/// A graceful stop waits for running emissions only as long as the grace period: a hung
+/// one is then abandoned and its claim released, claimable again at once.
+pub async fn a_graceful_stop_is_bounded_by_its_grace_period(s: DrainSubject) {
+    let ids = enqueue(&s, &["hang", "ok"]).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let d = drain(
+        &s,
+        &emitter,
+        options("w")
+            .emit_timeout(Duration::from_secs(3600))
+            .shutdown_grace(Duration::from_millis(200)),
+    );
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        d.run(async {
+            let _ = stop_rx.await;
+        })
+        .await
+    });
+    emitter.gate_started().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while row(&s, ids[1]).await.status != EmissionStatus::Delivered {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the other emission was not recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop_tx.send(()).unwrap();
+    let summary = tokio::time::timeout(Duration::from_secs(20), task)
+        .await
+        .expect("the stop waited past its grace period")
+        .unwrap();
+    assert_eq!((summary.delivered, summary.released), (1, 1), "{summary:?}");
+    let hung = row(&s, ids[0]).await;
+    assert_eq!(hung.status, EmissionStatus::Pending);
+    assert_eq!(hung.attempt_count, 0, "a release counts no attempt");
+    assert!(
+        hung.claim_owner.is_none(),
+        "the abandoned claim was not released"
+    );
 }
 
 /// Stamps out one `#[tokio::test]` per drain scenario; `$factory` is an async fn returning
@@ -594,7 +689,8 @@ macro_rules! drain_suite {
             expired_lease_is_reclaimed_and_late_completion_not_applied,
             shutdown_mid_batch_releases_unstarted, claims_ahead_are_held_then_released_at_shutdown,
             claims_ahead_keep_their_leases, a_claim_ahead_that_was_lost_is_never_emitted,
-            compatibility_path_without_leases, bad_options_are_refused);
+            compatibility_path_without_leases, bad_options_are_refused,
+            a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period);
     };
 }
 

@@ -100,6 +100,11 @@ impl Emitter for ScriptedEmitter {
             (b"broken", _) => EmitOutcome::retryable("provider down"),
             (b"poison", _) => EmitOutcome::permanent("payload rejected"),
             (b"panic", true) => panic!("scripted emitter panic"),
+            // A provider call that never returns (on its first attempt).
+            (b"hang", true) => {
+                self.started.add_permits(1);
+                std::future::pending().await
+            }
             (b"gate", _) if emission.owner.starts_with("slow") => {
                 self.started.add_permits(1);
                 let permit = tokio::time::timeout(Duration::from_secs(30), self.gate.acquire())

@@ -99,6 +99,8 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         emitter: format!("jsonl:{}", jsonl.display()),
         emit_delay: None,
         max_attempts: 5,
+        emit_timeout: TimeDelta::seconds(60),
+        shutdown_grace: TimeDelta::seconds(30),
         until_empty: true,
         fail_on_dead_letters: false,
         json: false,

@@ -24,6 +24,16 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
                 ),
             ));
         }
+        if delay >= args.emit_timeout {
+            return Err(OutboxError::invalid(
+                "--emit-timeout",
+                format!(
+                    "{} is not longer than --emit-delay {}: every emission would be abandoned",
+                    crate::duration::show(args.emit_timeout),
+                    crate::duration::show(delay)
+                ),
+            ));
+        }
     }
     let store = target.open().await?;
     let mut emitter = crate::emitters::parse(&args.emitter)?;
@@ -71,7 +81,9 @@ pub(crate) async fn drain(
         .batch_size(args.batch)
         .lease(args.lease)
         .emit_concurrency(args.concurrency as usize)
-        .max_attempts(args.max_attempts);
+        .max_attempts(args.max_attempts)
+        .emit_timeout(args.emit_timeout.to_std().unwrap_or_default())
+        .shutdown_grace(args.shutdown_grace.to_std().unwrap_or_default());
     let prefix = args
         .owner
         .clone()

@@ -30,6 +30,33 @@ impl Work {
     }
 }
 
+/// How long a finished emission may wait for others to share its recording.
+const RECORD_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// What recording a sub-batch gives back: the summary of what it wrote, or the error and
+/// the outcomes it took (recorded again with the rest of the batch).
+type Recorded =
+    std::result::Result<DrainSummary, (crate::OutboxError, Vec<(EntryId, EmitOutcome)>)>;
+
+/// A sub-batch of finished emissions being recorded, with their ids.
+type Recording<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = (Vec<EntryId>, Recorded)> + Send + 'a>>;
+
+/// What emitting a batch left to do.
+#[derive(Debug, Default)]
+struct Emitted {
+    /// Outcomes not recorded yet.
+    outcomes: HashMap<EntryId, EmitOutcome>,
+    /// Emissions that finished, recorded or not.
+    finished: u64,
+    /// Claims never emitted (the drain stopped) or abandoned after the grace period.
+    unstarted: Vec<EntryId>,
+    /// Claims whose lease was lost while the batch ran.
+    lost: Vec<EntryId>,
+    /// What the sub-batches recorded along the way.
+    recorded: DrainSummary,
+}
+
 impl Drain {
     /// One cycle: take a batch (the one claimed ahead, or a fresh claim), emit it, record
     /// it. With `look_ahead`, a full batch starts the claim of the next one, which comes
@@ -62,13 +89,20 @@ impl Drain {
         } else {
             Prefetch::Off
         };
-        let (outcomes, unstarted, lost) = self
+        let emitted = self
             .emit_all(work.clone(), stop.clone(), &mut prefetch)
             .await;
-        summary.emitted = outcomes.len() as u64;
-        summary.not_applied += lost.len() as u64;
+        summary.emitted = emitted.finished;
+        summary.not_applied += emitted.lost.len() as u64;
+        summary.add(&emitted.recorded);
         let started = Instant::now();
-        let record = self.complete(&work, &outcomes, &unstarted, &lost, &mut summary);
+        let record = self.complete(
+            &work,
+            &emitted.outcomes,
+            &emitted.unstarted,
+            &emitted.lost,
+            &mut summary,
+        );
         let recorded = if prefetch.is_running() {
             let (recorded, ()) = tokio::join!(record, prefetch.settle());
             recorded
@@ -196,7 +230,7 @@ impl Drain {
         work: Vec<Work>,
         mut stop: watch::Receiver<bool>,
         prefetch: &mut Prefetch,
-    ) -> (HashMap<EntryId, EmitOutcome>, Vec<EntryId>, Vec<EntryId>) {
+    ) -> Emitted {
         let mut running: JoinSet<(EntryId, EmitOutcome)> = JoinSet::new();
         let mut tasks: HashMap<tokio::task::Id, EntryId> = HashMap::new();
         let mut held: HashMap<EntryId, Claim> = work
@@ -207,58 +241,149 @@ impl Drain {
             })
             .collect();
         let mut queue: VecDeque<Work> = work.into();
-        let mut outcomes = HashMap::new();
-        let mut lost: Vec<EntryId> = Vec::new();
+        let mut emitted = Emitted::default();
+        // Claimed entries whose emission finished, waiting to be recorded; at most one
+        // sub-batch is being recorded at a time.
+        let mut finished: Vec<EntryId> = Vec::new();
+        let mut first_finished_at: Option<tokio::time::Instant> = None;
+        let mut recording: Option<Recording<'_>> = None;
+        let mut abandon_at: Option<tokio::time::Instant> = None;
+        let flush_at = self.options.emit_concurrency.clamp(1, 64);
         let period = self.renew_period();
         let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             while running.len() < self.options.emit_concurrency && !*stop.borrow() {
                 let Some(item) = queue.pop_front() else { break };
-                if lost.contains(&item.entry().id) {
+                if emitted.lost.contains(&item.entry().id) {
                     continue; // never emit what this worker no longer holds
                 }
                 let handle = running.spawn(emit_one(
                     self.emitter.clone(),
                     item.entry().clone(),
                     self.options.owner.clone(),
+                    self.options.emit_timeout,
                 ));
                 tasks.insert(handle.id(), item.entry().id);
             }
-            if running.is_empty() {
+            if *stop.borrow() && abandon_at.is_none() && !running.is_empty() {
+                abandon_at = Some(tokio::time::Instant::now() + self.options.shutdown_grace);
+            }
+            // A sub-batch goes to the store when enough emissions finished, when the
+            // oldest has waited a linger, or when nothing is left running.
+            let due = first_finished_at.is_some_and(|t| t.elapsed() >= RECORD_LINGER);
+            if recording.is_none()
+                && !finished.is_empty()
+                && (finished.len() >= flush_at || due || running.is_empty())
+            {
+                let ids = std::mem::take(&mut finished);
+                first_finished_at = None;
+                recording = Some(self.record_finished(ids, &held, &mut emitted.outcomes));
+            }
+            if running.is_empty() && recording.is_none() && finished.is_empty() {
                 break;
             }
+            let linger_until =
+                first_finished_at.map_or_else(tokio::time::Instant::now, |t| t + RECORD_LINGER);
             tokio::select! {
                 Some(done) = running.join_next_with_id() => {
                     let (id, outcome) = match done {
                         Ok((_, (id, outcome))) => (id, outcome),
+                        Err(e) if e.is_cancelled() => {
+                            // Abandoned at the end of the grace period: released below.
+                            emitted.unstarted.push(tasks[&e.id()]);
+                            continue;
+                        }
                         Err(e) => {
                             let id = tasks[&e.id()];
                             tracing::error!(entry_id = %id, "the emitter panicked; the entry will be retried");
                             (id, EmitOutcome::retryable("the emitter panicked"))
                         }
                     };
-                    outcomes.insert(id, outcome);
+                    emitted.finished += 1;
+                    if held.contains_key(&id) {
+                        finished.push(id);
+                        first_finished_at.get_or_insert_with(tokio::time::Instant::now);
+                    }
+                    emitted.outcomes.insert(id, outcome);
                 }
+                (ids, result) = async { recording.as_mut().expect("guarded by the precondition").await }, if recording.is_some() => {
+                    recording = None;
+                    match result {
+                        Ok(tallied) => {
+                            emitted.recorded.add(&tallied);
+                            for id in &ids {
+                                held.remove(id);
+                            }
+                        }
+                        // Left for the end of the batch, where a failure is the cycle's.
+                        Err((e, taken)) => {
+                            tracing::warn!(error = %e, entries = ids.len(), "recording finished emissions failed; will try again with the rest of the batch");
+                            emitted.outcomes.extend(taken);
+                        }
+                    }
+                }
+                () = tokio::time::sleep_until(linger_until), if recording.is_none() && !finished.is_empty() => {}
                 _ = renew_tick.tick() => {
-                    lost.extend(self.renew(&mut held).await.unwrap_or_default());
+                    emitted.lost.extend(self.renew(&mut held).await.unwrap_or_default());
                     if let Some(ahead) = prefetch.held_mut() {
                         self.renew_ahead(ahead).await;
                     }
                 }
                 () = prefetch.settle(), if prefetch.is_running() => {}
+                () = tokio::time::sleep_until(abandon_at.unwrap_or_else(tokio::time::Instant::now)), if abandon_at.is_some() && !running.is_empty() => {
+                    tracing::warn!(running = running.len(), grace = ?self.options.shutdown_grace, "graceful stop: abandoning emissions still running after the grace period; their claims are released");
+                    running.abort_all();
+                }
                 _ = stop.changed() => {}
             }
         }
-        let unstarted = queue
+        let lost = &emitted.lost;
+        let unstarted: Vec<EntryId> = queue
             .iter()
             .map(|w| w.entry().id)
             .filter(|id| !lost.contains(id))
             .collect();
-        (outcomes, unstarted, lost)
+        emitted.unstarted.extend(unstarted);
+        emitted
     }
 
-    /// Renews the leases of `held`; returns the ids whose lease was lost, or `None` when
-    /// the store could not be asked (logged; the caller tries again on its next tick).
+    /// Starts recording the finished emissions `ids` (claims this worker holds), taking
+    /// their outcomes out of `outcomes`; the future gives them back with its result.
+    fn record_finished(
+        &self,
+        ids: Vec<EntryId>,
+        held: &HashMap<EntryId, Claim>,
+        outcomes: &mut HashMap<EntryId, EmitOutcome>,
+    ) -> Recording<'_> {
+        let now = self.clock.now();
+        let mut taken = Vec::with_capacity(ids.len());
+        let mut requests = Vec::with_capacity(ids.len());
+        for id in ids {
+            let (Some(claim), Some(outcome)) = (held.get(&id), outcomes.remove(&id)) else {
+                continue;
+            };
+            let completion = self.completion_for(&claim.entry, &outcome, now);
+            let mut request = CompletionRequest::new(claim.clone(), completion);
+            request.now = self.request_time();
+            requests.push(request);
+            taken.push((id, outcome));
+        }
+        Box::pin(async move {
+            let result = self.complete_with_retries(requests.clone()).await;
+            let ids: Vec<EntryId> = taken.iter().map(|(id, _)| *id).collect();
+            match result {
+                Ok(results) => {
+                    let mut tallied = DrainSummary::default();
+                    for (req, result) in requests.iter().zip(results) {
+                        tally(&mut tallied, &req.completion, result.outcome);
+                    }
+                    (ids, Ok(tallied))
+                }
+                Err(e) => (ids, Err((e, taken))),
+            }
+        })
+    }
+
     pub(super) async fn renew(&self, held: &mut HashMap<EntryId, Claim>) -> Option<Vec<EntryId>> {
         if held.is_empty() {
             return Some(Vec::new());
@@ -425,6 +550,7 @@ async fn emit_one(
     emitter: Arc<dyn Emitter>,
     entry: OutboxEntry,
     owner: String,
+    timeout: std::time::Duration,
 ) -> (EntryId, EmitOutcome) {
     let started = Instant::now();
     let emission = Emission {
@@ -432,7 +558,13 @@ async fn emit_one(
         attempt: entry.attempt_count.saturating_add(1),
         owner: &owner,
     };
-    let outcome = emitter.emit(emission).await;
+    let outcome = match tokio::time::timeout(timeout, emitter.emit(emission)).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            tracing::warn!(entry_id = %entry.id, ?timeout, "the emission did not finish in time; it will be retried");
+            EmitOutcome::retryable(format!("the emission did not finish within {timeout:?}"))
+        }
+    };
     metrics::histogram!("outbox.emit_latency_seconds").record(started.elapsed().as_secs_f64());
     metrics::counter!("outbox.emissions", "result" => outcome.result_tag()).increment(1);
     (entry.id, outcome)

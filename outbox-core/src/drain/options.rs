@@ -21,6 +21,8 @@ pub struct DrainOptions {
     pub(crate) max_attempts: u32,
     pub(crate) topic: Option<String>,
     pub(crate) claim_ahead: Option<bool>,
+    pub(crate) emit_timeout: Duration,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl Default for DrainOptions {
@@ -37,6 +39,8 @@ impl Default for DrainOptions {
             max_attempts: 10,
             topic: None,
             claim_ahead: None,
+            emit_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(30),
         }
     }
 }
@@ -125,6 +129,22 @@ impl DrainOptions {
         self
     }
 
+    /// How long one emission may run (default 60 s). An emission still running then is
+    /// abandoned (its future dropped) and recorded as a retryable failure, so a provider
+    /// call that never returns cannot hold its lease, its batch or a shutdown forever.
+    pub fn emit_timeout(mut self, timeout: Duration) -> Self {
+        self.emit_timeout = timeout;
+        self
+    }
+
+    /// How long a graceful stop waits for emissions already running (default 30 s).
+    /// Emissions still running then are abandoned and their claims released, so another
+    /// worker emits them again (at-least-once); the stop never waits longer than this.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
     /// Only drain this topic.
     pub fn topic(mut self, topic: impl Into<String>) -> Self {
         self.topic = Some(topic.into());
@@ -156,6 +176,19 @@ impl DrainOptions {
         }
         if self.max_attempts == 0 {
             return Err(OutboxError::invalid("max attempts", "must be at least 1"));
+        }
+        let day = Duration::from_secs(86_400);
+        if self.emit_timeout < Duration::from_millis(1) || self.emit_timeout > day {
+            return Err(OutboxError::invalid(
+                "emit timeout",
+                format!("must be between 1ms and 1 day, got {:?}", self.emit_timeout),
+            ));
+        }
+        if self.shutdown_grace > day {
+            return Err(OutboxError::invalid(
+                "shutdown grace",
+                format!("must not exceed 1 day, got {:?}", self.shutdown_grace),
+            ));
         }
         self.retry.validate()
     }
