@@ -248,7 +248,6 @@ impl Drain {
         let mut first_finished_at: Option<tokio::time::Instant> = None;
         let mut recording: Option<Recording<'_>> = None;
         let mut abandon_at: Option<tokio::time::Instant> = None;
-        let flush_at = self.options.emit_concurrency.clamp(1, 64);
         let period = self.renew_period();
         let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
@@ -268,13 +267,11 @@ impl Drain {
             if *stop.borrow() && abandon_at.is_none() && !running.is_empty() {
                 abandon_at = Some(tokio::time::Instant::now() + self.options.shutdown_grace);
             }
-            // A sub-batch goes to the store when enough emissions finished, when the
-            // oldest has waited a linger, or when nothing is left running.
+            // A sub-batch goes to the store when the oldest finished emission has waited
+            // a linger, or when nothing is left running: a batch whose emissions all end
+            // within the linger is still recorded in one call.
             let due = first_finished_at.is_some_and(|t| t.elapsed() >= RECORD_LINGER);
-            if recording.is_none()
-                && !finished.is_empty()
-                && (finished.len() >= flush_at || due || running.is_empty())
-            {
+            if recording.is_none() && !finished.is_empty() && (due || running.is_empty()) {
                 let ids = std::mem::take(&mut finished);
                 first_finished_at = None;
                 recording = Some(self.record_finished(ids, &held, &mut emitted.outcomes));
