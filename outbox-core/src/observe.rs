@@ -60,6 +60,17 @@ impl<S> Observed<S> {
     }
 }
 
+/// The wrapped store's own methods (enqueue inside the host's transaction, its pool, its
+/// table) are reachable through the wrapper. The store traits resolve to the wrapper's
+/// implementations first, so every transition made through it is still observed.
+impl<S> std::ops::Deref for Observed<S> {
+    type Target = S;
+
+    fn deref(&self) -> &S {
+        &self.inner
+    }
+}
+
 #[async_trait]
 impl<S: OutboxStore> OutboxStore for Observed<S> {
     fn capabilities(&self) -> Capabilities {

@@ -69,6 +69,26 @@ impl NewEntries {
 
 /// The columns of a batch of claimed transitions (see `sql/complete_batch.sql`): who
 /// claims, and the outcome fields each completion writes.
+#[cfg(feature = "sqlx")]
+impl NewEntries {
+    /// Binds the columns to `query` (`sql/enqueue.sql`) for sqlx, in statement order.
+    pub(crate) fn bind_sqlx<'q>(
+        &'q self,
+        query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        channel: &'q str,
+    ) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+        query
+            .bind(&self.uuids)
+            .bind(&self.topics)
+            .bind(&self.partition_keys)
+            .bind(&self.payloads)
+            .bind(&self.headers)
+            .bind(&self.created_at)
+            .bind(&self.not_before)
+            .bind(channel)
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Completions {
     ids: Vec<Uuid>,

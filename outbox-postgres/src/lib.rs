@@ -16,6 +16,7 @@ mod statements;
 mod store;
 mod tls;
 mod url;
+mod writer;
 
 pub use config::PgStoreConfig;
 pub use copy::COPY_FROM as BULK_COPY_FROM;
@@ -26,6 +27,7 @@ pub use migrate::{
 pub use store::PgClaimStore;
 pub use tls::{connect_config, PgTls, SslMode};
 pub use url::redact_url;
+pub use writer::PgWriter;
 
 /// The pool crate the store is built on, re-exported so hosts use the same version.
 pub use deadpool_postgres;

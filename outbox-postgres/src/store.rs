@@ -7,10 +7,8 @@ use deadpool_postgres::Pool;
 use outbox_core::{EntryId, NewEntry, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
 use tokio_postgres::{GenericClient, Row};
 
-use crate::arrays::NewEntries;
-use crate::error::map_insert_err;
 use crate::statements::Statements;
-use crate::{connection, migrate, row, wake_channel, PgListener, PgStoreConfig};
+use crate::{connection, migrate, row, wake_channel, PgListener, PgStoreConfig, PgWriter};
 
 /// The PostgreSQL claim store: batch claims with `FOR UPDATE SKIP LOCKED` in one round
 /// trip, batch completions and renewals in one statement each, judged and written
@@ -33,6 +31,7 @@ pub(crate) struct Inner {
     pub(crate) table: TableName,
     pub(crate) channel: String,
     pub(crate) listener: Option<Arc<PgListener>>,
+    pub(crate) writer: PgWriter,
 }
 
 impl PgClaimStore {
@@ -73,6 +72,7 @@ impl PgClaimStore {
         migrate::judge_version(found, &table)?;
         Ok(Self {
             inner: Arc::new(Inner {
+                writer: PgWriter::new(&table).limits(limits.clone()),
                 sql: Statements::render(&table),
                 admin_sql: crate::admin::AdminStatements::render(&table),
                 db,
@@ -99,14 +99,16 @@ impl PgClaimStore {
         &self.inner.channel
     }
 
+    /// The writer this store's enqueues inside a host's transaction go through: hand it
+    /// to code that only writes entries (it holds no pool).
+    pub fn writer(&self) -> &PgWriter {
+        &self.inner.writer
+    }
+
     /// Writes `entries` inside the host's own transaction (or on any client), in one
     /// statement and one round trip, with one wake-up notification that is delivered
-    /// only if the transaction commits.
-    ///
-    /// The entries commit or roll back with the host's business writes. The input is
-    /// validated first; an id that already exists fails the statement with
-    /// [`OutboxError::DuplicateId`] and writes nothing (inside a transaction, the
-    /// transaction is then aborted, as after any failed statement).
+    /// only if the transaction commits; see [`PgWriter::enqueue_in`] (and
+    /// [`PgWriter::enqueue_in_sqlx`] for sqlx connections).
     pub async fn enqueue_in<C>(
         &self,
         client: &C,
@@ -115,16 +117,7 @@ impl PgClaimStore {
     where
         C: GenericClient + Sync,
     {
-        self.inner.limits.check_new_entries(&entries)?;
-        let columns = NewEntries::new(entries)?;
-        let rows = client
-            .query_typed(
-                &self.inner.sql.enqueue,
-                &columns.typed_params(&self.inner.channel),
-            )
-            .await
-            .map_err(|e| map_insert_err(e, &columns.ids))?;
-        in_input_order(&columns.ids, &rows)
+        self.inner.writer.enqueue_in(client, entries).await
     }
 
     /// Writes one entry inside the host's transaction; see [`PgClaimStore::enqueue_in`].
@@ -132,8 +125,7 @@ impl PgClaimStore {
     where
         C: GenericClient + Sync,
     {
-        let mut written = self.enqueue_in(client, vec![entry]).await?;
-        Ok(written.remove(0))
+        self.inner.writer.enqueue_one_in(client, entry).await
     }
 }
 

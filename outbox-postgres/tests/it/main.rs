@@ -18,3 +18,4 @@ mod skip_locked;
 mod store_build;
 mod support;
 mod tls;
+mod writer;
