@@ -4,6 +4,7 @@ mod admin;
 mod clock;
 pub mod drain;
 mod error;
+mod guarded;
 mod ident;
 mod limits;
 mod memory;
@@ -20,6 +21,11 @@ pub use admin::{
 };
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
 pub use error::{BoxError, OutboxError, Result};
+pub use guarded::{
+    claims_in_order, completion_result, completion_results, delete_in_batches,
+    judge_schema_version, renewal_result, renewal_results, save_result, Guarded, GuardedRows,
+    DELETE_BATCH,
+};
 pub use ident::{TableName, MAX_IDENTIFIER_BYTES};
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;

@@ -12,9 +12,6 @@ use crate::connection::{execute, query};
 use crate::error::map_err;
 use crate::{row, PgClaimStore};
 
-/// Rows deleted per statement by a purge.
-const PURGE_BATCH: i64 = 1000;
-
 /// The operator statements, rendered once per table.
 #[derive(Debug)]
 pub(crate) struct AdminStatements {
@@ -138,18 +135,11 @@ impl OutboxAdmin for PgClaimStore {
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
         let id = selection(which);
-        let mut total = 0;
-        loop {
-            let deleted = execute(
-                &self.inner.db,
-                &self.inner.admin_sql.purge,
-                &[&id, &PURGE_BATCH],
-            )
-            .await?;
-            total += deleted;
-            if deleted < PURGE_BATCH as u64 {
-                return Ok(total);
-            }
-        }
+        let batch = i64::from(outbox_core::DELETE_BATCH);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&id, &batch];
+        outbox_core::delete_in_batches(|| {
+            execute(&self.inner.db, &self.inner.admin_sql.purge, &params)
+        })
+        .await
     }
 }

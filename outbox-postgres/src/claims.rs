@@ -1,10 +1,8 @@
 //! The claim half of the store ([`ClaimStore`]): claim, complete, renew.
 
-use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, normalize_time, Claim, ClaimRequest, ClaimStore, CompletionRequest,
-    EmissionStatus, EntryId, OutboxEntry, OutboxError, RenewOutcome, RenewRequest, Result,
-    TransitionResult,
+    async_trait, claims_in_order, normalize_time, Claim, ClaimRequest, ClaimStore,
+    CompletionRequest, RenewOutcome, RenewRequest, Result, TransitionResult,
 };
 
 use crate::arrays::{lease_micros, Completions, Holders};
@@ -16,16 +14,6 @@ use crate::{outcomes, row, PgClaimStore};
 struct Groups {
     retry: bool,
     pending: bool,
-}
-
-/// The order a claim's rows are returned in: retry-ready rows by (retry time, id), then
-/// pending rows by (created, id). A claim changes neither key, so the returned rows still
-/// carry the keys they were selected by.
-fn claim_order(e: &OutboxEntry) -> (bool, DateTime<Utc>, EntryId) {
-    match e.status {
-        EmissionStatus::Pending => (true, e.created_at, e.id),
-        _ => (false, e.retry_order_time(), e.id),
-    }
 }
 
 #[async_trait]
@@ -103,17 +91,6 @@ impl PgClaimStore {
             ],
         )
         .await?;
-        let mut entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
-        entries.sort_by_key(claim_order);
-        entries
-            .into_iter()
-            .map(|entry| {
-                let id = entry.id;
-                Claim::from_claimed_entry(entry).ok_or_else(|| OutboxError::CorruptRow {
-                    id: id.to_string(),
-                    reason: "a claimed row has no claim fields".into(),
-                })
-            })
-            .collect()
+        claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
     }
 }

@@ -114,14 +114,5 @@ pub async fn check_schema(client: &Client, table: &TableName) -> Result<()> {
 
 /// Judges the version the schema-version query found.
 pub(crate) fn judge_version(found: Option<i64>, table: &TableName) -> Result<()> {
-    match found {
-        None => Err(OutboxError::SchemaNotMigrated {
-            detail: format!("no migration of {} has been applied", table.qualified()),
-        }),
-        Some(v) if v == required_version() => Ok(()),
-        Some(v) => Err(OutboxError::SchemaVersionMismatch {
-            expected: required_version(),
-            found: v,
-        }),
-    }
+    outbox_core::judge_schema_version(found, required_version(), &table.qualified())
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, normalize_time, Capabilities, ClockSource, EntryId, FindRequest, NewEntry,
-    OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TargetState, TransitionOutcome,
+    async_trait, normalize_time, save_result, Capabilities, ClockSource, EntryId, FindRequest,
+    Guarded, NewEntry, OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TargetState,
     TransitionResult, WakeSignal,
 };
 use tokio_postgres::types::ToSql;
@@ -94,21 +94,11 @@ impl OutboxStore for PgClaimStore {
             &now,
         ];
         let rows = query(&self.inner.db, &self.inner.sql.save, &params).await?;
-        let Some(found) = rows.first() else {
-            return Ok(TransitionResult::new(
-                TransitionOutcome::Missing,
-                entry.clone(),
-            ));
+        let found = match rows.first() {
+            None => Guarded::Missing,
+            Some(r) => Guarded::of(Some(row::entry(r)?), row::applied(r)?),
         };
-        let durable = row::entry(found)?;
-        let outcome = if row::applied(found)? {
-            TransitionOutcome::Applied
-        } else if durable.status.is_terminal() {
-            TransitionOutcome::Terminal
-        } else {
-            TransitionOutcome::ConcurrencyLost
-        };
-        Ok(TransitionResult::new(outcome, durable))
+        Ok(save_result(entry, found))
     }
 
     async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {

@@ -108,7 +108,7 @@ impl PgClaimStore {
     /// Writes `entries` inside the host's own transaction (or on any client), in one
     /// statement and one round trip, with one wake-up notification that is delivered
     /// only if the transaction commits; see [`PgWriter::enqueue_in`] (and
-    /// [`PgWriter::enqueue_in_sqlx`] for sqlx connections).
+    /// `PgWriter::enqueue_in_sqlx`, feature `sqlx`, for sqlx connections).
     pub async fn enqueue_in<C>(
         &self,
         client: &C,

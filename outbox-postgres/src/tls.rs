@@ -89,23 +89,22 @@ impl PgTls {
             (SslMode::Require, Some(_)) => SslMode::VerifyCa,
             (m, _) => m,
         };
-        let verifier: Arc<dyn ServerCertVerifier> = match verify {
-            SslMode::Disable | SslMode::Prefer | SslMode::Require => {
-                Arc::new(Unverified(provider.clone()))
-            }
-            SslMode::VerifyCa | SslMode::VerifyFull => {
-                let roots = roots(root_file)?;
-                let webpki =
-                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                        .build()
-                        .map_err(|e| OutboxError::invalid("sslrootcert", e.to_string()))?;
-                if verify == SslMode::VerifyCa {
-                    Arc::new(ChainOnly(webpki))
-                } else {
-                    webpki
-                }
-            }
+        let chain = match verify {
+            SslMode::Disable | SslMode::Prefer | SslMode::Require => None,
+            SslMode::VerifyCa | SslMode::VerifyFull => Some(
+                WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(roots(root_file)?),
+                    provider.clone(),
+                )
+                .build()
+                .map_err(|e| OutboxError::invalid("sslrootcert", e.to_string()))?,
+            ),
         };
+        let verifier = Arc::new(Verifier {
+            provider: provider.clone(),
+            chain,
+            check_name: verify == SslMode::VerifyFull,
+        });
         let config = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| OutboxError::Unsupported(format!("TLS: {e}")))?
@@ -171,21 +170,34 @@ fn roots(file: Option<&Path>) -> Result<RootCertStore> {
     Ok(roots)
 }
 
-/// Encrypts without checking who is at the other end (libpq's `prefer` and `require`):
-/// the handshake's signatures are still verified.
+/// Verifies a server's certificate as far as the mode asks: not at all (libpq's
+/// `prefer` and `require`), its chain to a trusted root (`verify-ca`), or its chain and
+/// its host name (`verify-full`). The handshake's signatures are verified in every mode.
 #[derive(Debug)]
-struct Unverified(Arc<CryptoProvider>);
+struct Verifier {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    check_name: bool,
+}
 
-impl ServerCertVerifier for Unverified {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
     }
 
     fn verify_tls12_signature(
@@ -198,7 +210,7 @@ impl ServerCertVerifier for Unverified {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
@@ -212,59 +224,14 @@ impl ServerCertVerifier for Unverified {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// Verifies the chain to a trusted root but not the host name (libpq's `verify-ca`).
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -1,10 +1,13 @@
 //! [`PgWriter`]: writing outbox entries inside the host's own transaction, on whichever
 //! driver the host uses, without a pool or a store.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use outbox_core::{EntryId, NewEntry, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
+#[cfg(feature = "sqlx")]
+use outbox_core::{EntryId, OutboxError};
+use outbox_core::{NewEntry, OutboxEntry, Result, StoreLimits, TableName};
+#[cfg(feature = "sqlx")]
+use std::collections::HashMap;
 use tokio_postgres::GenericClient;
 
 use crate::arrays::NewEntries;
@@ -25,7 +28,7 @@ const SAVEPOINT: &str = "outbox_enqueue";
 /// its own with [`crate::PgClaimStore::writer`]. Cheap to clone.
 ///
 /// Input is validated before anything is sent. An id that already exists fails with
-/// [`OutboxError::DuplicateId`] and writes nothing; as after any failed statement,
+/// [`outbox_core::OutboxError::DuplicateId`] and writes nothing; as after any failed statement,
 /// PostgreSQL then aborts the host's transaction, unless the writer was built with
 /// [`PgWriter::savepoint`], which keeps the transaction usable at the cost of two more
 /// round trips.

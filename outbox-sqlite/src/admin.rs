@@ -12,9 +12,6 @@ use crate::error::map_err;
 use crate::row::{decode, micros};
 use crate::SqliteClaimStore;
 
-/// Rows deleted per statement by a purge, so no purge holds the write lock for long.
-const PURGE_BATCH: i64 = 1000;
-
 fn selection_id(which: DeadLetterSelection) -> Option<Vec<u8>> {
     match which {
         DeadLetterSelection::One(id) => Some(id.as_uuid().as_bytes().to_vec()),
@@ -116,25 +113,19 @@ impl OutboxAdmin for SqliteClaimStore {
     }
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        let mut total = 0;
-        loop {
-            let deleted = self
-                .detached(move |store| async move {
-                    let mut tx = store.write_tx().await?;
-                    let done = sqlx::query(&store.sql.purge_dead_letters)
-                        .bind(selection_id(which))
-                        .bind(PURGE_BATCH)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map_err)?;
-                    tx.commit().await.map_err(map_err)?;
-                    Ok(done.rows_affected())
-                })
-                .await?;
-            total += deleted;
-            if deleted < PURGE_BATCH as u64 {
-                return Ok(total);
-            }
-        }
+        outbox_core::delete_in_batches(|| {
+            self.detached(move |store| async move {
+                let mut tx = store.write_tx().await?;
+                let done = sqlx::query(&store.sql.purge_dead_letters)
+                    .bind(selection_id(which))
+                    .bind(i64::from(outbox_core::DELETE_BATCH))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(map_err)?;
+                tx.commit().await.map_err(map_err)?;
+                Ok(done.rows_affected())
+            })
+        })
+        .await
     }
 }

@@ -1,6 +1,6 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
-use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
+use outbox_core::{latest_version, Migration, Result, TableName};
 use sqlx::SqlitePool;
 
 use crate::error::map_err;
@@ -97,14 +97,5 @@ pub async fn check_schema(pool: &SqlitePool, table: &TableName) -> Result<()> {
         .fetch_one(pool)
         .await
         .map_err(map_err)?;
-    match found {
-        None => Err(OutboxError::SchemaNotMigrated {
-            detail: format!("no migration of {} has been applied", table.qualified()),
-        }),
-        Some(v) if v == required_version() => Ok(()),
-        Some(v) => Err(OutboxError::SchemaVersionMismatch {
-            expected: required_version(),
-            found: v,
-        }),
-    }
+    outbox_core::judge_schema_version(found, required_version(), &table.qualified())
 }

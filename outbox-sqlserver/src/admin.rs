@@ -11,9 +11,6 @@ use tiberius::Row;
 use crate::SqlServerClaimStore;
 use crate::{params, row};
 
-/// Dead letters deleted per statement: under the lock-escalation threshold.
-const PURGE_BATCH: i32 = 1000;
-
 fn count(row: &Row, column: &str) -> Result<u64> {
     let n: Option<i64> = row.try_get(column).map_err(crate::error::map_err)?;
     n.and_then(|n| u64::try_from(n).ok())
@@ -90,19 +87,9 @@ impl OutboxAdmin for SqlServerClaimStore {
     }
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        let mut total = 0;
-        loop {
-            let deleted = self
-                .count(
-                    &self.inner.sql.purge,
-                    &params::purge(which, PURGE_BATCH),
-                    "deleted",
-                )
-                .await?;
-            total += deleted;
-            if deleted < PURGE_BATCH as u64 {
-                return Ok(total);
-            }
-        }
+        let batch = i32::try_from(outbox_core::DELETE_BATCH).unwrap_or(i32::MAX);
+        let params = params::purge(which, batch);
+        outbox_core::delete_in_batches(|| self.count(&self.inner.sql.purge, &params, "deleted"))
+            .await
     }
 }

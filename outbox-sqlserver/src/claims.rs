@@ -1,25 +1,13 @@
 //! The claim half of the store ([`ClaimStore`]): claim, complete, renew.
 
-use std::collections::HashMap;
-
-use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, Claim, ClaimRequest, ClaimStore, CompletionRequest, EmissionStatus, EntryId,
-    OutboxEntry, OutboxError, RenewOutcome, RenewRequest, Result, TransitionOutcome,
-    TransitionResult,
+    async_trait, claims_in_order, completion_results, renewal_results, Claim, ClaimRequest,
+    ClaimStore, CompletionRequest, EntryId, GuardedRows, OutboxEntry, RenewOutcome, RenewRequest,
+    Result, TransitionResult,
 };
 use tiberius::Row;
 
 use crate::{params, row, SqlServerClaimStore};
-
-/// The order a claim's rows are returned in: retry-ready rows by (retry time, id), then
-/// pending rows by (created, id). A claim changes neither key.
-fn claim_order(e: &OutboxEntry) -> (bool, DateTime<Utc>, EntryId) {
-    match e.status {
-        EmissionStatus::Pending => (true, e.created_at, e.id),
-        _ => (false, e.retry_order_time(), e.id),
-    }
-}
 
 #[async_trait]
 impl ClaimStore for SqlServerClaimStore {
@@ -66,86 +54,47 @@ impl SqlServerClaimStore {
 
 /// The claimed rows as claims, in claim order.
 pub(crate) fn claims(rows: &[Row]) -> Result<Vec<Claim>> {
-    let mut entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
-    entries.sort_by_key(claim_order);
-    entries
-        .into_iter()
-        .map(|entry| {
-            let id = entry.id;
-            Claim::from_claimed_entry(entry).ok_or_else(|| OutboxError::CorruptRow {
-                id: id.to_string(),
-                reason: "a claimed row has no claim fields".into(),
-            })
-        })
-        .collect()
+    claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
 }
 
-/// One outcome per completion from the rows of `complete_batch.sql`: no row means the
-/// entry does not exist; `applied` means this call wrote it; otherwise the row is the
-/// durable state that refused the write.
+/// The SQL Server rows of a guarded write.
+struct SqlServerRows;
+
+impl GuardedRows<Row> for SqlServerRows {
+    fn id(&self, r: &Row) -> Result<EntryId> {
+        row::id(r)
+    }
+
+    fn applied(&self, r: &Row) -> Result<bool> {
+        row::applied(r)
+    }
+
+    fn entry(&self, r: &Row) -> Result<OutboxEntry> {
+        row::entry(r)
+    }
+
+    fn written(&self, r: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
+        row::written(r, claimed)
+    }
+}
+
+/// One result per completion, in request order, from the rows of `complete_batch.sql`.
 pub(crate) fn transitions(
     reqs: &[CompletionRequest],
     rows: &[Row],
 ) -> Result<Vec<TransitionResult>> {
-    let mut rows = rows
-        .iter()
-        .map(|r| Ok((row::id(r)?, r)))
-        .collect::<Result<HashMap<EntryId, &Row>>>()?;
-    reqs.iter()
-        .map(|req| match rows.remove(&req.claim.id()) {
-            None => Ok(TransitionResult::new(
-                TransitionOutcome::Missing,
-                req.claim.entry.clone(),
-            )),
-            Some(r) if row::applied(r)? => Ok(TransitionResult::new(
-                TransitionOutcome::Applied,
-                row::written(r, &req.claim.entry)?,
-            )),
-            Some(r) => {
-                let durable = row::entry(r)?;
-                let outcome = TransitionOutcome::precheck_completion(Some(&durable), req)
-                    .unwrap_or(TransitionOutcome::ConcurrencyLost);
-                Ok(TransitionResult::new(outcome, durable))
-            }
-        })
-        .collect()
+    completion_results(reqs, rows, &SqlServerRows)
 }
 
-/// One outcome per claim from the rows of `renew.sql`.
+/// One outcome per claim, in claim order, from the rows of `renew.sql`.
 pub(crate) fn renewals(claims: &[Claim], rows: &[Row]) -> Result<Vec<RenewOutcome>> {
-    let mut rows = rows
-        .iter()
-        .map(|r| Ok((row::id(r)?, (row::entry(r)?, row::applied(r)?))))
-        .collect::<Result<HashMap<EntryId, (OutboxEntry, bool)>>>()?;
-    claims
-        .iter()
-        .map(|claim| match rows.remove(&claim.id()) {
-            None => Ok(RenewOutcome::Lost(TransitionResult::new(
-                TransitionOutcome::Missing,
-                claim.entry.clone(),
-            ))),
-            Some((entry, true)) => {
-                let id = entry.id;
-                Claim::from_claimed_entry(entry)
-                    .map(RenewOutcome::Renewed)
-                    .ok_or_else(|| OutboxError::CorruptRow {
-                        id: id.to_string(),
-                        reason: "a renewed row has no claim fields".into(),
-                    })
-            }
-            Some((entry, false)) => {
-                let outcome = TransitionOutcome::precheck(Some(&entry), claim)
-                    .unwrap_or(TransitionOutcome::ConcurrencyLost);
-                Ok(RenewOutcome::Lost(TransitionResult::new(outcome, entry)))
-            }
-        })
-        .collect()
+    renewal_results(claims, rows, &SqlServerRows)
 }
 
 #[cfg(test)]
 mod tests {
     use chrono::TimeDelta;
-    use outbox_core::{Completion, EmissionResult};
+    use outbox_core::{Completion, EmissionResult, EmissionStatus, TransitionOutcome};
     use uuid::Uuid;
 
     use super::*;

@@ -1,7 +1,7 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
+use outbox_core::{latest_version, Migration, Result, TableName};
 use tiberius::{Client, Row};
 
 use crate::error::map_err;
@@ -152,23 +152,13 @@ where
 }
 
 pub(crate) fn judge_version(found: Option<i64>, table: &TableName) -> Result<()> {
-    match found {
-        None => Err(OutboxError::SchemaNotMigrated {
-            detail: format!(
-                "no migration of {} has been applied",
-                render(table, "{table}")
-            ),
-        }),
-        Some(v) if v == required_version() => Ok(()),
-        Some(v) => Err(OutboxError::SchemaVersionMismatch {
-            expected: required_version(),
-            found: v,
-        }),
-    }
+    outbox_core::judge_schema_version(found, required_version(), &render(table, "{table}"))
 }
 
 #[cfg(test)]
 mod tests {
+    use outbox_core::OutboxError;
+
     use super::*;
 
     #[test]

@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, Capabilities, ClockSource, EntryId, FindRequest, NewEntry, OutboxEntry,
-    OutboxStore, PruneRequest, Result, StoreLimits, TransitionOutcome, TransitionResult,
+    async_trait, save_result, Capabilities, ClockSource, EntryId, FindRequest, Guarded, NewEntry,
+    OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TransitionResult,
 };
 
 use crate::enqueue::{self, Bound};
@@ -103,21 +103,11 @@ impl OutboxStore for SqlServerClaimStore {
         let rows = self
             .query(&self.inner.sql.save, &params::save(entry, now)?)
             .await?;
-        let Some(found) = rows.first() else {
-            return Ok(TransitionResult::new(
-                TransitionOutcome::Missing,
-                entry.clone(),
-            ));
+        let found = match rows.first() {
+            None => Guarded::Missing,
+            Some(r) => Guarded::of(Some(row::entry(r)?), row::applied(r)?),
         };
-        let durable = row::entry(found)?;
-        let outcome = if row::applied(found)? {
-            TransitionOutcome::Applied
-        } else if durable.status.is_terminal() {
-            TransitionOutcome::Terminal
-        } else {
-            TransitionOutcome::ConcurrencyLost
-        };
-        Ok(TransitionResult::new(outcome, durable))
+        Ok(save_result(entry, found))
     }
 
     async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {

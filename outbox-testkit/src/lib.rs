@@ -19,6 +19,7 @@ use std::sync::Arc;
 pub mod admin_cases;
 pub mod drain_cases;
 pub mod engines;
+pub mod faults;
 pub mod fixtures;
 #[cfg(feature = "postgres")]
 pub mod postgres;

@@ -12,9 +12,6 @@ use crate::{
 use super::backend::{PortableBackend, SqlParam};
 use super::PortableStore;
 
-/// Rows deleted per statement by a purge.
-const PURGE_BATCH: u32 = 1000;
-
 fn selection(which: DeadLetterSelection) -> SqlParam {
     match which {
         DeadLetterSelection::One(id) => id.into(),
@@ -114,14 +111,20 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
         let mut conn = self.connection().await?;
-        let mut total = 0;
-        loop {
-            let params = vec![selection(which), selection(which), PURGE_BATCH.into()];
-            let deleted = B::execute(&mut conn, &self.sql.purge_dead_letters, params).await?;
-            total += deleted;
-            if deleted < u64::from(PURGE_BATCH) {
-                return Ok(total);
-            }
-        }
+        let conn = tokio::sync::Mutex::new(&mut conn);
+        crate::delete_in_batches(|| async {
+            let params = vec![
+                selection(which),
+                selection(which),
+                crate::DELETE_BATCH.into(),
+            ];
+            B::execute(
+                &mut **conn.lock().await,
+                &self.sql.purge_dead_letters,
+                params,
+            )
+            .await
+        })
+        .await
     }
 }

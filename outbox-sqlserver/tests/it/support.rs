@@ -176,3 +176,34 @@ pub(crate) async fn blocked_session(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A connection of the test's own holding a table lock READPAST cannot skip, inside an
+/// open transaction: every claim on the table waits behind it until it is rolled back.
+pub(crate) async fn lock_table(db: &SqlServerTestDb) -> SqlClient {
+    let mut blocker = db.client().await;
+    run(&mut blocker, "BEGIN TRANSACTION").await;
+    run(
+        &mut blocker,
+        &format!(
+            "SELECT COUNT(*) FROM [{}].[outbox] WITH (TABLOCKX, HOLDLOCK)",
+            db.schema
+        ),
+    )
+    .await;
+    blocker
+}
+
+/// Starts a claim of `n` pending entries on its own task.
+pub(crate) fn spawn_claim(
+    store: &outbox_sqlserver::SqlServerClaimStore,
+    n: u32,
+) -> tokio::task::JoinHandle<outbox_core::Result<Vec<outbox_core::Claim>>> {
+    let store = store.clone();
+    tokio::spawn(async move {
+        outbox_core::ClaimStore::claim_pending(
+            &store,
+            &outbox_core::ClaimRequest::new("w", n, chrono::TimeDelta::minutes(5)),
+        )
+        .await
+    })
+}

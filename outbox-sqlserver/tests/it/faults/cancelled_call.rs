@@ -6,7 +6,7 @@ use std::time::Duration;
 use chrono::TimeDelta;
 use outbox_core::{ClaimRequest, ClaimStore, NewEntry, OutboxStore};
 
-use crate::support::{blocked_session, run, SqlServerTestDb};
+use crate::support::{blocked_session, lock_table, run, spawn_claim, SqlServerTestDb};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_claim_leaves_no_open_transaction_behind() {
@@ -17,24 +17,8 @@ async fn a_dropped_claim_leaves_no_open_transaction_behind() {
     let entries: Vec<_> = (0..3).map(|i| NewEntry::new("t", vec![i])).collect();
     store.enqueue_batch(entries).await.unwrap();
 
-    let mut blocker = db.client().await;
-    run(&mut blocker, "BEGIN TRANSACTION").await;
-    run(
-        &mut blocker,
-        &format!(
-            "SELECT COUNT(*) FROM [{}].[outbox] WITH (TABLOCKX, HOLDLOCK)",
-            db.schema
-        ),
-    )
-    .await;
-    let claiming = tokio::spawn({
-        let store = store.clone();
-        async move {
-            store
-                .claim_pending(&ClaimRequest::new("w", 3, TimeDelta::minutes(5)))
-                .await
-        }
-    });
+    let mut blocker = lock_table(&db).await;
+    let claiming = spawn_claim(&store, 3);
     let mut observer = db.client().await;
     let session = blocked_session(&mut observer, &db.schema, Duration::from_secs(10)).await;
     claiming.abort();

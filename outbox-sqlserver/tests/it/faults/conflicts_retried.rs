@@ -9,21 +9,7 @@ use outbox_core::{
 };
 use outbox_sqlserver::{RetryPolicy, SqlServerStoreConfig};
 
-use crate::support::{run, SqlServerTestDb};
-
-async fn lock_table(db: &SqlServerTestDb) -> outbox_sqlserver::SqlClient {
-    let mut blocker = db.client().await;
-    run(&mut blocker, "BEGIN TRANSACTION").await;
-    run(
-        &mut blocker,
-        &format!(
-            "SELECT COUNT(*) FROM [{}].[outbox] WITH (TABLOCKX, HOLDLOCK)",
-            db.schema
-        ),
-    )
-    .await;
-    blocker
-}
+use crate::support::{lock_table, run, spawn_claim, SqlServerTestDb};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_timeout_is_retried_until_the_lock_goes() {
@@ -44,14 +30,7 @@ async fn a_lock_timeout_is_retried_until_the_lock_goes() {
         .unwrap();
     let mut blocker = lock_table(&db).await;
     let started = Instant::now();
-    let claiming = tokio::spawn({
-        let store = store.clone();
-        async move {
-            store
-                .claim_pending(&ClaimRequest::new("w", 1, TimeDelta::minutes(5)))
-                .await
-        }
-    });
+    let claiming = spawn_claim(&store, 1);
     tokio::time::sleep(Duration::from_millis(500)).await;
     run(&mut blocker, "ROLLBACK TRANSACTION").await;
     let claims = claiming

@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::TimeDelta;
 use outbox_core::{ClaimRequest, ClaimStore, NewEntry, OutboxError, OutboxStore};
 
-use crate::support::{blocked_session, run, SqlServerTestDb};
+use crate::support::{blocked_session, lock_table, run, spawn_claim, SqlServerTestDb};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_whose_connection_is_killed_claims_nothing() {
@@ -19,24 +19,8 @@ async fn a_claim_whose_connection_is_killed_claims_nothing() {
     store.enqueue_batch(entries).await.unwrap();
 
     // A table lock READPAST cannot skip holds the claim mid-statement.
-    let mut blocker = db.client().await;
-    run(&mut blocker, "BEGIN TRANSACTION").await;
-    run(
-        &mut blocker,
-        &format!(
-            "SELECT COUNT(*) FROM [{}].[outbox] WITH (TABLOCKX, HOLDLOCK)",
-            db.schema
-        ),
-    )
-    .await;
-    let claiming = tokio::spawn({
-        let store = store.clone();
-        async move {
-            store
-                .claim_pending(&ClaimRequest::new("w", 5, TimeDelta::minutes(5)))
-                .await
-        }
-    });
+    let mut blocker = lock_table(&db).await;
+    let claiming = spawn_claim(&store, 5);
     let mut observer = db.client().await;
     let victim = blocked_session(&mut observer, &db.schema, Duration::from_secs(10)).await;
     run(&mut observer, &format!("KILL {victim}")).await;

@@ -1,0 +1,54 @@
+//! Faults every store meets the same way, written once and run by each backend's tests.
+
+use outbox_core::{
+    Completion, CompletionRequest, EmissionResult, EmissionStatus, TransitionOutcome,
+};
+
+use crate::fixtures::{claim_req, seed, DynStore};
+
+/// A worker whose leases ran out and were reclaimed completes late: its stale claims
+/// change nothing, its still-held ones apply.
+pub async fn a_stale_worker_changes_nothing_it_no_longer_holds(store: DynStore) {
+    seed(&store, 10).await;
+    let slow = store
+        .claim_pending(&claim_req("slow", 10, crate::fixtures::t0()))
+        .await
+        .unwrap();
+    let expiry = slow[0].expires_at;
+    let rescued = store
+        .claim_pending(&claim_req("rescuer", 5, expiry))
+        .await
+        .unwrap();
+    assert_eq!(rescued.len(), 5);
+    let late = store
+        .complete_batch(
+            slow.iter()
+                .map(|c| {
+                    CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new()))
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    for (i, r) in late.iter().enumerate() {
+        if let Some(rescue) = rescued.iter().find(|c| c.id() == r.entry.id) {
+            assert_eq!(r.outcome, TransitionOutcome::StaleClaim, "entry {i}");
+            assert_eq!(
+                r.entry, rescue.entry,
+                "the stale result is not the durable row"
+            );
+            let row = store.get(rescue.id()).await.unwrap().unwrap();
+            assert_eq!(row, rescue.entry, "a stale completion wrote");
+        } else {
+            assert_eq!(r.outcome, TransitionOutcome::Applied, "entry {i}");
+            assert_eq!(r.entry.status, EmissionStatus::Delivered);
+        }
+    }
+    for c in &rescued {
+        let won = store
+            .mark_delivered(c, EmissionResult::new())
+            .await
+            .unwrap();
+        assert!(won.is_applied());
+    }
+}
