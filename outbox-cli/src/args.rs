@@ -212,6 +212,10 @@ pub(crate) struct DrainArgs {
     /// Dead-letter after this many attempts.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_attempts: u32,
+    /// An entry older than this is dead-lettered the next time it is deferred or fails,
+    /// instead of being tried again (e.g. 7d).
+    #[arg(long, default_value = "7d", value_parser = parse_duration)]
+    pub(crate) max_age: TimeDelta,
     /// How long one emission may run before it is abandoned and retried later (e.g. 60s).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub(crate) emit_timeout: TimeDelta,

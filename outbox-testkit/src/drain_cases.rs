@@ -24,6 +24,9 @@ pub struct DrainSubject {
 fn options(owner: &str) -> DrainOptions {
     DrainOptions::new()
         .owner(owner)
+        // The scenarios' clock starts years after the database's (see `t0`), so an age
+        // limit would judge every entry enqueued at the database's time as ancient.
+        .max_age(None)
         .batch_size(10)
         .lease(TimeDelta::seconds(30))
         .emit_concurrency(4)
@@ -593,6 +596,7 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
         options("w").emit_timeout(Duration::ZERO),
         options("w").emit_timeout(Duration::from_secs(2 * 86_400)),
         options("w").shutdown_grace(Duration::from_secs(2 * 86_400)),
+        options("w").max_age(Some(Duration::ZERO)),
     ];
     for o in bad {
         let err = Drain::new(s.store.clone(), emitter.clone(), o.clone()).unwrap_err();
@@ -677,6 +681,47 @@ pub async fn a_graceful_stop_is_bounded_by_its_grace_period(s: DrainSubject) {
     );
 }
 
+/// An entry a provider keeps deferring is dead-lettered once it is older than the drain's
+/// max age, instead of cycling forever (deferrals count no attempts).
+pub async fn an_entry_deferred_forever_is_dead_lettered_past_its_max_age(s: DrainSubject) {
+    let created = s.clock.now();
+    let id = s
+        .store
+        .enqueue(NewEntry::new("drain", b"always-defer".to_vec()).created_at(created))
+        .await
+        .unwrap()
+        .id;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let d = drain(
+        &s,
+        &emitter,
+        options("w").max_age(Some(Duration::from_secs(60))),
+    );
+    assert_eq!(d.run_once().await.unwrap().deferred, 1);
+    s.clock.advance(TimeDelta::seconds(10));
+    assert_eq!(
+        d.run_once().await.unwrap().deferred,
+        1,
+        "young enough to defer again"
+    );
+    s.clock.advance(TimeDelta::seconds(55));
+    let summary = d.run_once().await.unwrap();
+    assert_eq!(
+        (summary.deferred, summary.dead_lettered),
+        (0, 1),
+        "{summary:?}"
+    );
+    let r = row(&s, id).await;
+    assert_eq!(r.status, EmissionStatus::DeadLettered);
+    assert!(
+        r.dead_letter_reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("max age"),
+        "{r:?}"
+    );
+}
+
 /// Stamps out one `#[tokio::test]` per drain scenario; `$factory` is an async fn returning
 /// an `Option<DrainSubject>` (`None` when the engine is unreachable, already reported).
 #[macro_export]
@@ -690,7 +735,8 @@ macro_rules! drain_suite {
             shutdown_mid_batch_releases_unstarted, claims_ahead_are_held_then_released_at_shutdown,
             claims_ahead_keep_their_leases, a_claim_ahead_that_was_lost_is_never_emitted,
             compatibility_path_without_leases, bad_options_are_refused,
-            a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period);
+            a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period,
+            an_entry_deferred_forever_is_dead_lettered_past_its_max_age);
     };
 }
 

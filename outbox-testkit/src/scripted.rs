@@ -96,6 +96,10 @@ impl Emitter for ScriptedEmitter {
                 until: self.clock.now() + TimeDelta::seconds(10),
                 reason: Some("rate limited".into()),
             },
+            (b"always-defer", _) => EmitOutcome::Deferred {
+                until: self.clock.now() + TimeDelta::seconds(10),
+                reason: Some("not now".into()),
+            },
             (b"flaky", _) if emission.attempt <= 2 => EmitOutcome::retryable("flaky provider"),
             (b"broken", _) => EmitOutcome::retryable("provider down"),
             (b"poison", _) => EmitOutcome::permanent("payload rejected"),

@@ -99,6 +99,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         emitter: format!("jsonl:{}", jsonl.display()),
         emit_delay: None,
         max_attempts: 5,
+        max_age: TimeDelta::days(7),
         emit_timeout: TimeDelta::seconds(60),
         shutdown_grace: TimeDelta::seconds(30),
         until_empty: true,

@@ -82,6 +82,7 @@ pub(crate) async fn drain(
         .lease(args.lease)
         .emit_concurrency(args.concurrency as usize)
         .max_attempts(args.max_attempts)
+        .max_age(Some(args.max_age.to_std().unwrap_or_default()))
         .emit_timeout(args.emit_timeout.to_std().unwrap_or_default())
         .shutdown_grace(args.shutdown_grace.to_std().unwrap_or_default());
     let prefix = args

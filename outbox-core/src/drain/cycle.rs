@@ -497,6 +497,11 @@ impl Drain {
         now: chrono::DateTime<chrono::Utc>,
     ) -> Completion {
         let attempts = entry.attempt_count.saturating_add(1);
+        let too_old = self.options.max_age.filter(|max| {
+            (now - entry.created_at)
+                .to_std()
+                .is_ok_and(|age| age > *max)
+        });
         match outcome {
             EmitOutcome::Delivered {
                 provider_message_id,
@@ -504,6 +509,20 @@ impl Drain {
                 provider_message_id: provider_message_id.clone(),
                 delivered_at: None,
             }),
+            EmitOutcome::Deferred { reason, .. } if too_old.is_some() => Completion::DeadLettered {
+                error: EmissionError::new(reason.clone().unwrap_or_else(|| "deferred".into())),
+                reason: Some(format!(
+                    "gave up: the entry is older than the drain's max age of {:?}",
+                    too_old.unwrap_or_default()
+                )),
+            },
+            EmitOutcome::Retryable { error, .. } if too_old.is_some() => Completion::DeadLettered {
+                error: EmissionError::new(error.clone()),
+                reason: Some(format!(
+                    "gave up: the entry is older than the drain's max age of {:?}",
+                    too_old.unwrap_or_default()
+                )),
+            },
             EmitOutcome::Deferred { until, reason } => Completion::Deferred {
                 until: *until,
                 reason: reason.clone(),

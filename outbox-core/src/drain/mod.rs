@@ -119,17 +119,8 @@ impl Drain {
     /// finish and be recorded, releases the claims it had not started, and returns what it
     /// did. Store errors are logged and retried with backoff; they do not end the drain.
     pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) -> DrainSummary {
-        let (stop_tx, stop_rx) = watch::channel(false);
-        let work = self.run_loop(stop_rx);
-        tokio::pin!(work);
-        // Shutdown is polled first: once it has fired, no emission may start after it,
-        // however the wake-ups of the two branches happen to interleave.
-        tokio::select! {
-            biased;
-            () = shutdown => { let _ = stop_tx.send(true); }
-            summary = &mut work => return summary,
-        }
-        work.await
+        self.drive::<fn() -> std::future::Ready<bool>, _>(None, shutdown)
+            .await
     }
 
     /// Runs cycles until one finds nothing to claim and `is_done` agrees (for example:
@@ -143,8 +134,21 @@ impl Drain {
         F: Fn() -> Fut + Send + Sync,
         Fut: Future<Output = bool> + Send,
     {
+        self.drive(Some(&is_done), shutdown).await
+    }
+
+    /// Runs cycles until `shutdown` fires (or `is_done` says so), then stops gracefully.
+    async fn drive<F, Fut>(
+        &self,
+        is_done: Option<&F>,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> DrainSummary
+    where
+        F: Fn() -> Fut + Send + Sync,
+        Fut: Future<Output = bool> + Send,
+    {
         let (stop_tx, stop_rx) = watch::channel(false);
-        let work = self.loop_inner(stop_rx, Some(&is_done));
+        let work = self.loop_inner(stop_rx, is_done);
         tokio::pin!(work);
         // Shutdown is polled first: once it has fired, no emission may start after it,
         // however the wake-ups of the two branches happen to interleave.
@@ -154,11 +158,6 @@ impl Drain {
             summary = &mut work => return summary,
         }
         work.await
-    }
-
-    async fn run_loop(&self, stop: watch::Receiver<bool>) -> DrainSummary {
-        self.loop_inner::<fn() -> std::future::Ready<bool>, _>(stop, None)
-            .await
     }
 
     async fn loop_inner<F, Fut>(

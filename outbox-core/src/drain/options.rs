@@ -23,6 +23,7 @@ pub struct DrainOptions {
     pub(crate) claim_ahead: Option<bool>,
     pub(crate) emit_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) max_age: Option<Duration>,
 }
 
 impl Default for DrainOptions {
@@ -41,6 +42,7 @@ impl Default for DrainOptions {
             claim_ahead: None,
             emit_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(30),
+            max_age: Some(Duration::from_secs(7 * 86_400)),
         }
     }
 }
@@ -145,6 +147,15 @@ impl DrainOptions {
         self
     }
 
+    /// Gives up on an entry older than `max_age` (default 7 days) the next time it is
+    /// deferred or fails: it is dead-lettered instead, where an operator can requeue it.
+    /// Deferrals count no attempts, so without this a provider that always defers would
+    /// keep an entry cycling forever. `None` never gives up on age.
+    pub fn max_age(mut self, max_age: Option<Duration>) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
     /// Only drain this topic.
     pub fn topic(mut self, topic: impl Into<String>) -> Self {
         self.topic = Some(topic.into());
@@ -182,6 +193,12 @@ impl DrainOptions {
             return Err(OutboxError::invalid(
                 "emit timeout",
                 format!("must be between 1ms and 1 day, got {:?}", self.emit_timeout),
+            ));
+        }
+        if self.max_age.is_some_and(|a| a.is_zero()) {
+            return Err(OutboxError::invalid(
+                "max age",
+                "must be positive (or None)",
             ));
         }
         if self.shutdown_grace > day {
