@@ -1,8 +1,12 @@
 //! [`PortableStore`]: its state, construction, and the helpers its operations share.
 
+#[cfg(feature = "test-hooks")]
 use std::future::Future;
+#[cfg(feature = "test-hooks")]
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(feature = "test-hooks")]
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use sqlx::pool::PoolConnection;
@@ -14,8 +18,8 @@ use super::backend::{ClockedEntry, PortableBackend, SqlParam};
 use super::statements::Statements;
 use super::PortableConfig;
 
-/// A future run once between a check and its write; see
-/// [`PortableStore::interleave_before_next_write`].
+/// A future run once between a check and its write (feature `test-hooks`).
+#[cfg(feature = "test-hooks")]
 type Interleaved = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// The portable claim store: per-row optimistic concurrency on any database it has a
@@ -35,6 +39,7 @@ pub struct PortableStore<B: PortableBackend> {
     pub(super) sql: Arc<Statements>,
     pub(super) limits: StoreLimits,
     table: TableName,
+    #[cfg(feature = "test-hooks")]
     interleave: Arc<Mutex<Option<Interleaved>>>,
 }
 
@@ -45,6 +50,7 @@ impl<B: PortableBackend> Clone for PortableStore<B> {
             sql: Arc::clone(&self.sql),
             limits: self.limits.clone(),
             table: self.table.clone(),
+            #[cfg(feature = "test-hooks")]
             interleave: Arc::clone(&self.interleave),
         }
     }
@@ -70,6 +76,7 @@ impl<B: PortableBackend> PortableStore<B> {
             sql: Arc::new(sql),
             limits: config.limits,
             table: config.table,
+            #[cfg(feature = "test-hooks")]
             interleave: Arc::default(),
         };
         let mut conn = store.connection().await?;
@@ -100,7 +107,7 @@ impl<B: PortableBackend> PortableStore<B> {
     /// It lets a test put a competing writer into the window this store's per-row
     /// concurrency leaves open, deterministically. The writer may use this store; the
     /// pool then needs a second connection, since the interrupted call keeps its own.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn interleave_before_next_write(
         &self,
         writer: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
@@ -109,6 +116,7 @@ impl<B: PortableBackend> PortableStore<B> {
     }
 
     /// Runs the armed interleave writer, if any (and disarms it).
+    #[cfg(feature = "test-hooks")]
     pub(super) async fn run_interleaved(&self) {
         let writer = self
             .interleave
@@ -119,6 +127,11 @@ impl<B: PortableBackend> PortableStore<B> {
             writer.await;
         }
     }
+
+    /// Without the `test-hooks` feature there is nothing to run between a check and its
+    /// write.
+    #[cfg(not(feature = "test-hooks"))]
+    pub(super) async fn run_interleaved(&self) {}
 
     pub(super) fn capabilities_of() -> Capabilities {
         Capabilities {

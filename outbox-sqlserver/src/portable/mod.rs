@@ -5,7 +5,9 @@
 mod commands;
 mod steps;
 
+#[cfg(feature = "test-hooks")]
 use std::future::Future;
+#[cfg(feature = "test-hooks")]
 use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
@@ -57,7 +59,7 @@ impl PortableSqlServerStore {
     /// For tests only: runs `writer` once, inside the next claim or completion, after
     /// that row's check and before its guarded write (the window per-row concurrency
     /// leaves open). The writer may use this store if the pool has a second connection.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn interleave_before_next_write(
         &self,
         writer: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,

@@ -2,8 +2,11 @@
 //! re-read and a stamp-checked update (1 + 2N commands for N rows); a completion is a
 //! re-read and a guarded update per claim. No lock hints: optimistic concurrency only.
 
+#[cfg(feature = "test-hooks")]
 use std::future::Future;
+#[cfg(feature = "test-hooks")]
 use std::pin::Pin;
+#[cfg(feature = "test-hooks")]
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -17,8 +20,15 @@ use uuid::Uuid;
 use super::commands::Commands;
 use crate::row::{self, id_bytes, naive};
 
-/// A writer a test runs once between a check and its write.
+/// A writer a test runs once between a check and its write (feature `test-hooks`).
+#[cfg(feature = "test-hooks")]
 pub(crate) type Interleaved = Arc<Mutex<Option<Pin<Box<dyn Future<Output = ()> + Send>>>>>;
+
+/// Without the `test-hooks` feature there is nothing to run between a check and its
+/// write.
+#[cfg(not(feature = "test-hooks"))]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Interleaved;
 
 /// How often a guarded write whose stamp moved (a renewal in between) is tried again.
 const MAX_WRITE_ATTEMPTS: usize = 3;
@@ -66,6 +76,10 @@ fn int(n: u32) -> ColumnData<'static> {
     ColumnData::I32(Some(i32::try_from(n).unwrap_or(i32::MAX)))
 }
 
+#[cfg(not(feature = "test-hooks"))]
+async fn run_interleaved(_: &Interleaved) {}
+
+#[cfg(feature = "test-hooks")]
 async fn run_interleaved(interleave: &Interleaved) {
     let writer = interleave.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(writer) = writer {
