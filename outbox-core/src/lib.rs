@@ -13,6 +13,8 @@ mod model;
 mod observe;
 #[cfg(any(feature = "portable-sqlite", feature = "portable-postgres"))]
 pub mod portable;
+#[cfg(feature = "portable-sqlite")]
+pub mod sqlite_format;
 mod store;
 
 pub use admin::{

@@ -147,6 +147,7 @@ pub(crate) mod sealed {
 }
 
 /// A stored integer that must fit a `u32` (attempt counts).
+#[cfg(feature = "portable-postgres")]
 pub(crate) fn to_count(id: &str, field: &str, value: i64) -> Result<u32> {
     u32::try_from(value).map_err(|_| OutboxError::CorruptRow {
         id: id.to_owned(),
@@ -155,6 +156,7 @@ pub(crate) fn to_count(id: &str, field: &str, value: i64) -> Result<u32> {
 }
 
 /// A stored status code.
+#[cfg(feature = "portable-postgres")]
 pub(crate) fn to_status(id: &str, code: i64) -> Result<EmissionStatus> {
     EmissionStatus::from_code(code).ok_or_else(|| OutboxError::CorruptRow {
         id: id.to_owned(),

@@ -8,10 +8,10 @@ use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteConnection, SqlitePool, Sqlite
 use sqlx::Row;
 use uuid::Uuid;
 
-use crate::{EntryId, Headers, OutboxEntry, OutboxError, Result};
+use crate::{EntryId, OutboxEntry, OutboxError, Result};
 
 use super::backend::sealed::Backend;
-use super::backend::{to_count, to_status, ClockedEntry, Placeholders, SqlParam};
+use super::backend::{ClockedEntry, Placeholders, SqlParam};
 use super::{PortableConfig, PortableStore};
 
 /// The SQLite side of the portable store (see [`PortableSqliteStore`]).
@@ -32,42 +32,8 @@ impl PortableStore<SqliteBackend> {
 
 type SqliteQuery<'q> = Query<'q, Sqlite, SqliteArguments<'q>>;
 
-/// SQLite's primary result codes this mapping tells apart.
-const SQLITE_BUSY: u32 = 5;
-const SQLITE_LOCKED: u32 = 6;
-const SQLITE_READONLY: u32 = 8;
-const SQLITE_CANTOPEN: u32 = 14;
-
-/// Maps a sqlx SQLite error to the core's kinds.
 fn map_err(err: sqlx::Error) -> OutboxError {
-    let (message, primary) = match &err {
-        sqlx::Error::Database(db) => {
-            let code = db.code().and_then(|c| c.parse::<u32>().ok());
-            (db.message().to_owned(), code.map(|c| c & 0xff))
-        }
-        sqlx::Error::Io(_)
-        | sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => {
-            return OutboxError::Connection {
-                message: err.to_string(),
-                source: Some(Box::new(err)),
-            }
-        }
-        _ => (err.to_string(), None),
-    };
-    if message.contains("no such table") {
-        return OutboxError::SchemaNotMigrated { detail: message };
-    }
-    let source = Some(Box::new(err) as crate::BoxError);
-    match primary {
-        Some(SQLITE_BUSY | SQLITE_LOCKED) => OutboxError::Conflict { message, source },
-        Some(SQLITE_READONLY | SQLITE_CANTOPEN) => OutboxError::Connection {
-            message: format!("the database file cannot be written: {message}"),
-            source,
-        },
-        _ => OutboxError::Database { message, source },
-    }
+    crate::sqlite_format::map_sqlx_error(err)
 }
 
 fn bind(query: SqliteQuery<'_>, param: SqlParam) -> Result<SqliteQuery<'_>> {
@@ -106,43 +72,7 @@ fn micros(id: &str, field: &str, value: Option<i64>) -> Result<Option<DateTime<U
 }
 
 fn decode_entry(row: &SqliteRow) -> Result<OutboxEntry> {
-    let id: Uuid = row.try_get("id").map_err(|e| corrupt("?", e))?;
-    let key = id.to_string();
-    let k = key.as_str();
-    let get_i64 = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(k, e));
-    let get_opt_i64 = |c: &str| row.try_get::<Option<i64>, _>(c).map_err(|e| corrupt(k, e));
-    let get_text = |c: &str| {
-        row.try_get::<Option<String>, _>(c)
-            .map_err(|e| corrupt(k, e))
-    };
-    let time = |c: &str| -> Result<Option<DateTime<Utc>>> { micros(k, c, get_opt_i64(c)?) };
-    let required = |c: &str| -> Result<DateTime<Utc>> {
-        time(c)?.ok_or_else(|| corrupt(k, format!("{c} is null")))
-    };
-    let headers: String = row.try_get("headers").map_err(|e| corrupt(k, e))?;
-    Ok(OutboxEntry {
-        id: EntryId::from_uuid(id),
-        topic: row.try_get("topic").map_err(|e| corrupt(k, e))?,
-        partition_key: get_text("partition_key")?,
-        payload: row.try_get("payload").map_err(|e| corrupt(k, e))?,
-        headers: serde_json::from_str::<Headers>(&headers).map_err(|e| corrupt(k, e))?,
-        status: to_status(k, get_i64("status")?)?,
-        created_at: required("created_at")?,
-        updated_at: required("updated_at")?,
-        not_before: time("not_before")?,
-        next_retry_at: time("next_retry_at")?,
-        attempt_count: to_count(k, "attempt_count", get_i64("attempt_count")?)?,
-        last_error: get_text("last_error")?,
-        dead_letter_reason: get_text("dead_letter_reason")?,
-        delivered_at: time("delivered_at")?,
-        provider_message_id: get_text("provider_message_id")?,
-        claim_owner: get_text("claim_owner")?,
-        claim_token: row.try_get("claim_token").map_err(|e| corrupt(k, e))?,
-        claimed_at: time("claimed_at")?,
-        claim_expires_at: time("claim_expires_at")?,
-        claim_attempt_count: to_count(k, "claim_attempt_count", get_i64("claim_attempt_count")?)?,
-        stamp: row.try_get("stamp").map_err(|e| corrupt(k, e))?,
-    })
+    crate::sqlite_format::decode_entry(row)
 }
 
 fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
