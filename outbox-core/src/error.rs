@@ -98,3 +98,46 @@ impl OutboxError {
 
 /// The result type of every fallible outbox call.
 pub type Result<T, E = OutboxError> = std::result::Result<T, E>;
+
+/// The core's kind for a PostgreSQL error by its SQLSTATE, whichever driver reported it:
+/// a missing table or schema means not migrated; a serialization failure, deadlock or
+/// lock timeout is a conflict; connection exceptions and server shutdowns are connection
+/// failures; anything else is a database error.
+pub fn from_sqlstate(state: &str, message: String, source: Option<BoxError>) -> OutboxError {
+    match state {
+        // undefined_table, invalid_schema_name
+        "42P01" | "3F000" => OutboxError::SchemaNotMigrated { detail: message },
+        // serialization_failure, deadlock_detected, lock_not_available
+        "40001" | "40P01" | "55P03" => OutboxError::Conflict { message, source },
+        // connection exceptions; admin_shutdown, crash_shutdown, cannot_connect_now
+        s if s.starts_with("08") || matches!(s, "57P01" | "57P02" | "57P03") => {
+            OutboxError::Connection { message, source }
+        }
+        _ => OutboxError::Database { message, source },
+    }
+}
+
+#[cfg(test)]
+mod sqlstate_tests {
+    use super::*;
+
+    #[test]
+    fn sqlstates_map_to_their_kinds() {
+        let kind = |s| from_sqlstate(s, "m".into(), None);
+        assert!(matches!(
+            kind("42P01"),
+            OutboxError::SchemaNotMigrated { .. }
+        ));
+        assert!(matches!(
+            kind("3F000"),
+            OutboxError::SchemaNotMigrated { .. }
+        ));
+        for s in ["40001", "40P01", "55P03"] {
+            assert!(matches!(kind(s), OutboxError::Conflict { .. }), "{s}");
+        }
+        for s in ["08006", "57P01", "57P02", "57P03"] {
+            assert!(matches!(kind(s), OutboxError::Connection { .. }), "{s}");
+        }
+        assert!(matches!(kind("23505"), OutboxError::Database { .. }));
+    }
+}

@@ -22,7 +22,7 @@ pub use admin::{
     ListRequest, OutboxAdmin, OutboxStats,
 };
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
-pub use error::{BoxError, OutboxError, Result};
+pub use error::{from_sqlstate, BoxError, OutboxError, Result};
 pub use guarded::{
     claims_in_order, completion_result, completion_results, delete_in_batches,
     judge_schema_version, renewal_result, renewal_results, save_result, Guarded, GuardedRows,

@@ -9,38 +9,16 @@ pub(crate) fn map_err(err: tokio_postgres::Error) -> OutboxError {
         .as_db_error()
         .map(|db| db.message().to_owned())
         .unwrap_or_else(|| err.to_string());
-    match err.code() {
-        Some(c) if *c == SqlState::UNDEFINED_TABLE || *c == SqlState::INVALID_SCHEMA_NAME => {
-            OutboxError::SchemaNotMigrated { detail: message }
-        }
-        Some(c)
-            if *c == SqlState::T_R_SERIALIZATION_FAILURE
-                || *c == SqlState::T_R_DEADLOCK_DETECTED
-                || *c == SqlState::LOCK_NOT_AVAILABLE =>
-        {
-            OutboxError::Conflict {
-                message,
-                source: Some(Box::new(err)),
-            }
-        }
-        Some(c)
-            if c.code().starts_with("08")
-                || *c == SqlState::ADMIN_SHUTDOWN
-                || *c == SqlState::CRASH_SHUTDOWN
-                || *c == SqlState::CANNOT_CONNECT_NOW =>
-        {
-            OutboxError::Connection {
-                message,
-                source: Some(Box::new(err)),
-            }
-        }
+    match err.code().map(|c| c.code().to_owned()) {
+        Some(state) => outbox_core::from_sqlstate(&state, message, Some(Box::new(err))),
+        // No SQLSTATE: the client failed, not the server; a closed or broken connection.
         None if err.is_closed() || err.to_string().contains("connection") => {
             OutboxError::Connection {
                 message,
                 source: Some(Box::new(err)),
             }
         }
-        _ => OutboxError::Database {
+        None => OutboxError::Database {
             message,
             source: Some(Box::new(err)),
         },

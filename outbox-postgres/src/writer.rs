@@ -188,9 +188,28 @@ impl PgWriter {
 
 #[cfg(feature = "sqlx")]
 fn sqlx_err(e: sqlx::Error) -> OutboxError {
-    OutboxError::Database {
-        message: e.to_string(),
-        source: Some(Box::new(e)),
+    let state = e
+        .as_database_error()
+        .and_then(|db| db.code())
+        .map(|c| c.into_owned());
+    let message = e.to_string();
+    match (state, &e) {
+        (Some(state), _) => outbox_core::from_sqlstate(&state, message, Some(Box::new(e))),
+        (
+            None,
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed,
+        ) => OutboxError::Connection {
+            message,
+            source: Some(Box::new(e)),
+        },
+        (None, _) => OutboxError::Database {
+            message,
+            source: Some(Box::new(e)),
+        },
     }
 }
 

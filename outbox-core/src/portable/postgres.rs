@@ -52,18 +52,7 @@ fn map_err(err: sqlx::Error) -> OutboxError {
         }
         _ => (err.to_string(), String::new()),
     };
-    let source = Some(Box::new(err) as crate::BoxError);
-    match state.as_str() {
-        // undefined_table, invalid_schema_name
-        "42P01" | "3F000" => OutboxError::SchemaNotMigrated { detail: message },
-        // serialization_failure, deadlock_detected, lock_not_available
-        "40001" | "40P01" | "55P03" => OutboxError::Conflict { message, source },
-        // connection exceptions; admin_shutdown, crash_shutdown, cannot_connect_now
-        s if s.starts_with("08") || matches!(s, "57P01" | "57P02" | "57P03") => {
-            OutboxError::Connection { message, source }
-        }
-        _ => OutboxError::Database { message, source },
-    }
+    crate::from_sqlstate(&state, message, Some(Box::new(err)))
 }
 
 fn bind(query: PgQuery<'_>, param: SqlParam) -> PgQuery<'_> {
