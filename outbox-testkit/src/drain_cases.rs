@@ -722,6 +722,56 @@ pub async fn an_entry_deferred_forever_is_dead_lettered_past_its_max_age(s: Drai
     );
 }
 
+/// A batch claimed ahead is taken in when the running batch has nothing left to start, so
+/// emissions stay in flight across batches: here the next batch is delivered while the
+/// first still waits on a slow emission.
+pub async fn the_batch_claimed_ahead_is_emitted_before_the_running_one_ends(s: DrainSubject) {
+    let ids = enqueue(&s, &["gate", "ok", "ok", "ok"]).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let d = drain(
+        &s,
+        &emitter,
+        options("slow-a")
+            .batch_size(2)
+            .emit_concurrency(4)
+            .claim_ahead(true),
+    );
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        d.run(async {
+            let _ = stop_rx.await;
+        })
+        .await
+    });
+    emitter.gate_started().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    for id in &ids[1..] {
+        while row(&s, *id).await.status != EmissionStatus::Delivered {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the batch claimed ahead waited for the slow emission of the running one"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    emitter.open_gate(1);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while row(&s, ids[0]).await.status != EmissionStatus::Delivered {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the slow emission was not recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop_tx.send(()).unwrap();
+    let summary = task.await.unwrap();
+    assert_eq!(summary.delivered, 4, "{summary:?}");
+    assert!(
+        emitter.counts().values().all(|n| *n == 1),
+        "an entry was emitted twice"
+    );
+}
+
 /// Stamps out one `#[tokio::test]` per drain scenario; `$factory` is an async fn returning
 /// an `Option<DrainSubject>` (`None` when the engine is unreachable, already reported).
 #[macro_export]
@@ -736,7 +786,8 @@ macro_rules! drain_suite {
             claims_ahead_keep_their_leases, a_claim_ahead_that_was_lost_is_never_emitted,
             compatibility_path_without_leases, bad_options_are_refused,
             a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period,
-            an_entry_deferred_forever_is_dead_lettered_past_its_max_age);
+            an_entry_deferred_forever_is_dead_lettered_past_its_max_age,
+            the_batch_claimed_ahead_is_emitted_before_the_running_one_ends);
     };
 }
 

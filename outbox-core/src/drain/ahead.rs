@@ -71,6 +71,19 @@ impl Prefetch {
     }
 
     /// The claims that came back and are held, if any.
+    /// The batch claimed ahead, if it is back with claims in it; it is taken out.
+    pub(super) fn take_claims(&mut self) -> Option<Ahead> {
+        match self {
+            Self::Back(Ok(ahead)) if !ahead.claims.is_empty() => {
+                match std::mem::replace(self, Self::Off) {
+                    Self::Back(Ok(ahead)) => Some(ahead),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn held_mut(&mut self) -> Option<&mut Ahead> {
         match self {
             Self::Back(Ok(ahead)) if !ahead.claims.is_empty() => Some(ahead),

@@ -55,6 +55,10 @@ struct Emitted {
     lost: Vec<EntryId>,
     /// What the sub-batches recorded along the way.
     recorded: DrainSummary,
+    /// Claims taken in from the batch claimed ahead while this one ran.
+    absorbed: Vec<Work>,
+    /// Claims of batches claimed ahead whose leases were lost before they were taken in.
+    lost_ahead: u64,
 }
 
 impl Drain {
@@ -92,9 +96,14 @@ impl Drain {
         let emitted = self
             .emit_all(work.clone(), stop.clone(), &mut prefetch)
             .await;
+        summary.claimed += emitted.absorbed.len() as u64;
         summary.emitted = emitted.finished;
-        summary.not_applied += emitted.lost.len() as u64;
+        summary.not_applied += emitted.lost.len() as u64 + emitted.lost_ahead;
         summary.add(&emitted.recorded);
+        let work: Vec<Work> = work
+            .into_iter()
+            .chain(emitted.absorbed.iter().cloned())
+            .collect();
         let started = Instant::now();
         let record = self.complete(
             &work,
@@ -251,6 +260,27 @@ impl Drain {
         let period = self.renew_period();
         let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
+            // The emitter is about to run dry: take in the batch claimed ahead and claim
+            // the next, so emissions stay in flight across batch boundaries instead of
+            // draining to none at the end of every batch.
+            if queue.is_empty() && !*stop.borrow() {
+                if let Some(mut ahead) = prefetch.take_claims() {
+                    if ahead.leased_at.elapsed() >= period && !self.renew_ahead(&mut ahead).await {
+                        tracing::error!(owner = %self.options.owner, held = ahead.claims.len(), "could not renew the batch claimed ahead; leaving it to its leases");
+                    } else {
+                        let full = ahead.claims.len() >= self.options.batch_size as usize;
+                        emitted.lost_ahead += ahead.lost;
+                        for claim in ahead.claims {
+                            held.insert(claim.id(), claim.clone());
+                            emitted.absorbed.push(Work::Claimed(claim.clone()));
+                            queue.push_back(Work::Claimed(claim));
+                        }
+                        if full {
+                            *prefetch = Prefetch::start(self);
+                        }
+                    }
+                }
+            }
             while running.len() < self.options.emit_concurrency && !*stop.borrow() {
                 let Some(item) = queue.pop_front() else { break };
                 if emitted.lost.contains(&item.entry().id) {
