@@ -30,6 +30,10 @@ impl Work {
     }
 }
 
+/// A mean emission time from which a one-writer store claims ahead (see
+/// `AheadPolicy::WhenSlow`).
+const SLOW_EMISSION: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// How long a finished emission may wait for others to share its recording.
 const RECORD_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 
@@ -88,7 +92,7 @@ impl Drain {
             return (Ok(summary), None);
         }
         let full = work.len() >= self.options.batch_size as usize;
-        let mut prefetch = if look_ahead && self.claim_ahead && full && !*stop.borrow() {
+        let mut prefetch = if look_ahead && self.claims_ahead_now() && full && !*stop.borrow() {
             Prefetch::start(self)
         } else {
             Prefetch::Off
@@ -240,7 +244,8 @@ impl Drain {
         mut stop: watch::Receiver<bool>,
         prefetch: &mut Prefetch,
     ) -> Emitted {
-        let mut running: JoinSet<(EntryId, EmitOutcome)> = JoinSet::new();
+        let mut running: JoinSet<(EntryId, EmitOutcome, std::time::Duration)> = JoinSet::new();
+        let mut emit_time = std::time::Duration::ZERO;
         let mut tasks: HashMap<tokio::task::Id, EntryId> = HashMap::new();
         let mut held: HashMap<EntryId, Claim> = work
             .iter()
@@ -275,7 +280,7 @@ impl Drain {
                             emitted.absorbed.push(Work::Claimed(claim.clone()));
                             queue.push_back(Work::Claimed(claim));
                         }
-                        if full {
+                        if full && self.claims_ahead_now() {
                             *prefetch = Prefetch::start(self);
                         }
                     }
@@ -314,7 +319,10 @@ impl Drain {
             tokio::select! {
                 Some(done) = running.join_next_with_id() => {
                     let (id, outcome) = match done {
-                        Ok((_, (id, outcome))) => (id, outcome),
+                        Ok((_, (id, outcome, took))) => {
+                            emit_time += took;
+                            (id, outcome)
+                        }
                         Err(e) if e.is_cancelled() => {
                             // Abandoned at the end of the grace period: released below.
                             emitted.unstarted.push(tasks[&e.id()]);
@@ -371,6 +379,11 @@ impl Drain {
             .filter(|id| !lost.contains(id))
             .collect();
         emitted.unstarted.extend(unstarted);
+        if emitted.finished > 0 {
+            let mean = emit_time / u32::try_from(emitted.finished).unwrap_or(u32::MAX);
+            self.slow_emissions
+                .store(mean >= SLOW_EMISSION, std::sync::atomic::Ordering::Relaxed);
+        }
         emitted
     }
 
@@ -597,7 +610,7 @@ async fn emit_one(
     entry: OutboxEntry,
     owner: String,
     timeout: std::time::Duration,
-) -> (EntryId, EmitOutcome) {
+) -> (EntryId, EmitOutcome, std::time::Duration) {
     let started = Instant::now();
     let emission = Emission {
         entry: &entry,
@@ -611,7 +624,8 @@ async fn emit_one(
             EmitOutcome::retryable(format!("the emission did not finish within {timeout:?}"))
         }
     };
-    metrics::histogram!("outbox.emit_latency_seconds").record(started.elapsed().as_secs_f64());
+    let took = started.elapsed();
+    metrics::histogram!("outbox.emit_latency_seconds").record(took.as_secs_f64());
     metrics::counter!("outbox.emissions", "result" => outcome.result_tag()).increment(1);
-    (entry.id, outcome)
+    (entry.id, outcome, took)
 }

@@ -44,7 +44,23 @@ pub struct Drain {
     /// to the store's own clock.
     timed_requests: bool,
     /// Claim the next batch while the current one runs (the option, or the store's say).
-    claim_ahead: bool,
+    claim_ahead: AheadPolicy,
+    /// Whether the last batch's emissions were slow (see [`AheadPolicy::WhenSlow`]).
+    slow_emissions: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// When a drain claims its next batch while the current one is emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AheadPolicy {
+    /// Always (told so, or the store serves concurrent writes).
+    Always,
+    /// Never (told so).
+    Never,
+    /// On a one-writer store left to decide: only while emissions are slow (a provider
+    /// taking a millisecond or more), when the database is idle most of the time and the
+    /// claim costs the emitter nothing; with fast emitters the claim would only queue
+    /// behind the batch's own completion for the write lock.
+    WhenSlow,
 }
 
 impl std::fmt::Debug for Drain {
@@ -68,11 +84,15 @@ impl Drain {
             crate::ClaimRequest::new(options.owner.clone(), options.batch_size, options.lease);
         sample.topic = options.topic.clone();
         store.limits().check_claim(&sample)?;
-        let claim_ahead = options
-            .claim_ahead
-            .unwrap_or(store.capabilities().concurrent_writes);
+        let claim_ahead = match options.claim_ahead {
+            Some(true) => AheadPolicy::Always,
+            Some(false) => AheadPolicy::Never,
+            None if store.capabilities().concurrent_writes => AheadPolicy::Always,
+            None => AheadPolicy::WhenSlow,
+        };
         Ok(Self {
             claim_ahead,
+            slow_emissions: Arc::default(),
             store,
             emitter,
             options,
@@ -99,6 +119,17 @@ impl Drain {
 
     /// The time to put on a store request: `None` (the store's clock) unless a test clock
     /// was given with [`Drain::with_test_clock`].
+    /// Whether to claim the next batch while this one runs.
+    pub(crate) fn claims_ahead_now(&self) -> bool {
+        match self.claim_ahead {
+            AheadPolicy::Always => true,
+            AheadPolicy::Never => false,
+            AheadPolicy::WhenSlow => self
+                .slow_emissions
+                .load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
     pub(crate) fn request_time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
         self.timed_requests.then(|| self.clock.now())
     }

@@ -124,8 +124,10 @@ impl DrainOptions {
     /// ahead are renewed with the running batch's, renewed again before their emission
     /// starts if they have aged, and released at shutdown. A worker then holds up to two
     /// batches. `false`: one batch at a time. Unset (the default), the store decides: on
-    /// where it serves concurrent writes ([`crate::Capabilities::concurrent_writes`]), off
-    /// on one-writer engines, where the claim would only wait for the completion's lock.
+    /// where it serves concurrent writes ([`crate::Capabilities::concurrent_writes`]); on
+    /// one-writer engines, only while emissions take a millisecond or more, when the
+    /// database is mostly idle (with fast emitters the claim would only wait for the
+    /// completion's lock).
     pub fn claim_ahead(mut self, on: bool) -> Self {
         self.claim_ahead = Some(on);
         self
