@@ -51,7 +51,7 @@ impl OutboxStore for PgClaimStore {
         let params = columns
             .typed_params(&self.inner.channel)
             .map(|(value, _)| value);
-        let rows = query_mapped(&self.inner.db, &self.inner.sql.enqueue, &params, |e| {
+        let rows = query_mapped(&self.inner.db, self.inner.writer.sql(), &params, |e| {
             map_insert_err(e, &columns.ids)
         })
         .await?;

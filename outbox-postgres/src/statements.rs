@@ -8,7 +8,6 @@ pub(crate) struct Statements {
     pub(crate) claim: String,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
-    pub(crate) enqueue: String,
     pub(crate) get: String,
     pub(crate) find_pending: String,
     pub(crate) find_retry_ready: String,
@@ -27,7 +26,6 @@ impl Statements {
             claim: table.render(include_str!("../sql/claim.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
-            enqueue: table.render(include_str!("../sql/enqueue.sql")),
             get: table.render(include_str!("../sql/get.sql")),
             find_pending: table.render(include_str!("../sql/find_pending.sql")),
             find_retry_ready: table.render(include_str!("../sql/find_retry_ready.sql")),
@@ -53,7 +51,6 @@ mod tests {
         for sql in [
             &s.complete_batch,
             &s.renew,
-            &s.enqueue,
             &s.get,
             &s.find_pending,
             &s.find_retry_ready,

@@ -51,6 +51,11 @@ impl PgWriter {
         }
     }
 
+    /// The rendered insert statement (`sql/enqueue.sql`), for the store's pool path.
+    pub(crate) fn sql(&self) -> &str {
+        &self.sql
+    }
+
     /// Enforces `limits` on what it writes (use the store's, so both refuse the same).
     pub fn limits(mut self, limits: StoreLimits) -> Self {
         self.limits = limits;
@@ -231,5 +236,27 @@ fn sqlx_insert_err(e: sqlx::Error, ids: &[EntryId]) -> OutboxError {
     match duplicate {
         Some(id) => OutboxError::DuplicateId(id),
         None => sqlx_err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_insert_is_rendered_for_its_table_and_channel() {
+        let table = TableName::in_schema("app", "events").unwrap();
+        let writer = PgWriter::new(&table);
+        assert!(
+            !writer.sql().contains('{'),
+            "unrendered placeholder in {}",
+            writer.sql()
+        );
+        assert!(
+            writer.sql().contains("\"app\".\"events\""),
+            "{}",
+            writer.sql()
+        );
+        assert_eq!(*writer.channel, wake_channel(&table));
     }
 }
