@@ -1,204 +1,34 @@
-//! Enqueueing, in the store's own transaction or in the host's.
+//! Enqueueing in the host's transaction, through the store's writer.
 
-use outbox_core::{NewEntry, OutboxEntry, OutboxError, Result};
-use sqlx::{Connection, SqliteConnection};
+use outbox_core::{NewEntry, OutboxEntry, Result};
+use sqlx::SqliteConnection;
 
-use crate::error::map_err;
-use crate::row::{hex, micros, opt_micros};
-use crate::SqliteClaimStore;
+use crate::{SqliteClaimStore, SqliteWriter};
 
 impl SqliteClaimStore {
+    /// The store's writer: the same table, limits and clock, for writing entries in the
+    /// host's own transactions (see [`SqliteWriter`]).
+    pub fn writer(&self) -> &SqliteWriter {
+        &self.writer
+    }
+
     /// Writes `entries` on the host's connection or transaction, so they commit or roll
-    /// back together with the host's business rows. Begin the host's transaction with
-    /// `BEGIN IMMEDIATE`: a deferred transaction that reads before it writes fails with
-    /// `SQLITE_BUSY_SNAPSHOT` (at once, whatever the busy timeout) when another connection
-    /// wrote in between, while an immediate one takes the write lock at its start and makes
-    /// other writers wait for it.
+    /// back together with the host's business rows; the same as
+    /// [`SqliteWriter::enqueue_in`] on [`SqliteClaimStore::writer`].
     ///
     /// ```no_run
-    /// # async fn demo(store: outbox_sqlite::SqliteClaimStore) -> outbox_core::Result<()> {
-    /// let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.map_err(|e| outbox_core::OutboxError::Database { message: e.to_string(), source: None })?;
+    /// # async fn demo(store: outbox_sqlite::SqliteClaimStore) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     /// // sqlx::query("INSERT INTO orders …").execute(&mut *tx).await?;
     /// store.enqueue_in(&mut tx, vec![outbox_core::NewEntry::new("orders.created", b"{}".to_vec())]).await?;
-    /// tx.commit().await.map_err(|e| outbox_core::OutboxError::Database { message: e.to_string(), source: None })?;
+    /// tx.commit().await?;
     /// # Ok(()) }
     /// ```
-    ///
-    /// The entries are validated first; they are written under a savepoint, so a
-    /// refused batch (a duplicate id, say) leaves nothing of itself in the host's transaction.
     pub async fn enqueue_in(
         &self,
         conn: &mut SqliteConnection,
         entries: Vec<NewEntry>,
     ) -> Result<Vec<OutboxEntry>> {
-        self.config.limits.check_new_entries(&entries)?;
-        let mut savepoint = conn.begin().await.map_err(map_err)?;
-        let written = self.insert_all(&mut savepoint, entries).await?;
-        savepoint.commit().await.map_err(map_err)?;
-        Ok(written)
-    }
-
-    /// Inserts already-validated entries on `conn` with one statement per chunk; the
-    /// caller owns the transaction. A duplicate id fails the statement as a whole (nothing
-    /// of it is written) and is then located by reading, to name it in the error.
-    pub(crate) async fn insert_all(
-        &self,
-        conn: &mut SqliteConnection,
-        entries: Vec<NewEntry>,
-    ) -> Result<Vec<OutboxEntry>> {
-        let now = self.now(None);
-        let written: Vec<OutboxEntry> = entries
-            .into_iter()
-            .map(|new| OutboxEntry::from_new(new, now))
-            .collect();
-        for chunk in chunks(&written) {
-            if let [one] = chunk {
-                self.insert_one(conn, one).await?;
-                continue;
-            }
-            let rows = chunk
-                .iter()
-                .map(|e| {
-                    let headers = serde_json::to_string(&e.headers)
-                        .map_err(|err| OutboxError::invalid("headers", err.to_string()))?;
-                    Ok(serde_json::json!({
-                        "id": hex(e.id.as_uuid().as_bytes()),
-                        "topic": e.topic,
-                        "partition_key": e.partition_key,
-                        "payload": hex(&e.payload),
-                        "headers": headers,
-                        "created_at": micros(e.created_at),
-                        "not_before": opt_micros(e.not_before),
-                        "stamp": hex(e.stamp.as_bytes()),
-                    }))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let inserted = sqlx::query(&self.sql.insert_batch)
-                .bind(serde_json::Value::Array(rows).to_string())
-                .execute(&mut *conn)
-                .await;
-            match inserted {
-                Ok(done) => wrote_all(done.rows_affected(), chunk.len())?,
-                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-                    return Err(self.first_duplicate(conn, chunk).await);
-                }
-                Err(e) => return Err(map_err(e)),
-            }
-        }
-        Ok(written)
-    }
-
-    /// One entry with its own statement: for a single entry, binding the columns costs less
-    /// than building and parsing the JSON form.
-    async fn insert_one(&self, conn: &mut SqliteConnection, e: &OutboxEntry) -> Result<()> {
-        let headers = serde_json::to_string(&e.headers)
-            .map_err(|err| OutboxError::invalid("headers", err.to_string()))?;
-        let inserted = sqlx::query(&self.sql.insert_one)
-            .bind(e.id.as_uuid().as_bytes().to_vec())
-            .bind(e.topic.clone())
-            .bind(e.partition_key.clone())
-            .bind(e.payload.clone())
-            .bind(headers)
-            .bind(micros(e.created_at))
-            .bind(opt_micros(e.not_before))
-            .bind(e.stamp.as_bytes().to_vec())
-            .execute(&mut *conn)
-            .await;
-        match inserted {
-            Ok(done) => wrote_all(done.rows_affected(), 1),
-            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-                Err(OutboxError::DuplicateId(e.id))
-            }
-            Err(err) => Err(map_err(err)),
-        }
-    }
-
-    /// The error naming the first entry of `chunk` whose id is already taken, in the table
-    /// or earlier in the chunk.
-    async fn first_duplicate(
-        &self,
-        conn: &mut SqliteConnection,
-        chunk: &[OutboxEntry],
-    ) -> OutboxError {
-        let mut seen = std::collections::HashSet::new();
-        for e in chunk {
-            if !seen.insert(e.id) {
-                return OutboxError::DuplicateId(e.id);
-            }
-            match self.fetch_one_entry(conn, e.id).await {
-                Ok(Some(_)) => return OutboxError::DuplicateId(e.id),
-                Ok(None) => {}
-                Err(err) => return err,
-            }
-        }
-        OutboxError::Database {
-            message: "a batch insert reported a duplicate id that no entry has".into(),
-            source: None,
-        }
-    }
-}
-
-/// An insert that reports fewer rows than it was given did not write them all: say so
-/// rather than hand back entries that are not in the table.
-fn wrote_all(written: u64, given: usize) -> Result<()> {
-    if written == given as u64 {
-        Ok(())
-    } else {
-        Err(OutboxError::Database {
-            message: format!("an insert of {given} entries wrote {written}"),
-            source: None,
-        })
-    }
-}
-
-/// Entries per insert statement, at most: enough that a statement's fixed cost vanishes.
-const CHUNK_ENTRIES: usize = 500;
-
-/// Payload bytes per insert statement, at most (a larger entry goes alone), so one JSON
-/// document stays a few megabytes whatever the payloads.
-const CHUNK_BYTES: usize = 2 * 1024 * 1024;
-
-/// `entries` cut into runs of at most [`CHUNK_ENTRIES`] entries and [`CHUNK_BYTES`]
-/// payload bytes (every run holds at least one entry).
-fn chunks(entries: &[OutboxEntry]) -> Vec<&[OutboxEntry]> {
-    let mut runs = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, e) in entries.iter().enumerate() {
-        let full = i - start == CHUNK_ENTRIES || bytes + e.payload.len() > CHUNK_BYTES;
-        if i > start && full {
-            runs.push(&entries[start..i]);
-            (start, bytes) = (i, 0);
-        }
-        bytes += e.payload.len();
-    }
-    if start < entries.len() {
-        runs.push(&entries[start..]);
-    }
-    runs
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entries(sizes: &[usize]) -> Vec<OutboxEntry> {
-        let now = chrono::Utc::now();
-        sizes
-            .iter()
-            .map(|&n| OutboxEntry::from_new(NewEntry::new("t", vec![0u8; n]), now))
-            .collect()
-    }
-
-    fn lengths(entries: &[OutboxEntry]) -> Vec<usize> {
-        chunks(entries).iter().map(|c| c.len()).collect()
-    }
-
-    #[test]
-    fn chunks_cut_by_count_and_by_bytes() {
-        assert_eq!(lengths(&entries(&[])), Vec::<usize>::new());
-        assert_eq!(lengths(&entries(&[1; 1_200])), [500, 500, 200]);
-        let mb = 1024 * 1024;
-        assert_eq!(lengths(&entries(&[mb, mb, mb, 10])), [2, 2]);
-        assert_eq!(lengths(&entries(&[3 * mb, 1, 3 * mb])), [1, 1, 1]);
+        self.writer.enqueue_in(conn, entries).await
     }
 }

@@ -10,9 +10,11 @@ mod migrate;
 mod row;
 mod statements;
 mod store;
+mod writer;
 
 pub use config::SqliteStoreConfig;
 pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
 pub use store::SqliteClaimStore;
+pub use writer::SqliteWriter;

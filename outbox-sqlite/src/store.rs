@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::error::map_err;
 use crate::row::{decode, micros, opt_micros};
 use crate::statements::Statements;
-use crate::SqliteStoreConfig;
+use crate::{SqliteStoreConfig, SqliteWriter};
 
 /// The SQLite claim store: each batch claim is one `UPDATE … RETURNING` statement inside
 /// an immediate transaction, so it holds the file's single write lock for exactly one
@@ -30,6 +30,7 @@ pub struct SqliteClaimStore {
     pub(crate) pool: SqlitePool,
     pub(crate) sql: Arc<Statements>,
     pub(crate) config: SqliteStoreConfig,
+    pub(crate) writer: SqliteWriter,
 }
 
 impl SqliteClaimStore {
@@ -83,10 +84,15 @@ impl SqliteClaimStore {
     /// this build requires. Configure the pool with WAL and a busy timeout.
     pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
         crate::check_schema(&pool, &config.table).await?;
+        let sql = Arc::new(Statements::render(&config.table));
+        let writer = SqliteWriter::rendered(Arc::clone(&sql))
+            .limits(config.limits.clone())
+            .clock(Arc::clone(&config.clock));
         Ok(Self {
-            sql: Arc::new(Statements::render(&config.table)),
+            sql,
             pool,
             config,
+            writer,
         })
     }
 
@@ -213,7 +219,7 @@ impl OutboxStore for SqliteClaimStore {
         self.config.limits.check_new_entries(&entries)?;
         self.detached(|store| async move {
             let mut tx = store.write_tx().await?;
-            let written = store.insert_all(&mut tx, entries).await?;
+            let written = store.writer.insert_all(&mut tx, entries).await?;
             tx.commit().await.map_err(map_err)?;
             Ok(written)
         })

@@ -21,6 +21,7 @@ mod sql_checks;
 mod statements;
 mod store;
 mod table;
+mod writer;
 
 pub use config::SqlServerStoreConfig;
 pub use connect::{redact_url, ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LOCK_TIMEOUT};
@@ -32,6 +33,7 @@ pub use pool::{connect, connect_pool, ConnectionManager, SqlClient, SqlServerPoo
 pub use portable::PortableSqlServerStore;
 pub use retry::RetryPolicy;
 pub use store::SqlServerClaimStore;
+pub use writer::SqlServerWriter;
 
 /// The driver the store is built on, re-exported so hosts use the same version.
 pub use tiberius;

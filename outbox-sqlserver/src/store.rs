@@ -7,11 +7,10 @@ use futures_util::io::{AsyncRead, AsyncWrite};
 use outbox_core::{NewEntry, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
 use tiberius::{Client, ColumnData, Row};
 
-use crate::enqueue::{self, Bound};
 use crate::params::refs;
 use crate::pool::SqlServerPool;
 use crate::statements::Statements;
-use crate::{migrate, RetryPolicy, SqlServerStoreConfig};
+use crate::{migrate, RetryPolicy, SqlServerStoreConfig, SqlServerWriter};
 
 /// The SQL Server claim store: batch claims with `UPDLOCK, READPAST` and `OUTPUT` in one
 /// round trip, batch completions and renewals in one round trip each, judged and written
@@ -33,6 +32,7 @@ pub(crate) struct Inner {
     pub(crate) retry: RetryPolicy,
     /// Calls run again after the server rolled them back.
     pub(crate) retried: AtomicU64,
+    pub(crate) writer: SqlServerWriter,
 }
 
 impl SqlServerClaimStore {
@@ -59,6 +59,7 @@ impl SqlServerClaimStore {
         migrate::judge_version(migrate::version_of(&rows)?, &table)?;
         Ok(Self {
             inner: Arc::new(Inner {
+                writer: SqlServerWriter::new(&table).limits(limits.clone()),
                 sql: Statements::render(&table),
                 pool,
                 limits,
@@ -85,16 +86,14 @@ impl SqlServerClaimStore {
         self.inner.retried.load(Ordering::Relaxed)
     }
 
+    /// The store's writer: the same table and limits, for writing entries on the host's
+    /// own client inside its transaction (see [`SqlServerWriter`]).
+    pub fn writer(&self) -> &SqlServerWriter {
+        &self.inner.writer
+    }
+
     /// Writes `entries` on the host's own client, inside the transaction the host holds
-    /// there, so they commit or roll back with its business writes: one round trip per
-    /// 250 entries.
-    ///
-    /// The input is validated first. An id that already exists fails with
-    /// [`OutboxError::DuplicateId`]; after any error the host should roll its
-    /// transaction back (earlier chunks of a large batch may have been written in it).
-    /// The client needs the SET options every mainstream driver uses (tiberius's own
-    /// defaults: `ANSI_NULLS`, `QUOTED_IDENTIFIER`, `ANSI_WARNINGS` on), which the table's
-    /// filtered indexes require.
+    /// there; the same as [`SqlServerWriter::enqueue_in`] on [`SqlServerClaimStore::writer`].
     pub async fn enqueue_in<S>(
         &self,
         client: &mut Client<S>,
@@ -103,15 +102,10 @@ impl SqlServerClaimStore {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send,
     {
-        self.inner.limits.check_new_entries(&entries)?;
-        let bound = Bound::all(entries)?;
-        let ids: Vec<_> = bound.iter().map(Bound::id).collect();
-        enqueue::insert(client, &self.inner.sql, bound)
-            .await
-            .map_err(|e| e.into_outbox(&ids))
+        self.inner.writer.enqueue_in(client, entries).await
     }
 
-    /// Writes one entry inside the host's transaction; see [`SqlServerClaimStore::enqueue_in`].
+    /// Writes one entry inside the host's transaction; see [`SqlServerWriter::enqueue_in`].
     pub async fn enqueue_one_in<S>(
         &self,
         client: &mut Client<S>,
@@ -120,8 +114,7 @@ impl SqlServerClaimStore {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send,
     {
-        let mut written = self.enqueue_in(client, vec![entry]).await?;
-        Ok(written.remove(0))
+        self.inner.writer.enqueue_one_in(client, entry).await
     }
 
     /// Runs one batch of the store's and returns its rows.

@@ -132,3 +132,56 @@ async fn a_host_transaction_that_reads_first_must_begin_immediate() {
     other.await.unwrap().unwrap();
     assert_eq!(count(store.pool(), "SELECT count(*) FROM outbox").await, 3);
 }
+
+/// A service that only writes entries needs no store: a writer built from the table's name
+/// writes on a connection the host opened itself, and refuses what the store refuses.
+#[tokio::test]
+async fn a_writer_without_a_store_writes_in_the_host_connection() {
+    let (store, dir) = fresh_store(SqliteStoreConfig::new()).await;
+    orders_table(store.pool()).await;
+    let url = format!("sqlite://{}", dir.path().join("outbox.db").display());
+    let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
+        .await
+        .unwrap();
+    let writer = outbox_sqlite::SqliteWriter::new(&outbox_core::TableName::new("outbox").unwrap())
+        .limits(
+            outbox_core::StoreLimits::default()
+                .with_max_payload_bytes(4)
+                .unwrap(),
+        );
+    let mut tx = sqlx::Connection::begin(&mut conn).await.unwrap();
+    sqlx::query("INSERT INTO orders (id, total) VALUES (7, 70)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let written = writer
+        .enqueue_in(
+            &mut tx,
+            vec![NewEntry::new("orders.created", b"7".to_vec())],
+        )
+        .await
+        .unwrap();
+    let err = writer
+        .enqueue_in(
+            &mut tx,
+            vec![NewEntry::new("orders.created", b"too long".to_vec())],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, OutboxError::InvalidInput { .. }), "{err}");
+    let err = writer
+        .enqueue_in(
+            &mut tx,
+            vec![NewEntry::new("t", b"x".to_vec()).with_id(written[0].id)],
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, OutboxError::DuplicateId(id) if id == written[0].id),
+        "{err}"
+    );
+    tx.commit().await.unwrap();
+    assert_eq!(count(store.pool(), "SELECT count(*) FROM orders").await, 1);
+    let found = store.find_pending(&FindRequest::new(10)).await.unwrap();
+    assert_eq!(found, written);
+}
