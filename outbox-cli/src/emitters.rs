@@ -44,7 +44,7 @@ pub(crate) fn record(emission: &Emission<'_>) -> serde_json::Value {
         "id": emission.entry.id,
         "topic": emission.entry.topic,
         "partition_key": emission.entry.partition_key,
-        "attempt": emission.attempt,
+        "attempt": emission.delivery_attempt,
         "owner": emission.owner,
         "payload": String::from_utf8_lossy(&emission.entry.payload),
         "emitted_at": chrono::Utc::now(),

@@ -85,7 +85,7 @@ impl Emitter for Webhook {
         let agent = self.agent.clone();
         let url = self.url.clone();
         let entry = emission.entry.clone();
-        let attempt = emission.attempt;
+        let attempt = emission.delivery_attempt;
         let sent = tokio::task::spawn_blocking(move || {
             let mut request = agent
                 .post(&url)

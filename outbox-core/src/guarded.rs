@@ -98,7 +98,7 @@ pub fn renewal_results<R>(
 pub fn completion_result(req: &CompletionRequest, found: Guarded) -> TransitionResult {
     match found {
         Guarded::Missing => {
-            TransitionResult::new(TransitionOutcome::Missing, req.claim.entry.clone())
+            TransitionResult::new(TransitionOutcome::Missing, (*req.claim.entry).clone())
         }
         Guarded::Applied(written) => TransitionResult::new(TransitionOutcome::Applied, written),
         Guarded::Refused(durable) => {
@@ -114,7 +114,7 @@ pub fn renewal_result(claim: &Claim, found: Guarded) -> Result<RenewOutcome> {
     match found {
         Guarded::Missing => Ok(RenewOutcome::Lost(TransitionResult::new(
             TransitionOutcome::Missing,
-            claim.entry.clone(),
+            (*claim.entry).clone(),
         ))),
         Guarded::Applied(entry) => {
             let id = entry.id;
@@ -234,13 +234,13 @@ mod tests {
             completion_result(&req, Guarded::Missing).outcome,
             TransitionOutcome::Missing
         );
-        let mut taken = claim.entry.clone();
+        let mut taken = (*claim.entry).clone();
         taken.claim_token = Some(Uuid::new_v4());
         assert_eq!(
             completion_result(&req, Guarded::Refused(taken)).outcome,
             TransitionOutcome::StaleClaim
         );
-        let mut ours = claim.entry.clone();
+        let mut ours = (*claim.entry).clone();
         ours.status = EmissionStatus::Delivered;
         ours.stamp = req.stamp;
         assert_eq!(
@@ -258,23 +258,23 @@ mod tests {
     #[test]
     fn saves_and_renewals_report_the_durable_state() {
         let claim = claimed();
-        let mut terminal = claim.entry.clone();
+        let mut terminal = (*claim.entry).clone();
         terminal.status = EmissionStatus::DeadLettered;
         assert_eq!(
             save_result(&claim.entry, Guarded::Refused(terminal)).outcome,
             TransitionOutcome::Terminal
         );
         assert_eq!(
-            save_result(&claim.entry, Guarded::Refused(claim.entry.clone())).outcome,
+            save_result(&claim.entry, Guarded::Refused((*claim.entry).clone())).outcome,
             TransitionOutcome::ConcurrencyLost
         );
         assert!(
-            renewal_result(&claim, Guarded::Applied(claim.entry.clone()))
+            renewal_result(&claim, Guarded::Applied((*claim.entry).clone()))
                 .unwrap()
                 .renewed()
                 .is_some()
         );
-        let mut unclaimed = claim.entry.clone();
+        let mut unclaimed = (*claim.entry).clone();
         unclaimed.claim_owner = None;
         assert!(
             renewal_result(&claim, Guarded::Applied(unclaimed)).is_err(),

@@ -129,7 +129,7 @@ impl<S: ClaimStore> ClaimStore for Observed<S> {
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
-        // The requests are kept for the log lines; completions are small next to a round trip.
+        // The requests are kept for the log lines; cloning one shares its claim's entry.
         let results = self.inner.complete_batch(reqs.clone()).await?;
         for (req, result) in reqs.iter().zip(&results) {
             record_transition(req, result);

@@ -113,7 +113,7 @@ async fn rows_taken_by_another_worker_mid_claim_are_skipped() {
     assert_eq!(used, 11);
     for claim in taken.iter().chain(&won) {
         let row = a.get(claim.id()).await.unwrap().unwrap();
-        assert_eq!(row, claim.entry, "the durable lease is not the winner's");
+        assert_eq!(row, *claim.entry, "the durable lease is not the winner's");
     }
 }
 

@@ -69,7 +69,7 @@ pub(crate) fn not_applied(
     claim: &Claim,
 ) -> TransitionResult {
     let outcome = judged.unwrap_or(TransitionOutcome::ConcurrencyLost);
-    TransitionResult::new(outcome, current.unwrap_or_else(|| claim.entry.clone()))
+    TransitionResult::new(outcome, current.unwrap_or_else(|| (*claim.entry).clone()))
 }
 
 /// Retry-ready rows first, by retry time (or last update); then pending rows by creation

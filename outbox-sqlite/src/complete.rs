@@ -20,7 +20,7 @@ impl SqliteClaimStore {
         let mut written = Vec::with_capacity(reqs.len());
         let mut rows = Vec::with_capacity(reqs.len());
         for req in reqs {
-            let mut entry = req.claim.entry.clone();
+            let mut entry = (*req.claim.entry).clone();
             req.completion.target(&req.claim.entry).apply_to(
                 &mut entry,
                 self.now(req.now),

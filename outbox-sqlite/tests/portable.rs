@@ -115,7 +115,7 @@ async fn rows_taken_by_another_worker_mid_claim_are_skipped() {
     assert_eq!(used, 11);
     for claim in taken.iter().chain(&won) {
         let row = a.get(claim.id()).await.unwrap().unwrap();
-        assert_eq!(row, claim.entry, "the durable lease is not the winner's");
+        assert_eq!(row, *claim.entry, "the durable lease is not the winner's");
     }
 }
 
@@ -159,7 +159,7 @@ async fn rows_survive_a_switch_to_and_from_the_optimized_store() {
         .remove(0);
     assert_eq!(
         optimized.get(claim.id()).await.unwrap(),
-        Some(claim.entry.clone())
+        Some((*claim.entry).clone())
     );
     let failed = optimized
         .mark_failed(&claim, outbox_testkit::fixtures::boom(), Some(t0()))
@@ -174,7 +174,7 @@ async fn rows_survive_a_switch_to_and_from_the_optimized_store() {
     assert_eq!(claim_ids(&retry), vec![claim.id()]);
     assert_eq!(
         optimized.get(claim.id()).await.unwrap(),
-        Some(retry[0].entry.clone())
+        Some((*retry[0].entry).clone())
     );
 }
 

@@ -34,11 +34,11 @@ pub async fn a_stale_worker_changes_nothing_it_no_longer_holds(store: DynStore) 
         if let Some(rescue) = rescued.iter().find(|c| c.id() == r.entry.id) {
             assert_eq!(r.outcome, TransitionOutcome::StaleClaim, "entry {i}");
             assert_eq!(
-                r.entry, rescue.entry,
+                r.entry, *rescue.entry,
                 "the stale result is not the durable row"
             );
             let row = store.get(rescue.id()).await.unwrap().unwrap();
-            assert_eq!(row, rescue.entry, "a stale completion wrote");
+            assert_eq!(row, *rescue.entry, "a stale completion wrote");
         } else {
             assert_eq!(r.outcome, TransitionOutcome::Applied, "entry {i}");
             assert_eq!(r.entry.status, EmissionStatus::Delivered);

@@ -15,7 +15,7 @@ pub struct Emitted {
     /// The entry.
     pub id: EntryId,
     /// Its attempt number.
-    pub attempt: u32,
+    pub delivery_attempt: u32,
     /// The worker that emitted it.
     pub owner: String,
 }
@@ -75,7 +75,7 @@ impl Emitter for ScriptedEmitter {
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
         self.log.lock().unwrap().push(Emitted {
             id: emission.entry.id,
-            attempt: emission.attempt,
+            delivery_attempt: emission.delivery_attempt,
             owner: emission.owner.to_owned(),
         });
         // Deferrals do not count as attempts, so "first" means first seen for `defer`.
@@ -89,7 +89,7 @@ impl Emitter for ScriptedEmitter {
                     .count()
                     == 1
             }
-            _ => emission.attempt == 1,
+            _ => emission.delivery_attempt == 1,
         };
         match (emission.entry.payload.as_slice(), first) {
             (b"defer", true) => EmitOutcome::Deferred {
@@ -100,7 +100,9 @@ impl Emitter for ScriptedEmitter {
                 until: self.clock.now() + TimeDelta::seconds(10),
                 reason: Some("not now".into()),
             },
-            (b"flaky", _) if emission.attempt <= 2 => EmitOutcome::retryable("flaky provider"),
+            (b"flaky", _) if emission.delivery_attempt <= 2 => {
+                EmitOutcome::retryable("flaky provider")
+            }
             (b"broken", _) => EmitOutcome::retryable("provider down"),
             (b"poison", _) => EmitOutcome::permanent("payload rejected"),
             (b"panic", true) => panic!("scripted emitter panic"),

@@ -150,10 +150,10 @@ pub async fn assert_per_row_claim_cost(
         let tokens: HashSet<_> = claims.iter().map(|c| c.token).collect();
         assert_eq!(tokens.len(), claims.len(), "tokens are not unique");
         for claim in claims {
-            assert_eq!(claim.attempt, 1);
+            assert_eq!(claim.acquisition, 1);
             assert_eq!(claim.expires_at - claim.claimed_at, TimeDelta::seconds(60));
             let row = store.get(claim.id()).await.unwrap().unwrap();
-            assert_eq!(row, claim.entry, "persisted row differs from the claim");
+            assert_eq!(row, *claim.entry, "persisted row differs from the claim");
             assert_eq!(row.claim_owner.as_deref(), Some(claim.owner.as_str()));
             assert_eq!(row.claim_token, Some(claim.token));
             assert_eq!(row.claimed_at, Some(claim.claimed_at));

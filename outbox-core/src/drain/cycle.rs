@@ -16,6 +16,7 @@ use crate::{
 
 /// One entry the cycle works on: leased, or merely found (compatibility path).
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // One per entry in flight; boxing would only add an allocation.
 enum Work {
     Claimed(Claim),
     Found(OutboxEntry),
@@ -614,7 +615,7 @@ async fn emit_one(
     let started = Instant::now();
     let emission = Emission {
         entry: &entry,
-        attempt: entry.attempt_count.saturating_add(1),
+        delivery_attempt: entry.attempt_count.saturating_add(1),
         owner: &owner,
     };
     let outcome = match tokio::time::timeout(timeout, emitter.emit(emission)).await {

@@ -10,8 +10,10 @@ use crate::OutboxEntry;
 pub struct Emission<'a> {
     /// The entry; its `id` is the idempotency key to hand the provider.
     pub entry: &'a OutboxEntry,
-    /// Which attempt this is, counting from 1.
-    pub attempt: u32,
+    /// Which delivery attempt this is, counting from 1: one more than the entry's recorded
+    /// attempts (deliveries, failures and dead-letterings count; deferrals and released
+    /// claims do not). Not [`crate::Claim::acquisition`], which counts leases.
+    pub delivery_attempt: u32,
     /// The worker emitting it.
     pub owner: &'a str,
 }

@@ -150,11 +150,15 @@ impl State {
     ) -> TransitionResult {
         let current = self.rows.get(&req.claim.id());
         if let Some(outcome) = TransitionOutcome::precheck_completion(current, req) {
-            let entry = current.cloned().unwrap_or_else(|| req.claim.entry.clone());
+            let entry = current
+                .cloned()
+                .unwrap_or_else(|| (*req.claim.entry).clone());
             return TransitionResult::new(outcome, entry);
         }
         let target = req.completion.target(&req.claim.entry);
-        let mut entry = current.cloned().unwrap_or_else(|| req.claim.entry.clone());
+        let mut entry = current
+            .cloned()
+            .unwrap_or_else(|| (*req.claim.entry).clone());
         target.apply_to(&mut entry, now, req.stamp);
         self.put(entry.clone());
         TransitionResult::new(TransitionOutcome::Applied, entry)
@@ -168,10 +172,10 @@ impl State {
     ) -> RenewOutcome {
         let current = self.rows.get(&claim.id());
         if let Some(outcome) = TransitionOutcome::precheck(current, claim) {
-            let entry = current.cloned().unwrap_or_else(|| claim.entry.clone());
+            let entry = current.cloned().unwrap_or_else(|| (*claim.entry).clone());
             return RenewOutcome::Lost(TransitionResult::new(outcome, entry));
         }
-        let mut entry = current.cloned().unwrap_or_else(|| claim.entry.clone());
+        let mut entry = current.cloned().unwrap_or_else(|| (*claim.entry).clone());
         entry.claim_expires_at = Some(crate::clock::normalize(now + lease));
         entry.stamp = Uuid::new_v4();
         self.put(entry.clone());
@@ -307,6 +311,6 @@ impl State {
 fn unreachable_claim(claim: &Claim) -> RenewOutcome {
     RenewOutcome::Lost(TransitionResult::new(
         TransitionOutcome::StaleClaim,
-        claim.entry.clone(),
+        (*claim.entry).clone(),
     ))
 }

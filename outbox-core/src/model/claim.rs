@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use chrono::{DateTime, TimeDelta, Utc};
 use uuid::Uuid;
 
@@ -50,8 +52,9 @@ impl ClaimRequest {
 /// by owner and token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
-    /// The entry as written by the claim (claim fields set).
-    pub entry: OutboxEntry,
+    /// The entry as written by the claim (claim fields set). Shared, so that cloning a
+    /// claim (into a completion request, a retry of it, a log) never copies the payload.
+    pub entry: Arc<OutboxEntry>,
     /// The owner named in the request.
     pub owner: String,
     /// The lease's token, unique to this acquisition.
@@ -60,8 +63,10 @@ pub struct Claim {
     pub claimed_at: DateTime<Utc>,
     /// When the lease runs out.
     pub expires_at: DateTime<Utc>,
-    /// The row's claim attempt count including this acquisition.
-    pub attempt: u32,
+    /// Which lease on the entry this is, counting from 1: the row's claim count including
+    /// this acquisition. A lease that ran out and was taken again counts, so this may run
+    /// ahead of the delivery attempts ([`crate::Emission::delivery_attempt`]).
+    pub acquisition: u32,
 }
 
 impl Claim {
@@ -72,8 +77,8 @@ impl Claim {
             token: entry.claim_token?,
             claimed_at: entry.claimed_at?,
             expires_at: entry.claim_expires_at?,
-            attempt: entry.claim_attempt_count,
-            entry,
+            acquisition: entry.claim_attempt_count,
+            entry: Arc::new(entry),
         })
     }
 
@@ -107,6 +112,7 @@ impl RenewRequest {
 
 /// The result of renewing one claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // Few and short-lived: one per claim per renewal.
 pub enum RenewOutcome {
     /// The lease was still held and now runs until the claim's new `expires_at`.
     Renewed(Claim),

@@ -172,6 +172,9 @@ impl TargetState {
 /// and reports [`crate::TransitionOutcome::Applied`] without writing again: the write is
 /// this request's, whichever attempt made it. A new request for the same claim gets a new
 /// stamp and is judged afresh.
+///
+/// Cloning a request (to send it again, to log it) is cheap whatever the payload: the
+/// claim shares its entry snapshot rather than copying it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompletionRequest {
     /// The claim being completed.

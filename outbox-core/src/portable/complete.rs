@@ -68,7 +68,7 @@ impl<B: PortableBackend> PortableStore<B> {
         let Some((now, mut row)) = self.read(conn, claim.id(), req.now).await? else {
             return Ok(TransitionResult::new(
                 TransitionOutcome::Missing,
-                claim.entry.clone(),
+                (*claim.entry).clone(),
             ));
         };
         if let Some(outcome) = TransitionOutcome::precheck_completion(Some(&row), req) {
@@ -94,7 +94,7 @@ impl<B: PortableBackend> PortableStore<B> {
                 None => {
                     return Ok(TransitionResult::new(
                         TransitionOutcome::Missing,
-                        claim.entry.clone(),
+                        (*claim.entry).clone(),
                     ))
                 }
                 // Still this claim's, only the stamp moved: write again over the new stamp.
@@ -141,7 +141,7 @@ impl<B: PortableBackend> PortableStore<B> {
                 if B::execute(&mut conn, &self.sql.renew_row, params).await? == 1 {
                     // Owner and token matched, so nothing but renewals wrote the row since
                     // the claim: the snapshot with the new expiry and stamp is the row.
-                    let mut entry = claim.entry.clone();
+                    let mut entry = (*claim.entry).clone();
                     entry.claim_owner = Some(claim.owner.clone());
                     entry.claim_token = Some(claim.token);
                     entry.claimed_at = Some(claim.claimed_at);
@@ -155,13 +155,13 @@ impl<B: PortableBackend> PortableStore<B> {
                 let current = self.read(&mut conn, claim.id(), Some(now)).await?;
                 let current = current.map(|(_, entry)| entry);
                 if let Some(outcome) = TransitionOutcome::precheck(current.as_ref(), claim) {
-                    let entry = current.unwrap_or_else(|| claim.entry.clone());
+                    let entry = current.unwrap_or_else(|| (*claim.entry).clone());
                     outcomes.push(RenewOutcome::Lost(TransitionResult::new(outcome, entry)));
                     continue 'claims;
                 }
             }
             let entry = self.read(&mut conn, claim.id(), Some(now)).await?;
-            let entry = entry.map_or_else(|| claim.entry.clone(), |(_, e)| e);
+            let entry = entry.map_or_else(|| (*claim.entry).clone(), |(_, e)| e);
             outcomes.push(RenewOutcome::Lost(TransitionResult::new(
                 TransitionOutcome::StaleClaim,
                 entry,

@@ -54,7 +54,7 @@ async fn a_claim_dropped_while_it_waits_leaves_nothing_behind() {
     let claims = store.claim_pending(&request()).await.unwrap();
     assert_eq!(claims.len(), written.len());
     assert!(
-        claims.iter().all(|c| c.attempt == 1),
+        claims.iter().all(|c| c.acquisition == 1),
         "the dropped claim was applied"
     );
 }
@@ -103,7 +103,7 @@ async fn a_completion_dropped_while_it_waits_leaves_nothing_behind() {
     for c in &claims {
         assert_eq!(
             store.get(c.id()).await.unwrap().unwrap(),
-            c.entry,
+            *c.entry,
             "half a completion"
         );
     }
@@ -158,7 +158,7 @@ async fn rows_a_dropped_claim_did_take_come_back_after_the_lease() {
         .unwrap();
     let again = direct.claim_pending(&request().at(expiry)).await.unwrap();
     assert_eq!(again.len(), written.len());
-    assert!(again.iter().all(|c| c.attempt == 2));
+    assert!(again.iter().all(|c| c.acquisition == 2));
     for c in &again {
         let done = direct
             .mark_delivered(c, EmissionResult::new())

@@ -206,7 +206,7 @@ pub(crate) async fn complete<C: Commands>(
     let Some((now, mut current)) = read(conn, sql, claim.id(), req.now).await? else {
         return Ok(TransitionResult::new(
             TransitionOutcome::Missing,
-            claim.entry.clone(),
+            (*claim.entry).clone(),
         ));
     };
     if let Some(outcome) = TransitionOutcome::precheck_completion(Some(&current), req) {
@@ -233,7 +233,7 @@ pub(crate) async fn complete<C: Commands>(
             None => {
                 return Ok(TransitionResult::new(
                     TransitionOutcome::Missing,
-                    claim.entry.clone(),
+                    (*claim.entry).clone(),
                 ))
             }
             // Still this claim's, only the stamp moved: write again over the new stamp.
@@ -286,7 +286,7 @@ pub(crate) async fn renew<C: Commands>(
             ColumnData::Guid(Some(claim.token)),
         ];
         if conn.execute(&sql.renew_row, params).await? == 1 {
-            let mut entry = claim.entry.clone();
+            let mut entry = (*claim.entry).clone();
             entry.claim_expires_at = Some(expires);
             entry.stamp = stamp;
             if let Some(renewed) = Claim::from_claimed_entry(entry) {
@@ -299,7 +299,7 @@ pub(crate) async fn renew<C: Commands>(
             .map(|(_, e)| e);
         let outcome = TransitionOutcome::precheck(current.as_ref(), claim)
             .unwrap_or(TransitionOutcome::StaleClaim);
-        let entry = current.unwrap_or_else(|| claim.entry.clone());
+        let entry = current.unwrap_or_else(|| (*claim.entry).clone());
         outcomes.push(RenewOutcome::Lost(TransitionResult::new(outcome, entry)));
     }
     Ok(outcomes)

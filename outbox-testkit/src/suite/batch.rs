@@ -26,7 +26,7 @@ async fn mixed_claims(store: &DynStore, owner: &str) -> Vec<Claim> {
         .unwrap();
     let terminal = claims[2].clone();
     let mut missing = claims[3].clone();
-    missing.entry.id = EntryId::new();
+    std::sync::Arc::make_mut(&mut missing.entry).id = EntryId::new();
     let reclaimed = claims[4].clone();
     store.release(&reclaimed, None).await.unwrap();
     // Everything else of this group is held or terminal, so the rescuer takes exactly it.
@@ -145,6 +145,6 @@ pub async fn batch_with_a_claim_twice_is_refused(store: DynStore) {
     let err = store.complete_batch(reqs).await.unwrap_err();
     assert!(err.is_invalid_input(), "{err}");
     for c in &claims {
-        assert_eq!(durable(&store, c.id()).await, c.entry);
+        assert_eq!(durable(&store, c.id()).await, *c.entry);
     }
 }

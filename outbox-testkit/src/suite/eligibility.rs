@@ -128,7 +128,7 @@ pub async fn expired_lease_is_reclaimable(store: DynStore) {
     let second = claim_one(&store, "b", first.expires_at).await;
     assert_eq!(second.id(), first.id());
     assert_eq!(second.owner, "b");
-    assert_eq!(second.attempt, 2);
+    assert_eq!(second.acquisition, 2);
     assert_eq!(
         durable(&store, first.id()).await.claim_owner.as_deref(),
         Some("b")
@@ -139,14 +139,14 @@ pub async fn expired_lease_is_reclaimable(store: DynStore) {
 pub async fn attempt_count_increments_once_per_acquisition(store: DynStore) {
     let written = seed(&store, 3).await;
     let claims = store.claim_pending(&claim_req("w", 3, t0())).await.unwrap();
-    assert!(claims.iter().all(|c| c.attempt == 1));
+    assert!(claims.iter().all(|c| c.acquisition == 1));
     for e in &written {
         assert_eq!(durable(&store, e.id).await.claim_attempt_count, 1);
     }
     let claim = claims[0].clone();
     store.release(&claim, None).await.unwrap();
     let again = claim_one(&store, "w", at(1)).await;
-    assert_eq!((again.id(), again.attempt), (claim.id(), 2));
+    assert_eq!((again.id(), again.acquisition), (claim.id(), 2));
     assert_eq!(durable(&store, claim.id()).await.claim_attempt_count, 2);
 }
 
@@ -213,7 +213,7 @@ pub async fn persisted_claim_fields_equal_returned(store: DynStore) {
     let claims = store.claim_pending(&claim_req("w", 5, t0())).await.unwrap();
     for (claim, before) in claims.iter().zip(&written) {
         let row = durable(&store, claim.id()).await;
-        assert_eq!(row, claim.entry, "returned snapshot differs from the row");
+        assert_eq!(row, *claim.entry, "returned snapshot differs from the row");
         assert_eq!(row.claim_owner.as_deref(), Some("w"));
         assert_eq!(row.claim_token, Some(claim.token));
         assert_eq!(row.claimed_at, Some(t0()));

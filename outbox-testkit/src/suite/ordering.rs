@@ -167,7 +167,7 @@ pub async fn retry_without_next_retry_orders_by_update_time(store: DynStore) {
     let claims = store.claim_pending(&claim_req("w", 3, t0())).await.unwrap();
     // Saved as retryable without a retry time, newest entry saved first.
     for (claim, saved_at) in claims.iter().zip([at(3), at(2), at(1)]) {
-        let mut entry = claim.entry.clone();
+        let mut entry = (*claim.entry).clone();
         entry.status = outbox_core::EmissionStatus::RetryableFailure;
         entry.next_retry_at = None;
         let result = store

@@ -76,7 +76,7 @@ pub async fn wrong_owner_is_stale(store: DynStore) {
         TransitionOutcome::StaleClaim,
         EmissionStatus::Pending,
     );
-    assert_eq!(durable(&store, claim.id()).await, claim.entry);
+    assert_eq!(durable(&store, claim.id()).await, *claim.entry);
 }
 
 /// After another worker reclaimed an expired lease, the first holder's completion is stale
@@ -94,8 +94,8 @@ pub async fn stale_after_reclaim_by_another_worker(store: DynStore) {
         TransitionOutcome::StaleClaim,
         EmissionStatus::Pending,
     );
-    assert_eq!(late.entry, second.entry);
-    assert_eq!(durable(&store, first.id()).await, second.entry);
+    assert_eq!(late.entry, *second.entry);
+    assert_eq!(durable(&store, first.id()).await, *second.entry);
     let winner = store
         .mark_delivered(&second, EmissionResult::new())
         .await
@@ -138,13 +138,13 @@ pub async fn terminal_before_the_write(store: DynStore) {
 pub async fn missing_row_never_written(store: DynStore) {
     seed(&store, 1).await;
     let mut claim = claim_one(&store, "w", t0()).await;
-    claim.entry.id = EntryId::new();
+    std::sync::Arc::make_mut(&mut claim.entry).id = EntryId::new();
     let result = store
         .mark_delivered(&claim, EmissionResult::new())
         .await
         .unwrap();
     assert_eq!(result.outcome, TransitionOutcome::Missing);
-    assert_eq!(result.entry, claim.entry);
+    assert_eq!(result.entry, *claim.entry);
     assert!(
         store.get(claim.id()).await.unwrap().is_none(),
         "missing row was created"
@@ -261,6 +261,6 @@ pub async fn retried_request_after_a_newer_write_is_stale(store: DynStore) {
         TransitionOutcome::StaleClaim,
         EmissionStatus::RetryableFailure,
     );
-    assert_eq!(late.entry, next.entry);
-    assert_eq!(durable(&store, claim.id()).await, next.entry);
+    assert_eq!(late.entry, *next.entry);
+    assert_eq!(durable(&store, claim.id()).await, *next.entry);
 }

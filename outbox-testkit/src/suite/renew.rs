@@ -21,7 +21,7 @@ pub async fn renew_extends_held_claims(store: DynStore) {
             (claim.id(), claim.token, &claim.owner)
         );
         assert_eq!(r.expires_at, at(20) + lease());
-        assert_eq!(durable(&store, claim.id()).await, r.entry);
+        assert_eq!(durable(&store, claim.id()).await, *r.entry);
     }
     // Past the old expiry, before the new one: nobody else may claim.
     let between = claims[0].expires_at + chrono::TimeDelta::seconds(1);
@@ -80,7 +80,7 @@ pub async fn renew_reports_claims_no_longer_held(store: DynStore) {
     );
     assert_eq!(
         durable(&store, claims[1].id()).await,
-        reclaimed[0].entry,
+        *reclaimed[0].entry,
         "renewal touched b's lease"
     );
 }

@@ -77,10 +77,10 @@ pub async fn save_with_stale_stamp_is_concurrency_lost(store: DynStore) {
         TransitionOutcome::ConcurrencyLost,
         EmissionStatus::Pending,
     );
-    assert_eq!(result.entry, claim.entry);
+    assert_eq!(result.entry, *claim.entry);
     assert_eq!(
         durable(&store, claim.id()).await,
-        claim.entry,
+        *claim.entry,
         "stale save wrote"
     );
 }

@@ -45,7 +45,7 @@ pub async fn failed_with_retry_becomes_retryable(store: DynStore) {
         .await
         .unwrap();
     assert_eq!(claim_ids(&retried), vec![claim.id()]);
-    assert_eq!(retried[0].attempt, 2);
+    assert_eq!(retried[0].acquisition, 2);
 }
 
 /// Failed without a retry time: failed, waiting for an operator.
@@ -103,7 +103,7 @@ pub async fn deferred_sets_retry_time_without_counting(store: DynStore) {
 pub async fn save_claim_writes_outcome_fields_only(store: DynStore) {
     seed(&store, 1).await;
     let claim = claim_one(&store, "w", t0()).await;
-    let mut edited = claim.entry.clone();
+    let mut edited = (*claim.entry).clone();
     edited.status = EmissionStatus::RetryableFailure;
     edited.next_retry_at = Some(at(600));
     edited.attempt_count = 7;

@@ -134,7 +134,7 @@ pub async fn find_and_renew_validate_their_input(store: DynStore) {
     assert_invalid(err, "lease");
     assert_eq!(
         durable(&store, written[0].id).await,
-        claim.entry,
+        *claim.entry,
         "refused renewal wrote"
     );
 }

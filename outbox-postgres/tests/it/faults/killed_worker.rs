@@ -103,7 +103,7 @@ async fn rows_of_a_killed_worker_are_reclaimed_after_the_lease() {
         .unwrap();
     assert_eq!(reclaimed.len(), DOOMED);
     assert!(
-        reclaimed.iter().all(|c| c.attempt == 2),
+        reclaimed.iter().all(|c| c.acquisition == 2),
         "the reclaim is not counted"
     );
     let done = store

@@ -108,7 +108,7 @@ async fn a_completion_whose_backend_is_terminated_applies_nothing() {
     tx.rollback().await.unwrap();
     for c in &claims {
         let row = store.get(c.id()).await.unwrap().unwrap();
-        assert_eq!(row, c.entry, "half a completion");
+        assert_eq!(row, *c.entry, "half a completion");
     }
     for c in &claims {
         let done = store
