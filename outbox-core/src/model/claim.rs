@@ -65,7 +65,7 @@ pub struct Claim {
     pub expires_at: DateTime<Utc>,
     /// Which lease on the entry this is, counting from 1: the row's claim count including
     /// this acquisition. A lease that ran out and was taken again counts, so this may run
-    /// ahead of the delivery attempts ([`crate::Emission::delivery_attempt`]).
+    /// ahead of the delivery attempts ([`crate::drain::Emission::delivery_attempt`]).
     pub acquisition: u32,
 }
 
