@@ -42,7 +42,7 @@ enum Command {
         /// Where the results and the report go.
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
-        /// Only these scenarios (claims, races, drains, overlap, enqueue, ceiling, scale, costs).
+        /// Only these scenarios (claims, races, drains, overlap, flow, enqueue, ceiling, scale, costs).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Only these engines (sqlite, postgres); both by default.
@@ -67,8 +67,8 @@ enum Command {
     },
 }
 
-const SCENARIOS: [&str; 8] = [
-    "claims", "races", "drains", "overlap", "enqueue", "ceiling", "scale", "costs",
+const SCENARIOS: [&str; 9] = [
+    "claims", "races", "drains", "overlap", "flow", "enqueue", "ceiling", "scale", "costs",
 ];
 
 #[tokio::main]
@@ -195,6 +195,9 @@ async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Resul
     }
     if wanted("overlap") {
         scenarios::overlap::run(&mut ctx).await;
+    }
+    if wanted("flow") {
+        scenarios::flow::run(&mut ctx).await;
     }
     if wanted("enqueue") {
         scenarios::enqueue::run(&mut ctx).await;

@@ -23,6 +23,10 @@ pub struct Plan {
     pub drain_entries: u64,
     /// Time budget of one drain cell.
     pub drain_budget: Duration,
+    /// Entries one flow cell delivers (against a 5 ms emitter).
+    pub flow_entries: u64,
+    /// Time budget of one flow cell.
+    pub flow_budget: Duration,
     /// Entries written one per host transaction.
     pub enqueue_single: u64,
     /// Bulk calls of 1,000 entries.
@@ -59,6 +63,8 @@ impl Plan {
             race_workers: 8,
             drain_entries: 200,
             drain_budget: Duration::from_millis(500),
+            flow_entries: 300,
+            flow_budget: Duration::from_secs(2),
             enqueue_single: 50,
             enqueue_bulk_calls: 2,
             enqueue_small_entries: 5_000,
@@ -84,6 +90,8 @@ impl Plan {
             race_workers: 8,
             drain_entries: 5_000,
             drain_budget: Duration::from_secs(4),
+            flow_entries: 6_000,
+            flow_budget: Duration::from_secs(15),
             enqueue_single: 3_000,
             enqueue_bulk_calls: 100,
             enqueue_small_entries: 1_000_000,

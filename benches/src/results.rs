@@ -205,6 +205,10 @@ pub struct DrainOutcome {
     pub entries_per_s: f64,
     /// The child process's peak resident set, MiB.
     pub peak_rss_mib: f64,
+    /// The emitter's mean emission time as measured, milliseconds, where it takes time:
+    /// a timer sleeps at least what it is asked, often a little more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_emission_ms: Option<f64>,
 }
 
 /// Scenario 4: enqueue throughput.
@@ -284,6 +288,40 @@ pub struct OverlapRow {
     pub ahead: DrainOutcome,
 }
 
+/// One cell of the flow scenario: one worker against an emitter that takes its time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Emissions in flight at most (`DrainOptions::emit_concurrency`).
+    pub concurrency: usize,
+    /// Claim batch size.
+    pub batch: u32,
+    /// The emission time, as a label (`5 ms`, `5 ms, 1 in 100 at 200 ms`).
+    pub emission: String,
+    /// The mean emission time, milliseconds.
+    pub mean_emission_ms: f64,
+    /// Concurrency ÷ the nominal mean emission time.
+    pub ideal_per_s: f64,
+    /// Pending rows at the start.
+    pub backlog: u64,
+    /// What the drain did.
+    pub outcome: DrainOutcome,
+}
+
+impl FlowRow {
+    /// Concurrency ÷ the mean emission time the emitter really took: the rate with every
+    /// slot always busy.
+    pub fn measured_ideal_per_s(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)] // A concurrency of a few dozen.
+        let slots = self.concurrency as f64;
+        self.outcome
+            .mean_emission_ms
+            .filter(|ms| *ms > 0.0)
+            .map(|ms| slots * 1_000.0 / ms)
+    }
+}
+
 /// Everything one run measured.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Results {
@@ -306,4 +344,7 @@ pub struct Results {
     /// Claiming ahead against one batch at a time (absent from older runs).
     #[serde(default)]
     pub overlap: Vec<OverlapRow>,
+    /// The drain against a slow emitter (absent from older runs).
+    #[serde(default)]
+    pub flow: Vec<FlowRow>,
 }

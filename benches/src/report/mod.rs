@@ -9,8 +9,8 @@ use std::io;
 use std::path::Path;
 
 use crate::results::{
-    CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, OverlapRow, Results, ScaleRow,
-    StorePath,
+    CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow, OverlapRow, Results,
+    ScaleRow, StorePath,
 };
 
 /// Writes REPORT.md, claims.svg and scale.svg into `dir` (created if missing).
@@ -407,7 +407,36 @@ fn target_rows(r: &Results) -> Vec<Target> {
         );
         t.push(Reported.judge(what, v, ratio));
     }
+    t.extend(flow_targets(r));
     t.extend(sqlite_targets(r));
+    t
+}
+
+/// The drain against a slow emitter: at least 0.8 of concurrency ÷ mean emission time.
+fn flow_targets(r: &Results) -> Vec<Target> {
+    let mut t = Vec::new();
+    for engine in [Engine::Sqlite, Engine::Postgres] {
+        for (concurrency, batch) in [(8, 50), (32, 100)] {
+            for tail in [false, true] {
+                let at = |f: &&FlowRow| {
+                    (f.engine, f.concurrency, f.batch) == (engine, concurrency, batch)
+                        && f.emission.contains("1 in") == tail
+                };
+                let v = r
+                    .flow
+                    .iter()
+                    .filter(at)
+                    .filter_map(|f| div(f.outcome.entries_per_s, f.measured_ideal_per_s()?));
+                let what = format!(
+                    "{} drain ÷ (concurrency ÷ measured mean emission time), 1 worker, \
+                     concurrency {concurrency}, batch {batch}, emission 5 ms{}",
+                    engine.label(),
+                    if tail { ", 1 in 100 at 200 ms" } else { "" }
+                );
+                t.push(Rule::AtLeast(0.8).judge(what, v, ratio));
+            }
+        }
+    }
     t
 }
 

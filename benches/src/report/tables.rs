@@ -173,6 +173,43 @@ pub(super) fn all(md: &mut String, r: &Results) {
         ],
     );
 
+    md.push_str("## Flow against the emitter\n\n");
+    md.push_str(
+        "One optimized drain worker against an emitter that takes its time: 5 ms per entry, \
+         or 5 ms with one entry in a hundred taking 200 ms. The ideal keeps every \
+         concurrency slot busy: concurrency ÷ mean emission time, nominal (from the asked \
+         times) and measured (a timer sleeps at least what it is asked, often a fraction \
+         of a millisecond more). The rate runs to the emission that reached the cell's \
+         count, so a 200 ms emission still under way at the end does not weigh on it.\n\n",
+    );
+    table(
+        md,
+        &r.flow,
+        &[
+            ("engine", &|f| f.engine.label().into()),
+            ("concurrency", &|f| f.concurrency.to_string()),
+            ("batch", &|f| f.batch.to_string()),
+            ("emission", &|f| f.emission.clone()),
+            ("delivered", &|f| count(f.outcome.delivered)),
+            ("entries/s", &|f| rate(f.outcome.entries_per_s)),
+            ("measured emission ms", &|f| {
+                f.outcome
+                    .mean_emission_ms
+                    .map_or_else(|| "—".into(), |m| format!("{m:.2}"))
+            }),
+            ("÷ nominal ideal", &|f| {
+                or_dash(div(f.outcome.entries_per_s, f.ideal_per_s), ratio)
+            }),
+            ("÷ measured ideal", &|f| {
+                or_dash(
+                    f.measured_ideal_per_s()
+                        .and_then(|i| div(f.outcome.entries_per_s, i)),
+                    ratio,
+                )
+            }),
+        ],
+    );
+
     md.push_str("## Enqueue\n\n");
     table(
         md,

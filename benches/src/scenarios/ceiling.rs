@@ -70,6 +70,8 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         stop_after: backlog,
         budget_ms: millis(Duration::from_secs(1_800)),
         claim_ahead: None,
+        emission: None,
+        concurrency: None,
     })
     .await;
     progress(format_args!(

@@ -40,6 +40,62 @@ pub struct DrainSpec {
     /// drain's default (the store's capabilities).
     #[serde(default)]
     pub claim_ahead: Option<bool>,
+    /// How long each emission takes; `None` delivers at once.
+    #[serde(default)]
+    pub emission: Option<EmissionTime>,
+    /// Emissions in flight per worker; `None` leaves the drain's default.
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+}
+
+/// How long the bench's emitter takes per emission: `typical_ms` each, except every
+/// `tail_every`-th emission (counted across the process), which takes `tail_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EmissionTime {
+    /// The usual emission time, milliseconds.
+    pub typical_ms: u32,
+    /// The slow emission time, milliseconds.
+    pub tail_ms: u32,
+    /// One emission in this many is slow; 0 for none.
+    pub tail_every: u32,
+}
+
+impl EmissionTime {
+    /// Every emission takes `ms`.
+    pub fn constant(ms: u32) -> Self {
+        Self {
+            typical_ms: ms,
+            tail_ms: ms,
+            tail_every: 0,
+        }
+    }
+
+    /// The mean emission time, milliseconds.
+    pub fn mean_ms(&self) -> f64 {
+        if self.tail_every == 0 {
+            return f64::from(self.typical_ms);
+        }
+        let n = f64::from(self.tail_every);
+        (f64::from(self.typical_ms) * (n - 1.0) + f64::from(self.tail_ms)) / n
+    }
+
+    /// How long emission number `n` (from 1) takes.
+    fn of(&self, n: u64) -> Duration {
+        let slow = self.tail_every > 0 && n.is_multiple_of(u64::from(self.tail_every));
+        Duration::from_millis(u64::from(if slow { self.tail_ms } else { self.typical_ms }))
+    }
+
+    /// `5 ms`, or `5 ms, 1 in 100 at 200 ms`.
+    pub fn label(&self) -> String {
+        if self.tail_every == 0 {
+            format!("{} ms", self.typical_ms)
+        } else {
+            format!(
+                "{} ms, 1 in {} at {} ms",
+                self.typical_ms, self.tail_every, self.tail_ms
+            )
+        }
+    }
 }
 
 /// Runs the drain grid: every worker count in every cell.
@@ -61,6 +117,8 @@ pub async fn run(ctx: &mut Ctx) {
                 stop_after: plan.drain_entries,
                 budget_ms: millis(plan.drain_budget),
                 claim_ahead: None,
+                emission: None,
+                concurrency: None,
             };
             let outcome = measure(&spec).await;
             progress(format_args!(
@@ -112,17 +170,33 @@ pub async fn measure(spec: &DrainSpec) -> DrainOutcome {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("drain child said {line:?}: {e}"))
 }
 
-/// Counts emissions and raises the stop signal at the limit; delivers everything at once.
+/// Counts emissions and raises the stop signal at the limit; delivers everything, at once
+/// or after the emission time it was given.
 struct CountingEmitter {
     emitted: AtomicU64,
+    finished: AtomicU64,
     stop_after: u64,
     stop: watch::Sender<bool>,
+    time: Option<EmissionTime>,
+    started: Instant,
+    /// When the `stop_after`-th emission finished.
+    reached: std::sync::OnceLock<Duration>,
+    /// Time spent in emissions, microseconds, summed.
+    busy_micros: AtomicU64,
 }
 
 #[async_trait]
 impl Emitter for CountingEmitter {
     async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
-        if self.emitted.fetch_add(1, Ordering::Relaxed) + 1 >= self.stop_after {
+        let n = self.emitted.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(time) = self.time {
+            let began = Instant::now();
+            tokio::time::sleep(time.of(n)).await;
+            let took = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.busy_micros.fetch_add(took, Ordering::Relaxed);
+        }
+        if self.finished.fetch_add(1, Ordering::Relaxed) + 1 >= self.stop_after {
+            let _ = self.reached.set(self.started.elapsed());
             self.stop.send_replace(true);
         }
         EmitOutcome::delivered()
@@ -140,12 +214,17 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
     )
     .await;
     let (stop, stopped) = watch::channel(false);
+    let started = Instant::now();
     let emitter = Arc::new(CountingEmitter {
         emitted: AtomicU64::new(0),
+        finished: AtomicU64::new(0),
+        started,
+        reached: std::sync::OnceLock::new(),
+        busy_micros: AtomicU64::new(0),
         stop_after: spec.stop_after,
         stop: stop.clone(),
+        time: spec.emission,
     });
-    let started = Instant::now();
     let budget = Duration::from_millis(spec.budget_ms);
     tokio::spawn(async move {
         tokio::time::sleep(budget).await;
@@ -159,6 +238,9 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
                 .poll_interval(Duration::from_millis(1), Duration::from_millis(10));
             if let Some(on) = spec.claim_ahead {
                 options = options.claim_ahead(on);
+            }
+            if let Some(n) = spec.concurrency {
+                options = options.emit_concurrency(n);
             }
             let drain =
                 Drain::new(subject.store.clone(), emitter.clone(), options).expect("drain options");
@@ -179,10 +261,23 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         delivered += summary.delivered;
     }
     let elapsed = started.elapsed();
+    // Against a slow emitter, the last emissions of a short run (a 200 ms one, say) would
+    // weigh on the rate as they never do in a long one: measure up to the emission that
+    // reached the target instead: `stop_after` emissions finished by then, each recorded
+    // within the drain's linger.
+    let entries_per_s = match (spec.emission, emitter.reached.get()) {
+        (Some(_), Some(&reached)) => rate(spec.stop_after, reached),
+        _ => rate(delivered, elapsed),
+    };
+    let finished = emitter.finished.load(Ordering::Relaxed);
+    #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
+    let mean_emission_ms = (spec.emission.is_some() && finished > 0)
+        .then(|| emitter.busy_micros.load(Ordering::Relaxed) as f64 / 1_000.0 / finished as f64);
     DrainOutcome {
+        mean_emission_ms,
         delivered,
         seconds: elapsed.as_secs_f64(),
-        entries_per_s: rate(delivered, elapsed),
+        entries_per_s,
         peak_rss_mib: peak_rss_mib(),
     }
 }

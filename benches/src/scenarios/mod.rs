@@ -5,6 +5,7 @@ pub mod claims;
 pub mod costs;
 pub mod drain;
 pub mod enqueue;
+pub mod flow;
 pub mod overlap;
 pub mod race;
 pub mod scale;

@@ -34,6 +34,8 @@ pub async fn run(ctx: &mut Ctx) {
                     stop_after: plan.drain_entries,
                     budget_ms: millis(plan.drain_budget),
                     claim_ahead: Some(claim_ahead),
+                    emission: None,
+                    concurrency: None,
                 };
                 measured.push(measure(&spec).await);
             }

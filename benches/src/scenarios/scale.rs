@@ -101,6 +101,8 @@ pub async fn run(ctx: &mut Ctx) {
                 stop_after: plan.scale_entries.min(case.pending),
                 budget_ms: millis(Duration::from_secs(900)),
                 claim_ahead: None,
+                emission: None,
+                concurrency: None,
             })
             .await;
             progress(format_args!(

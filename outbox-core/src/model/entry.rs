@@ -19,7 +19,10 @@ pub struct NewEntry {
     pub id: EntryId,
     /// The destination (topic, queue, route) the emitter delivers to.
     pub topic: String,
-    /// Key the provider may use to keep related messages in order.
+    /// A key handed to the provider with the entry (a Kafka or JetStream partition key,
+    /// say). The outbox itself does not order by it: entries of one key may be claimed by
+    /// different workers and emitted in any order, and a retried entry is emitted after
+    /// later ones. Providers that order by key see only the order of emission.
     pub partition_key: Option<String>,
     /// The message body, opaque to the outbox.
     pub payload: Vec<u8>,
@@ -51,7 +54,7 @@ impl NewEntry {
         self
     }
 
-    /// Sets the partition key.
+    /// Sets the partition key: handed to the provider, never used to order claims.
     pub fn partition_key(mut self, key: impl Into<String>) -> Self {
         self.partition_key = Some(key.into());
         self
@@ -83,7 +86,8 @@ pub struct OutboxEntry {
     pub id: EntryId,
     /// The destination the emitter delivers to.
     pub topic: String,
-    /// Ordering key for the provider.
+    /// The provider's key for the entry; not an ordering the outbox keeps (see
+    /// [`NewEntry::partition_key`](NewEntry#structfield.partition_key)).
     pub partition_key: Option<String>,
     /// The message body.
     pub payload: Vec<u8>,
