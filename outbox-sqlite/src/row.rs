@@ -41,3 +41,19 @@ pub(crate) fn entry_id(bytes: &[u8]) -> Result<EntryId> {
 pub(crate) fn decode(row: &SqliteRow) -> Result<OutboxEntry> {
     outbox_core::sqlite_format::decode_entry(row)
 }
+
+/// The entry `id` as `get` (the table's `get.sql`) reads it on `conn`, if there is one.
+pub(crate) async fn fetch(
+    conn: &mut sqlx::SqliteConnection,
+    get: &str,
+    id: EntryId,
+) -> Result<Option<OutboxEntry>> {
+    sqlx::query(get)
+        .bind(id.as_uuid().as_bytes().to_vec())
+        .fetch_optional(conn)
+        .await
+        .map_err(crate::error::map_err)?
+        .as_ref()
+        .map(decode)
+        .transpose()
+}

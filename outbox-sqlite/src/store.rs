@@ -144,14 +144,7 @@ impl SqliteClaimStore {
         conn: &mut sqlx::SqliteConnection,
         id: EntryId,
     ) -> Result<Option<OutboxEntry>> {
-        sqlx::query(&self.sql.get)
-            .bind(id.as_uuid().as_bytes().to_vec())
-            .fetch_optional(conn)
-            .await
-            .map_err(map_err)?
-            .as_ref()
-            .map(decode)
-            .transpose()
+        crate::row::fetch(conn, &self.sql.get, id).await
     }
 
     async fn find(&self, sql: &str, req: &FindRequest) -> Result<Vec<OutboxEntry>> {

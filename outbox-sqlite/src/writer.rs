@@ -9,7 +9,7 @@ use outbox_core::{
 use sqlx::{Connection, SqliteConnection};
 
 use crate::error::map_err;
-use crate::row::{decode, hex, micros, opt_micros};
+use crate::row::{hex, micros, opt_micros};
 use crate::statements::Statements;
 
 /// Writes new entries on the host's own SQLite connection or transaction, so they commit
@@ -186,14 +186,7 @@ impl SqliteWriter {
     }
 
     async fn fetch(&self, conn: &mut SqliteConnection, id: EntryId) -> Result<Option<OutboxEntry>> {
-        sqlx::query(&self.sql.get)
-            .bind(id.as_uuid().as_bytes().to_vec())
-            .fetch_optional(conn)
-            .await
-            .map_err(map_err)?
-            .as_ref()
-            .map(decode)
-            .transpose()
+        crate::row::fetch(conn, &self.sql.get, id).await
     }
 }
 

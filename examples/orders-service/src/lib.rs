@@ -35,7 +35,7 @@ mod settings;
 
 pub use emitter::PrintEmitter;
 pub use order::{NewOrder, OrderPlaced, EVENT_TOPIC};
-pub use service::{Service, Stack};
+pub use service::{run_from_env, Service, Stack};
 pub use settings::Settings;
 
 /// Any error of the service's set-up or run.

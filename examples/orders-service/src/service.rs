@@ -113,6 +113,24 @@ impl Service {
     }
 }
 
+/// What each binary runs: the service on `stack`, configured from the environment
+/// ([`Settings::from_env`], and `LISTEN`, default `127.0.0.1:3000`), events printed on
+/// standard output, until Ctrl-C.
+pub async fn run_from_env(stack: Stack) -> Result<(), Error> {
+    let settings = Settings::from_env()?;
+    let addr = std::env::var("LISTEN").unwrap_or_else(|_| "127.0.0.1:3000".into());
+    let service = Service::start(&settings, stack, Arc::new(crate::PrintEmitter)).await?;
+    let listener = TcpListener::bind(&addr).await?;
+    eprintln!("orders service ({stack:?}) on http://{addr}: POST /orders");
+    let summary = service
+        .serve(listener, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    eprintln!("stopped: {summary:?}");
+    Ok(())
+}
+
 /// Completes once the shutdown signal is sent (or its sender is gone).
 async fn fired(mut stopped: watch::Receiver<bool>) {
     let _ = stopped.wait_for(|stop| *stop).await;
