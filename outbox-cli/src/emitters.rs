@@ -1,4 +1,4 @@
-//! The emitters the command offers: noop, stdout, jsonl:PATH, webhook:URL.
+//! The emitters the command offers: noop, stdout, jsonl:PATH, webhook:URL, nats://….
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -8,7 +8,10 @@ use outbox_core::drain::{Emission, EmitOutcome, Emitter};
 use outbox_core::{OutboxError, Result};
 
 /// Builds the emitter named by `spec`.
-pub(crate) fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
+pub(crate) async fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
+    if spec.starts_with("nats://") || spec.starts_with("tls://") {
+        return nats(spec).await;
+    }
     match spec.split_once(':') {
         None if spec == "noop" => Ok(Arc::new(Noop)),
         None if spec == "stdout" => Ok(Arc::new(Stdout)),
@@ -16,8 +19,24 @@ pub(crate) fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
         Some(("webhook", url)) => Ok(Arc::new(crate::webhook::Webhook::new(url)?)),
         _ => Err(OutboxError::invalid(
             "emitter",
-            format!("{spec:?} is not one of noop, stdout, jsonl:PATH, webhook:URL"),
+            format!(
+                "{spec:?} is not one of noop, stdout, jsonl:PATH, webhook:URL, \
+                 nats://HOST:PORT?subject=…"
+            ),
         )),
+    }
+}
+
+/// A JetStream emitter from its URL (`nats://host:port?subject=events.{topic}&stream=…`).
+async fn nats(url: &str) -> Result<Arc<dyn Emitter>> {
+    use outbox_nats::NatsError;
+    match outbox_nats::NatsEmitter::connect(url).await {
+        Ok(emitter) => Ok(Arc::new(emitter)),
+        Err(NatsError::Config(why)) => Err(OutboxError::invalid("emitter", why)),
+        Err(e) => Err(OutboxError::Connection {
+            message: e.to_string(),
+            source: None,
+        }),
     }
 }
 

@@ -31,6 +31,8 @@ pub mod race;
 pub mod scripted;
 pub mod statement_log;
 pub mod suite;
+#[cfg(feature = "proxy")]
+pub mod tcp_proxy;
 
 pub use fixtures::DynStore;
 

@@ -106,7 +106,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         fail_on_dead_letters: false,
         json: false,
     };
-    let emitter = crate::emitters::parse(&args.emitter)?;
+    let emitter = crate::emitters::parse(&args.emitter).await?;
     let started = Instant::now();
     let summary = crate::commands::drain::drain(store.clone(), emitter, &args).await?;
     out!("drained with {workers} workers into {}", jsonl.display());

@@ -36,7 +36,7 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
         }
     }
     let store = target.open().await?;
-    let mut emitter = crate::emitters::parse(&args.emitter)?;
+    let mut emitter = crate::emitters::parse(&args.emitter).await?;
     if let Some(delay) = args.emit_delay {
         let delay = delay.to_std().unwrap_or_default();
         emitter = Arc::new(crate::emitters::Delayed {

@@ -1,0 +1,141 @@
+//! What reaches the stream, and what the outbox records of it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::{EmissionStatus, OutboxStore};
+use outbox_nats::{NatsEmitter, NatsOptions, StreamSetup, SubjectTemplate};
+
+use crate::support::{drain_all, enqueue, nats_url, outbox, rows, server, TestStream};
+
+#[tokio::test]
+async fn a_drained_backlog_arrives_once_as_committed() {
+    let Some(client) = server().await else { return };
+    let stream = TestStream::create(&client).await;
+    let (store, _dir) = outbox().await;
+    let entries = enqueue(&store, "orders.created", 300).await;
+    let url = format!(
+        "{}?subject={}.{{topic}}&stream={}",
+        nats_url(),
+        stream.prefix,
+        stream.name
+    );
+    let emitter = Arc::new(NatsEmitter::connect(&url).await.expect("emitter"));
+
+    let summary = drain_all(store.clone(), emitter, Duration::from_secs(60)).await;
+    assert_eq!(summary.delivered, 300, "{summary:?}");
+
+    let received = stream.read_all().await;
+    assert_eq!(received.len(), 300, "messages in the stream");
+    let ids: HashSet<_> = received.iter().map(|r| r.msg_id.clone()).collect();
+    assert_eq!(ids.len(), 300, "each entry once");
+    let by_id: std::collections::HashMap<_, _> =
+        received.iter().map(|r| (r.msg_id.clone(), r)).collect();
+    for row in rows(&store, &entries).await {
+        assert_eq!(row.status, EmissionStatus::Delivered);
+        let got = by_id[&row.id.to_string()];
+        assert_eq!(got.payload, row.payload);
+        assert_eq!(got.headers, row.headers);
+        assert_eq!(got.subject, format!("{}.orders.created", stream.prefix));
+        // The provider id names the stored message: stream and sequence.
+        assert_eq!(
+            row.provider_message_id.as_deref(),
+            Some(format!("{}:{}", stream.name, got.sequence).as_str())
+        );
+    }
+    stream.delete().await;
+}
+
+#[tokio::test]
+async fn an_entry_emitted_again_is_stored_once() {
+    let Some(client) = server().await else { return };
+    let stream = TestStream::create(&client).await;
+    let (store, _dir) = outbox().await;
+    let entry = enqueue(&store, "orders.created", 1).await.remove(0);
+    let mut options = NatsOptions::new();
+    options.subject = SubjectTemplate::new(format!("{}.{{topic}}", stream.prefix)).unwrap();
+    let emitter = NatsEmitter::new(client.clone(), options)
+        .await
+        .expect("emitter");
+    // The first worker published, then died before recording; a second worker, after the
+    // lease ran out, emits the same entry again.
+    let emission = |attempt| Emission {
+        entry: &entry,
+        delivery_attempt: attempt,
+        owner: "w",
+    };
+    let first = emitter.emit(emission(1)).await;
+    let second = emitter.emit(emission(1)).await;
+    assert!(matches!(first, EmitOutcome::Delivered { .. }), "{first:?}");
+    assert_eq!(
+        first, second,
+        "a duplicate is acknowledged as the stored message"
+    );
+    assert_eq!(stream.count().await, 1);
+    stream.delete().await;
+}
+
+#[tokio::test]
+async fn entries_that_cannot_be_published_are_dead_lettered_with_the_reason() {
+    let Some(client) = server().await else { return };
+    let (store, _dir) = outbox().await;
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    // No stream captures this subject.
+    let lost = enqueue(&store, &format!("nostream{tag}"), 3).await;
+    // A topic with a space gives no valid subject.
+    let bad = enqueue(&store, "two words", 1).await;
+    let emitter = NatsEmitter::new(client, NatsOptions::new())
+        .await
+        .expect("emitter");
+    let summary = drain_all(store.clone(), Arc::new(emitter), Duration::from_secs(30)).await;
+    assert_eq!(summary.dead_lettered, 4, "{summary:?}");
+    for row in rows(&store, &lost).await {
+        assert_eq!(row.status, EmissionStatus::DeadLettered);
+        let error = row.last_error.unwrap_or_default();
+        assert!(error.contains("no JetStream stream captures"), "{error}");
+    }
+    let row = store.get(bad[0].id).await.unwrap().unwrap();
+    assert_eq!(row.status, EmissionStatus::DeadLettered);
+    assert!(
+        row.last_error
+            .unwrap_or_default()
+            .contains("no valid subject"),
+        "the reason names the topic"
+    );
+}
+
+#[tokio::test]
+async fn the_stream_is_created_or_checked_at_start_up() {
+    let Some(client) = server().await else { return };
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let name = format!("OUTBOX_C_{tag}");
+    let js = async_nats::jetstream::new(client.clone());
+
+    let mut options = NatsOptions::new();
+    options.subject = SubjectTemplate::new(format!("c{tag}.{{topic}}")).unwrap();
+    options.stream = StreamSetup::Check(name.clone());
+    let err = NatsEmitter::new(client.clone(), options.clone())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains(&name), "{err}");
+
+    options.stream = StreamSetup::Create(name.clone());
+    let emitter = NatsEmitter::new(client.clone(), options.clone())
+        .await
+        .expect("created");
+    let mut stream = js.get_stream(&name).await.expect("the stream exists now");
+    let subjects = stream.info().await.unwrap().config.subjects.clone();
+    assert_eq!(subjects, vec![format!("c{tag}.>")]);
+
+    let (store, _dir) = outbox().await;
+    enqueue(&store, "x", 2).await;
+    let summary = drain_all(store, Arc::new(emitter), Duration::from_secs(30)).await;
+    assert_eq!(summary.delivered, 2);
+    options.stream = StreamSetup::Check(name.clone());
+    NatsEmitter::new(client, options)
+        .await
+        .expect("the check passes");
+    js.delete_stream(&name).await.unwrap();
+}

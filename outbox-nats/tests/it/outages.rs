@@ -1,0 +1,148 @@
+//! The server going away, seen through a proxy that cuts the client's connection.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use outbox_core::async_trait;
+use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::EmissionStatus;
+use outbox_nats::NatsEmitter;
+use outbox_testkit::tcp_proxy::TcpProxy;
+
+use crate::support::{drain_all, enqueue, nats_url, outbox, rows, server, TestStream};
+
+/// The address of the test server.
+fn upstream() -> std::net::SocketAddr {
+    let url = nats_url();
+    let host = url
+        .trim_start_matches("nats://")
+        .split(['?', '/'])
+        .next()
+        .unwrap_or_default();
+    std::net::ToSocketAddrs::to_socket_addrs(host)
+        .expect("the server's address")
+        .next()
+        .expect("an address")
+}
+
+/// Counts outcomes, so a test can act once some entries were delivered and show that the
+/// outage was seen (retryable outcomes) rather than slept through.
+struct Counting {
+    inner: NatsEmitter,
+    delivered: AtomicU64,
+    retryable: AtomicU64,
+}
+
+#[async_trait]
+impl Emitter for Counting {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        let outcome = self.inner.emit(emission).await;
+        let counter = match outcome {
+            EmitOutcome::Delivered { .. } => &self.delivered,
+            _ => &self.retryable,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        outcome
+    }
+}
+
+async fn emitter_through(proxy: &TcpProxy, stream: &TestStream) -> Arc<Counting> {
+    let url = format!(
+        "nats://{}?subject={}.{{topic}}&ack_timeout=500ms",
+        proxy.local_addr(),
+        stream.prefix
+    );
+    Arc::new(Counting {
+        inner: NatsEmitter::connect(&url).await.expect("emitter"),
+        delivered: AtomicU64::new(0),
+        retryable: AtomicU64::new(0),
+    })
+}
+
+/// Every entry delivered, each stored once, and each delivered row naming the message
+/// the stream stored for it: nothing was marked delivered without an acknowledgement.
+async fn assert_all_stored_once(
+    stream: &TestStream,
+    store: &outbox_sqlite::SqliteClaimStore,
+    entries: &[outbox_core::OutboxEntry],
+) {
+    let received = stream.read_all().await;
+    assert_eq!(received.len(), entries.len(), "messages in the stream");
+    let by_id: std::collections::HashMap<_, _> = received
+        .iter()
+        .map(|r| (r.msg_id.clone(), r.sequence))
+        .collect();
+    assert_eq!(by_id.len(), entries.len(), "each entry once");
+    for row in rows(store, entries).await {
+        assert_eq!(
+            row.status,
+            EmissionStatus::Delivered,
+            "{:?}",
+            row.last_error
+        );
+        let sequence = by_id[&row.id.to_string()];
+        assert_eq!(
+            row.provider_message_id,
+            Some(format!("{}:{sequence}", stream.name))
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_lost_mid_drain_costs_retries_not_entries() {
+    let Some(client) = server().await else { return };
+    let stream = TestStream::create(&client).await;
+    let proxy = TcpProxy::start(upstream()).await.expect("proxy");
+    let (store, _dir) = outbox().await;
+    let entries = enqueue(&store, "orders", 400).await;
+    let emitter = emitter_through(&proxy, &stream).await;
+
+    let outage = {
+        let emitter = emitter.clone();
+        async move {
+            while emitter.delivered.load(Ordering::Relaxed) < 50 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            proxy.cut();
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            proxy.restore();
+            proxy
+        }
+    };
+    let (summary, _proxy) = tokio::join!(
+        drain_all(store.clone(), emitter.clone(), Duration::from_secs(120)),
+        outage
+    );
+    assert!(
+        emitter.retryable.load(Ordering::Relaxed) > 0 && summary.retried > 0,
+        "the outage was not seen: {summary:?}"
+    );
+    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    assert_all_stored_once(&stream, &store, &entries).await;
+    stream.delete().await;
+}
+
+#[tokio::test]
+async fn a_server_down_at_start_is_waited_for() {
+    let Some(client) = server().await else { return };
+    let stream = TestStream::create(&client).await;
+    let proxy = TcpProxy::start(upstream()).await.expect("proxy");
+    proxy.cut();
+    let (store, _dir) = outbox().await;
+    let entries = enqueue(&store, "orders", 100).await;
+    // Without a stream to set up, the emitter is built while the server is away.
+    let emitter = emitter_through(&proxy, &stream).await;
+    let comeback = async {
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        proxy.restore();
+    };
+    let (summary, ()) = tokio::join!(
+        drain_all(store.clone(), emitter.clone(), Duration::from_secs(120)),
+        comeback
+    );
+    assert!(summary.retried > 0, "nothing was retried: {summary:?}");
+    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    assert_all_stored_once(&stream, &store, &entries).await;
+    stream.delete().await;
+}

@@ -1,0 +1,203 @@
+//! The test server, fresh streams, an SQLite outbox, and a drain run to the end.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer, stream};
+use futures_util::StreamExt;
+use outbox_core::drain::{Drain, DrainOptions, DrainSummary, Emitter, RetryPolicy};
+use outbox_core::{EmissionStatus, NewEntry, OutboxAdmin, OutboxEntry, OutboxStore, TableName};
+use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
+
+/// The server the tests use: `OUTBOX_TEST_NATS_URL`, or the local one.
+pub(crate) fn nats_url() -> String {
+    std::env::var("OUTBOX_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
+}
+
+/// A client of the test server, or `None` after a loud report (a failure when NATS is
+/// required).
+pub(crate) async fn server() -> Option<async_nats::Client> {
+    let url = nats_url();
+    let connect = async_nats::ConnectOptions::new()
+        .connection_timeout(Duration::from_secs(3))
+        .connect(url.as_str());
+    match connect.await {
+        Ok(client) => Some(client),
+        Err(e) => {
+            outbox_testkit::engines::unavailable("nats", &format!("{url}: {e}"));
+            None
+        }
+    }
+}
+
+/// A stream of this test's own (in memory) capturing `<prefix>.>`.
+pub(crate) struct TestStream {
+    pub(crate) js: jetstream::Context,
+    pub(crate) name: String,
+    pub(crate) prefix: String,
+}
+
+impl TestStream {
+    pub(crate) async fn create(client: &async_nats::Client) -> Self {
+        let js = jetstream::new(client.clone());
+        let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        let (name, prefix) = (format!("OUTBOX_T_{tag}"), format!("t{tag}"));
+        js.create_stream(stream::Config {
+            name: name.clone(),
+            subjects: vec![format!("{prefix}.>")],
+            storage: stream::StorageType::Memory,
+            max_age: Duration::from_secs(600),
+            ..Default::default()
+        })
+        .await
+        .expect("create the test stream");
+        Self { js, name, prefix }
+    }
+
+    /// Every message in the stream, read by a durable pull consumer: (msg id, headers,
+    /// payload, sequence).
+    pub(crate) async fn read_all(&self) -> Vec<Received> {
+        let stream = self.js.get_stream(&self.name).await.expect("stream");
+        let consumer: consumer::PullConsumer = stream
+            .create_consumer(consumer::pull::Config {
+                durable_name: Some("check".into()),
+                ..Default::default()
+            })
+            .await
+            .expect("create the consumer");
+        let mut received = Vec::new();
+        loop {
+            let mut batch = consumer
+                .fetch()
+                .max_messages(500)
+                .expires(Duration::from_millis(500))
+                .messages()
+                .await
+                .expect("fetch");
+            let before = received.len();
+            while let Some(message) = batch.next().await {
+                let message = message.expect("a message");
+                let headers = message.headers.clone().unwrap_or_default();
+                let mut copied = BTreeMap::new();
+                for (name, values) in headers.iter() {
+                    let value = values
+                        .iter()
+                        .next()
+                        .map(|v| v.as_str().to_owned())
+                        .unwrap_or_default();
+                    copied.insert(name.to_string(), value);
+                }
+                let sequence = message.info().expect("a JetStream message").stream_sequence;
+                received.push(Received {
+                    msg_id: copied
+                        .remove(outbox_nats::MSG_ID_HEADER)
+                        .unwrap_or_default(),
+                    headers: copied,
+                    payload: message.payload.to_vec(),
+                    subject: message.subject.to_string(),
+                    sequence,
+                });
+                message.ack().await.expect("ack");
+            }
+            if received.len() == before {
+                return received;
+            }
+        }
+    }
+
+    /// How many messages the stream holds.
+    pub(crate) async fn count(&self) -> u64 {
+        let mut stream = self.js.get_stream(&self.name).await.expect("stream");
+        stream.info().await.expect("stream info").state.messages
+    }
+
+    pub(crate) async fn delete(self) {
+        let _ = self.js.delete_stream(&self.name).await;
+    }
+}
+
+/// One message as a consumer got it.
+#[derive(Debug)]
+pub(crate) struct Received {
+    pub(crate) msg_id: String,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) payload: Vec<u8>,
+    pub(crate) subject: String,
+    pub(crate) sequence: u64,
+}
+
+/// A migrated SQLite outbox in a temporary directory.
+pub(crate) async fn outbox() -> (Arc<SqliteClaimStore>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("outbox.db");
+    let config = SqliteStoreConfig::new();
+    let pool = SqliteClaimStore::open_pool(path.to_str().expect("utf-8 path"), &config)
+        .await
+        .expect("open");
+    outbox_sqlite::migrate(&pool, &TableName::default())
+        .await
+        .expect("migrate");
+    let store = SqliteClaimStore::new(pool, config).await.expect("store");
+    (Arc::new(store), dir)
+}
+
+/// `n` entries of `topic`, each with a header and a payload of its own.
+pub(crate) async fn enqueue(store: &SqliteClaimStore, topic: &str, n: usize) -> Vec<OutboxEntry> {
+    let entries = (0..n)
+        .map(|i| {
+            NewEntry::new(topic, format!("{{\"n\":{i}}}").into_bytes())
+                .header("content-type", "application/json")
+                .header("x-seq", i.to_string())
+        })
+        .collect();
+    store.enqueue_batch(entries).await.expect("enqueue")
+}
+
+/// Drains `store` into `emitter` until nothing is pending, retryable or leased, with
+/// retries 100 ms apart; fails the test after `limit`.
+pub(crate) async fn drain_all(
+    store: Arc<SqliteClaimStore>,
+    emitter: Arc<dyn Emitter>,
+    limit: Duration,
+) -> DrainSummary {
+    let options = DrainOptions::new()
+        .owner("nats-test")
+        .batch_size(50)
+        .emit_concurrency(16)
+        .poll_interval(Duration::from_millis(10), Duration::from_millis(50))
+        .retry(RetryPolicy {
+            initial: Duration::from_millis(100),
+            multiplier: 1.0,
+            max: Duration::from_millis(100),
+            jitter: 0.0,
+        })
+        .max_attempts(1_000);
+    let drain = Drain::new(store.clone(), emitter, options).expect("drain");
+    let done = || {
+        let store = store.clone();
+        async move {
+            let stats = store.stats(None).await.expect("stats");
+            let open = [
+                EmissionStatus::Pending,
+                EmissionStatus::RetryableFailure,
+                EmissionStatus::Deferred,
+            ];
+            open.iter()
+                .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
+                && stats.claims_in_flight == 0
+        }
+    };
+    tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
+        .await
+        .unwrap_or_else(|_| panic!("the drain did not finish within {limit:?}"))
+}
+
+/// The entries of `store`, by id.
+pub(crate) async fn rows(store: &SqliteClaimStore, entries: &[OutboxEntry]) -> Vec<OutboxEntry> {
+    let mut rows = Vec::new();
+    for e in entries {
+        rows.push(store.get(e.id).await.expect("get").expect("the row"));
+    }
+    rows
+}

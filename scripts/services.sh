@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Starts the local brokers the tests use when they are installed but not running:
+# NATS with JetStream (127.0.0.1:4222) and RabbitMQ (127.0.0.1:5672). Where one is not
+# installed, nothing is started and its tests report it (a failure when required).
+set -uo pipefail
+
+listening() { (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_for() {
+    local port=$1 name=$2
+    for _ in $(seq 1 60); do
+        listening "$port" && { echo "== $name is up on 127.0.0.1:$port"; return 0; }
+        sleep 1
+    done
+    echo "!! $name did not come up on 127.0.0.1:$port"
+}
+
+if ! listening 4222; then
+    if [ -x /usr/sbin/nats-server ]; then
+        echo "== starting nats-server with JetStream"
+        mkdir -p /var/lib/nats-server
+        start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
+            -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log
+        wait_for 4222 nats-server
+    else
+        echo "!! nats-server is not installed: the NATS tests will say so"
+    fi
+fi
+
+if ! listening 5672; then
+    if command -v rabbitmq-server >/dev/null 2>&1; then
+        echo "== starting rabbitmq-server"
+        rabbitmq-server -detached
+        wait_for 5672 rabbitmq-server
+    else
+        echo "!! rabbitmq-server is not installed: the RabbitMQ tests will say so"
+    fi
+fi
+exit 0
