@@ -28,8 +28,21 @@ pub(crate) struct Cli {
     /// The schema holding the table (PostgreSQL, SQL Server; the connection's default when unset).
     #[arg(long, global = true)]
     pub(crate) schema: Option<String>,
+    /// How log lines on standard error look: text for people, json (one object a line)
+    /// for a log pipeline.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// The shape of log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Which store implementation serves the engine.
@@ -208,6 +221,14 @@ pub(crate) struct DrainArgs {
     /// it must be asked for by name.
     #[arg(long)]
     pub(crate) emitter: String,
+    /// Serve Prometheus metrics at http://ADDR/metrics while draining (e.g. 127.0.0.1:9464):
+    /// transitions, emissions, latencies, batch sizes, lost renewals, and the outbox's
+    /// counts, oldest pending age and leases sampled every --stats-interval.
+    #[arg(long)]
+    pub(crate) metrics_addr: Option<std::net::SocketAddr>,
+    /// How often the sampled gauges of --metrics-addr are refreshed.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub(crate) stats_interval: TimeDelta,
     /// Simulated provider latency added to every emission (load tests, demos), e.g. 5ms.
     #[arg(long, value_parser = parse_duration)]
     pub(crate) emit_delay: Option<TimeDelta>,

@@ -25,6 +25,7 @@ mod emitters;
 mod engine_postgres;
 mod engine_sqlite;
 mod engine_sqlserver;
+mod metrics;
 mod progress;
 mod webhook;
 
@@ -56,14 +57,17 @@ pub(crate) fn plural(n: u64, noun: &str) -> String {
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     use std::io::IsTerminal as _;
-    tracing_subscriber::fmt()
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("OUTBOX_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+    };
+    let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("OUTBOX_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+        .with_env_filter(filter());
+    match cli.log_format {
+        args::LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+        args::LogFormat::Json => logs.json().with_ansi(false).init(),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

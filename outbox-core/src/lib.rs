@@ -8,6 +8,7 @@ mod guarded;
 mod ident;
 mod limits;
 mod memory;
+pub mod metric_names;
 mod migration;
 mod model;
 mod observe;

@@ -116,6 +116,10 @@ impl<S: OutboxStore> OutboxStore for Observed<S> {
 
 #[async_trait]
 impl<S: ClaimStore> ClaimStore for Observed<S> {
+    fn observed(&self) -> bool {
+        true
+    }
+
     async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
         self.inner.claim_pending(req).await
     }
@@ -239,5 +243,62 @@ mod tests {
                 ("durable_status=delivered,outcome=terminal".to_owned(), 1),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod drain_observes {
+    use std::sync::Arc;
+
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    use super::*;
+    use crate::drain::{Drain, DrainOptions, EmitOutcome, Emission, Emitter};
+    use crate::MemoryClaimStore;
+
+    struct Accept;
+
+    #[async_trait]
+    impl Emitter for Accept {
+        async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+            EmitOutcome::delivered()
+        }
+    }
+
+    /// Transitions counted while a drain delivers 5 entries from `store`.
+    fn counted(store: Arc<dyn ClaimStore>) -> u64 {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        metrics::with_local_recorder(&recorder, || {
+            rt.block_on(async {
+                let entries = (0..5).map(|_| NewEntry::new("t", b"x".to_vec())).collect();
+                store.enqueue_batch(entries).await.unwrap();
+                let drain = Drain::new(store, Arc::new(Accept), DrainOptions::new()).unwrap();
+                let summary = drain
+                    .run_until(|| std::future::ready(true), std::future::pending::<()>())
+                    .await;
+                assert_eq!(summary.delivered, 5);
+            })
+        });
+        snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter(|(key, ..)| key.key().name() == CLAIM_TRANSITION_ATTEMPTS)
+            .map(|(.., value)| match value {
+                DebugValue::Counter(n) => n,
+                _ => panic!("not a counter"),
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_drain_counts_the_transitions_of_a_store_nobody_observed_once() {
+        assert_eq!(counted(Arc::new(MemoryClaimStore::new())), 5);
+        assert_eq!(counted(Arc::new(Observed::new(MemoryClaimStore::new()))), 5);
     }
 }

@@ -143,6 +143,12 @@ pub trait OutboxStore: Send + Sync {
 /// reports whether *this* call applied it.
 #[async_trait]
 pub trait ClaimStore: OutboxStore {
+    /// Whether this store counts and logs its own transitions ([`crate::Observed`] does);
+    /// when it does not, the drain does it for the completions it makes.
+    fn observed(&self) -> bool {
+        false
+    }
+
     /// Leases up to `batch_size` claimable pending entries in pending order.
     async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>>;
 

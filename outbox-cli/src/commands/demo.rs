@@ -98,6 +98,8 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         concurrency: 8,
         emitter: format!("jsonl:{}", jsonl.display()),
         emit_delay: None,
+        metrics_addr: None,
+        stats_interval: TimeDelta::seconds(5),
         max_attempts: 5,
         max_age: TimeDelta::days(7),
         emit_timeout: TimeDelta::seconds(60),

@@ -36,6 +36,13 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
         }
     }
     let store = target.open().await?;
+    let sampler = match args.metrics_addr {
+        Some(addr) => {
+            let every = args.stats_interval.to_std().unwrap_or_default();
+            Some(crate::metrics::serve(addr, store.clone(), every)?)
+        }
+        None => None,
+    };
     let mut emitter = crate::emitters::parse(&args.emitter).await?;
     if let Some(delay) = args.emit_delay {
         let delay = delay.to_std().unwrap_or_default();
@@ -47,6 +54,10 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
     let started = Instant::now();
     let summary = drain(store.clone(), emitter, &args).await?;
     let left = store.stats(None).await?;
+    if let Some(sampler) = sampler {
+        sampler.abort();
+        outbox_core::metric_names::record_stats(&left);
+    }
     let report = Report {
         summary: &summary,
         elapsed_secs: started.elapsed().as_secs_f64(),

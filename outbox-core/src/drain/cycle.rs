@@ -87,7 +87,7 @@ impl Drain {
                 Err(e) => return (Err(e), None),
             },
         };
-        metrics::histogram!("outbox.batch_size").record(work.len() as f64);
+        metrics::histogram!(crate::metric_names::BATCH_SIZE).record(work.len() as f64);
         summary.claimed = work.len() as u64;
         if work.is_empty() {
             return (Ok(summary), None);
@@ -123,7 +123,7 @@ impl Drain {
         } else {
             record.await
         };
-        metrics::histogram!("outbox.complete_latency_seconds")
+        metrics::histogram!(crate::metric_names::COMPLETE_LATENCY)
             .record(started.elapsed().as_secs_f64());
         let next = match prefetch {
             Prefetch::Back(Ok(ahead)) if !ahead.claims.is_empty() => Some(ahead),
@@ -207,7 +207,7 @@ impl Drain {
                 req.limit = room;
                 found.extend(self.store.find_pending(&req).await?);
             }
-            metrics::histogram!("outbox.claim_latency_seconds")
+            metrics::histogram!(crate::metric_names::CLAIM_LATENCY)
                 .record(started.elapsed().as_secs_f64());
             Ok(found.into_iter().map(Work::Found).collect())
         }
@@ -221,7 +221,8 @@ impl Drain {
         req.topic = o.topic.clone();
         req.now = self.request_time();
         let claims = self.store.claim_next(&req).await?;
-        metrics::histogram!("outbox.claim_latency_seconds").record(started.elapsed().as_secs_f64());
+        metrics::histogram!(crate::metric_names::CLAIM_LATENCY)
+            .record(started.elapsed().as_secs_f64());
         Ok(claims)
     }
 
@@ -441,6 +442,7 @@ impl Drain {
                         None
                     }
                     RenewOutcome::Lost(r) => {
+                        metrics::counter!(crate::metric_names::LOST_RENEWALS).increment(1);
                         tracing::warn!(entry_id = %r.entry.id, outcome = %r.outcome, "lease lost while emitting");
                         held.remove(&r.entry.id);
                         Some(r.entry.id)
@@ -514,6 +516,21 @@ impl Drain {
     /// The same requests are sent again, so a first attempt that committed before its
     /// reply was lost is recognised by the stores as this drain's write, not a refusal.
     async fn complete_with_retries(
+        &self,
+        reqs: Vec<CompletionRequest>,
+    ) -> Result<Vec<crate::TransitionResult>> {
+        let results = self.complete_retrying(reqs.clone()).await?;
+        // A store the host did not wrap in `Observed` still has the drain's transitions
+        // counted and the refused ones logged.
+        if !self.store.observed() {
+            for (req, result) in reqs.iter().zip(&results) {
+                crate::record_transition(req, result);
+            }
+        }
+        Ok(results)
+    }
+
+    async fn complete_retrying(
         &self,
         reqs: Vec<CompletionRequest>,
     ) -> Result<Vec<crate::TransitionResult>> {
@@ -626,7 +643,8 @@ async fn emit_one(
         }
     };
     let took = started.elapsed();
-    metrics::histogram!("outbox.emit_latency_seconds").record(took.as_secs_f64());
-    metrics::counter!("outbox.emissions", "result" => outcome.result_tag()).increment(1);
+    metrics::histogram!(crate::metric_names::EMIT_LATENCY).record(took.as_secs_f64());
+    metrics::counter!(crate::metric_names::EMISSIONS, "result" => outcome.result_tag())
+        .increment(1);
     (entry.id, outcome, took)
 }

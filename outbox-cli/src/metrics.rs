@@ -1,0 +1,38 @@
+//! `drain --metrics-addr`: the drain's metrics in Prometheus text, and the outbox's counts
+//! sampled into gauges.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::PrometheusBuilder;
+use outbox_core::{AdminClaimStore, OutboxError, Result};
+
+/// Serves `http://addr/metrics` and refreshes the sampled gauges from `store` every
+/// `every`, until the returned task is aborted (or the process ends).
+pub(crate) fn serve(
+    addr: SocketAddr,
+    store: Arc<dyn AdminClaimStore>,
+    every: Duration,
+) -> Result<tokio::task::JoinHandle<()>> {
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .install()
+        .map_err(|e| OutboxError::Connection {
+            message: format!("cannot serve metrics on {addr}: {e}"),
+            source: None,
+        })?;
+    // Shown at zero from the start rather than only once something was lost.
+    metrics::counter!(outbox_core::metric_names::LOST_RENEWALS).increment(0);
+    Ok(tokio::spawn(async move {
+        loop {
+            match store.stats(None).await {
+                Ok(stats) => outbox_core::metric_names::record_stats(&stats),
+                Err(e) => {
+                    tracing::warn!(error = %e, "sampling the outbox's stats for metrics failed")
+                }
+            }
+            tokio::time::sleep(every).await;
+        }
+    }))
+}

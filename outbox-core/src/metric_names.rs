@@ -1,0 +1,77 @@
+//! The names of every metric the outbox records, through the `metrics` facade: install any
+//! recorder (the `outbox` command serves them in Prometheus text with `--metrics-addr`,
+//! where each `.` becomes `_`).
+
+/// Counter, one per claimed transition (completion) a store was asked for; labels
+/// `outcome` (`applied`, `stale_claim`, `terminal`, `concurrency_lost`, `missing`) and
+/// `durable_status` (the row's status after the call).
+pub const TRANSITIONS: &str = crate::observe::CLAIM_TRANSITION_ATTEMPTS;
+
+/// Counter, one per emission the drain ran; label `result` (`delivered`, `deferred`,
+/// `retryable`, `permanent`).
+pub const EMISSIONS: &str = "outbox.emissions";
+
+/// Histogram, seconds per claim call of the drain.
+pub const CLAIM_LATENCY: &str = "outbox.claim_latency_seconds";
+
+/// Histogram, seconds per emission.
+pub const EMIT_LATENCY: &str = "outbox.emit_latency_seconds";
+
+/// Histogram, seconds per batch completion call (the record of finished emissions).
+pub const COMPLETE_LATENCY: &str = "outbox.complete_latency_seconds";
+
+/// Histogram, entries per claimed batch.
+pub const BATCH_SIZE: &str = "outbox.batch_size";
+
+/// Counter, leases the drain found lost when it renewed them (another worker took the
+/// entry after the lease ran out, or an operator requeued it).
+pub const LOST_RENEWALS: &str = "outbox.lost_renewals";
+
+/// Gauge, rows per status (label `status`), sampled from the store's stats.
+pub const BACKLOG: &str = "outbox.entries";
+
+/// Gauge, seconds since the oldest pending row was created (0 when none), sampled.
+pub const OLDEST_PENDING_AGE: &str = "outbox.oldest_pending_age_seconds";
+
+/// Gauge, rows under a lease that has not run out, sampled.
+pub const LIVE_LEASES: &str = "outbox.live_leases";
+
+/// Gauge, rows whose lease ran out without a completion, sampled.
+pub const EXPIRED_LEASES: &str = "outbox.expired_leases";
+
+/// Gauge, deferred and retryable rows whose retry time has come, sampled.
+pub const RETRY_READY: &str = "outbox.retry_ready";
+
+/// Every name above, for listing and checking.
+pub const ALL: [&str; 12] = [
+    TRANSITIONS,
+    EMISSIONS,
+    CLAIM_LATENCY,
+    EMIT_LATENCY,
+    COMPLETE_LATENCY,
+    BATCH_SIZE,
+    LOST_RENEWALS,
+    BACKLOG,
+    OLDEST_PENDING_AGE,
+    LIVE_LEASES,
+    EXPIRED_LEASES,
+    RETRY_READY,
+];
+
+/// Sets the sampled gauges from one picture of the outbox.
+pub fn record_stats(stats: &crate::OutboxStats) {
+    for (status, n) in &stats.counts {
+        #[allow(clippy::cast_precision_loss)] // Row counts far below 2^52.
+        metrics::gauge!(BACKLOG, "status" => status.as_str()).set(*n as f64);
+    }
+    let age = stats.oldest_pending_created_at.map_or(0.0, |t| {
+        (stats.at - t).num_milliseconds().max(0) as f64 / 1_000.0
+    });
+    metrics::gauge!(OLDEST_PENDING_AGE).set(age);
+    #[allow(clippy::cast_precision_loss)]
+    {
+        metrics::gauge!(LIVE_LEASES).set(stats.claims_in_flight as f64);
+        metrics::gauge!(EXPIRED_LEASES).set(stats.expired_leases as f64);
+        metrics::gauge!(RETRY_READY).set(stats.retry_ready as f64);
+    }
+}
