@@ -216,8 +216,9 @@ pub(crate) struct DrainArgs {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) concurrency: u32,
     /// Where entries go: stdout, jsonl:PATH, webhook:URL,
-    /// nats://HOST:PORT?subject=events.{topic}[&stream=NAME[&create_stream=true]][&ack_timeout=5s],
-    /// or noop. Required: noop marks every entry delivered without sending it anywhere, so
+    /// `nats://HOST:PORT?subject=events.{topic}&stream=NAME&create_stream=true&ack_timeout=5s`,
+    /// `amqp://USER:PASS@HOST:PORT/VHOST?exchange=events&declare_exchange=true&routing_key=…`
+    /// (parameters optional), or noop. Required: noop marks every entry delivered without sending it anywhere, so
     /// it must be asked for by name.
     #[arg(long)]
     pub(crate) emitter: String,

@@ -12,6 +12,9 @@ pub(crate) async fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
     if spec.starts_with("nats://") || spec.starts_with("tls://") {
         return nats(spec).await;
     }
+    if spec.starts_with("amqp://") || spec.starts_with("amqps://") {
+        return rabbitmq(spec).await;
+    }
     match spec.split_once(':') {
         None if spec == "noop" => Ok(Arc::new(Noop)),
         None if spec == "stdout" => Ok(Arc::new(Stdout)),
@@ -21,7 +24,7 @@ pub(crate) async fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
             "emitter",
             format!(
                 "{spec:?} is not one of noop, stdout, jsonl:PATH, webhook:URL, \
-                 nats://HOST:PORT?subject=…"
+                 nats://HOST:PORT?subject=…, amqp://USER:PASS@HOST:PORT/VHOST?exchange=…"
             ),
         )),
     }
@@ -33,6 +36,19 @@ async fn nats(url: &str) -> Result<Arc<dyn Emitter>> {
     match outbox_nats::NatsEmitter::connect(url).await {
         Ok(emitter) => Ok(Arc::new(emitter)),
         Err(NatsError::Config(why)) => Err(OutboxError::invalid("emitter", why)),
+        Err(e) => Err(OutboxError::Connection {
+            message: e.to_string(),
+            source: None,
+        }),
+    }
+}
+
+/// A RabbitMQ emitter from its URL (`amqp://user:pass@host:5672/%2f?exchange=events`).
+async fn rabbitmq(url: &str) -> Result<Arc<dyn Emitter>> {
+    use outbox_rabbitmq::RabbitError;
+    match outbox_rabbitmq::RabbitEmitter::connect(url).await {
+        Ok(emitter) => Ok(Arc::new(emitter)),
+        Err(RabbitError::Config(why)) => Err(OutboxError::invalid("emitter", why)),
         Err(e) => Err(OutboxError::Connection {
             message: e.to_string(),
             source: None,

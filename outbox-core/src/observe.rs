@@ -253,7 +253,7 @@ mod drain_observes {
     use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
     use super::*;
-    use crate::drain::{Drain, DrainOptions, EmitOutcome, Emission, Emitter};
+    use crate::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
     use crate::MemoryClaimStore;
 
     struct Accept;

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 pub mod admin_cases;
 pub mod drain_cases;
+pub mod emitters;
 pub mod engines;
 pub mod faults;
 pub mod fixtures;

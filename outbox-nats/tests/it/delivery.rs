@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use outbox_core::drain::{Emission, EmitOutcome, Emitter};
-use outbox_core::{EmissionStatus, OutboxStore};
+use outbox_core::EmissionStatus;
 use outbox_nats::{NatsEmitter, NatsOptions, StreamSetup, SubjectTemplate};
 
 use crate::support::{drain_all, enqueue, nats_url, outbox, rows, server, TestStream};
@@ -15,7 +15,7 @@ async fn a_drained_backlog_arrives_once_as_committed() {
     let Some(client) = server().await else { return };
     let stream = TestStream::create(&client).await;
     let (store, _dir) = outbox().await;
-    let entries = enqueue(&store, "orders.created", 300).await;
+    let entries = enqueue(&*store, "orders.created", 300).await;
     let url = format!(
         "{}?subject={}.{{topic}}&stream={}",
         nats_url(),
@@ -33,7 +33,7 @@ async fn a_drained_backlog_arrives_once_as_committed() {
     assert_eq!(ids.len(), 300, "each entry once");
     let by_id: std::collections::HashMap<_, _> =
         received.iter().map(|r| (r.msg_id.clone(), r)).collect();
-    for row in rows(&store, &entries).await {
+    for row in rows(&*store, &entries).await {
         assert_eq!(row.status, EmissionStatus::Delivered);
         let got = by_id[&row.id.to_string()];
         assert_eq!(got.payload, row.payload);
@@ -53,7 +53,7 @@ async fn an_entry_emitted_again_is_stored_once() {
     let Some(client) = server().await else { return };
     let stream = TestStream::create(&client).await;
     let (store, _dir) = outbox().await;
-    let entry = enqueue(&store, "orders.created", 1).await.remove(0);
+    let entry = enqueue(&*store, "orders.created", 1).await.remove(0);
     let mut options = NatsOptions::new();
     options.subject = SubjectTemplate::new(format!("{}.{{topic}}", stream.prefix)).unwrap();
     let emitter = NatsEmitter::new(client.clone(), options)
@@ -83,15 +83,15 @@ async fn entries_that_cannot_be_published_are_dead_lettered_with_the_reason() {
     let (store, _dir) = outbox().await;
     let tag = uuid::Uuid::new_v4().simple().to_string();
     // No stream captures this subject.
-    let lost = enqueue(&store, &format!("nostream{tag}"), 3).await;
+    let lost = enqueue(&*store, &format!("nostream{tag}"), 3).await;
     // A topic with a space gives no valid subject.
-    let bad = enqueue(&store, "two words", 1).await;
+    let bad = enqueue(&*store, "two words", 1).await;
     let emitter = NatsEmitter::new(client, NatsOptions::new())
         .await
         .expect("emitter");
     let summary = drain_all(store.clone(), Arc::new(emitter), Duration::from_secs(30)).await;
     assert_eq!(summary.dead_lettered, 4, "{summary:?}");
-    for row in rows(&store, &lost).await {
+    for row in rows(&*store, &lost).await {
         assert_eq!(row.status, EmissionStatus::DeadLettered);
         let error = row.last_error.unwrap_or_default();
         assert!(error.contains("no JetStream stream captures"), "{error}");
@@ -130,7 +130,7 @@ async fn the_stream_is_created_or_checked_at_start_up() {
     assert_eq!(subjects, vec![format!("c{tag}.>")]);
 
     let (store, _dir) = outbox().await;
-    enqueue(&store, "x", 2).await;
+    enqueue(&*store, "x", 2).await;
     let summary = drain_all(store, Arc::new(emitter), Duration::from_secs(30)).await;
     assert_eq!(summary.delivered, 2);
     options.stream = StreamSetup::Check(name.clone());

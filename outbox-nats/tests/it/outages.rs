@@ -64,7 +64,7 @@ async fn emitter_through(proxy: &TcpProxy, stream: &TestStream) -> Arc<Counting>
 /// the stream stored for it: nothing was marked delivered without an acknowledgement.
 async fn assert_all_stored_once(
     stream: &TestStream,
-    store: &outbox_sqlite::SqliteClaimStore,
+    store: &dyn outbox_core::AdminClaimStore,
     entries: &[outbox_core::OutboxEntry],
 ) {
     let received = stream.read_all().await;
@@ -95,7 +95,7 @@ async fn a_server_lost_mid_drain_costs_retries_not_entries() {
     let stream = TestStream::create(&client).await;
     let proxy = TcpProxy::start(upstream()).await.expect("proxy");
     let (store, _dir) = outbox().await;
-    let entries = enqueue(&store, "orders", 400).await;
+    let entries = enqueue(&*store, "orders", 400).await;
     let emitter = emitter_through(&proxy, &stream).await;
 
     let outage = {
@@ -119,7 +119,7 @@ async fn a_server_lost_mid_drain_costs_retries_not_entries() {
         "the outage was not seen: {summary:?}"
     );
     assert_eq!(summary.dead_lettered, 0, "{summary:?}");
-    assert_all_stored_once(&stream, &store, &entries).await;
+    assert_all_stored_once(&stream, &*store, &entries).await;
     stream.delete().await;
 }
 
@@ -130,7 +130,7 @@ async fn a_server_down_at_start_is_waited_for() {
     let proxy = TcpProxy::start(upstream()).await.expect("proxy");
     proxy.cut();
     let (store, _dir) = outbox().await;
-    let entries = enqueue(&store, "orders", 100).await;
+    let entries = enqueue(&*store, "orders", 100).await;
     // Without a stream to set up, the emitter is built while the server is away.
     let emitter = emitter_through(&proxy, &stream).await;
     let comeback = async {
@@ -143,6 +143,6 @@ async fn a_server_down_at_start_is_waited_for() {
     );
     assert!(summary.retried > 0, "nothing was retried: {summary:?}");
     assert_eq!(summary.dead_lettered, 0, "{summary:?}");
-    assert_all_stored_once(&stream, &store, &entries).await;
+    assert_all_stored_once(&stream, &*store, &entries).await;
     stream.delete().await;
 }

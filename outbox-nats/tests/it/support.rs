@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, stream};
 use futures_util::StreamExt;
-use outbox_core::drain::{Drain, DrainOptions, DrainSummary, Emitter, RetryPolicy};
-use outbox_core::{EmissionStatus, NewEntry, OutboxAdmin, OutboxEntry, OutboxStore, TableName};
+use outbox_core::{AdminClaimStore, TableName};
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 
 /// The server the tests use: `OUTBOX_TEST_NATS_URL`, or the local one.
@@ -127,8 +126,10 @@ pub(crate) struct Received {
     pub(crate) sequence: u64,
 }
 
+pub(crate) use outbox_testkit::emitters::{drain_all, enqueue, rows};
+
 /// A migrated SQLite outbox in a temporary directory.
-pub(crate) async fn outbox() -> (Arc<SqliteClaimStore>, tempfile::TempDir) {
+pub(crate) async fn outbox() -> (Arc<dyn AdminClaimStore>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("outbox.db");
     let config = SqliteStoreConfig::new();
@@ -140,64 +141,4 @@ pub(crate) async fn outbox() -> (Arc<SqliteClaimStore>, tempfile::TempDir) {
         .expect("migrate");
     let store = SqliteClaimStore::new(pool, config).await.expect("store");
     (Arc::new(store), dir)
-}
-
-/// `n` entries of `topic`, each with a header and a payload of its own.
-pub(crate) async fn enqueue(store: &SqliteClaimStore, topic: &str, n: usize) -> Vec<OutboxEntry> {
-    let entries = (0..n)
-        .map(|i| {
-            NewEntry::new(topic, format!("{{\"n\":{i}}}").into_bytes())
-                .header("content-type", "application/json")
-                .header("x-seq", i.to_string())
-        })
-        .collect();
-    store.enqueue_batch(entries).await.expect("enqueue")
-}
-
-/// Drains `store` into `emitter` until nothing is pending, retryable or leased, with
-/// retries 100 ms apart; fails the test after `limit`.
-pub(crate) async fn drain_all(
-    store: Arc<SqliteClaimStore>,
-    emitter: Arc<dyn Emitter>,
-    limit: Duration,
-) -> DrainSummary {
-    let options = DrainOptions::new()
-        .owner("nats-test")
-        .batch_size(50)
-        .emit_concurrency(16)
-        .poll_interval(Duration::from_millis(10), Duration::from_millis(50))
-        .retry(RetryPolicy {
-            initial: Duration::from_millis(100),
-            multiplier: 1.0,
-            max: Duration::from_millis(100),
-            jitter: 0.0,
-        })
-        .max_attempts(1_000);
-    let drain = Drain::new(store.clone(), emitter, options).expect("drain");
-    let done = || {
-        let store = store.clone();
-        async move {
-            let stats = store.stats(None).await.expect("stats");
-            let open = [
-                EmissionStatus::Pending,
-                EmissionStatus::RetryableFailure,
-                EmissionStatus::Deferred,
-            ];
-            open.iter()
-                .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
-                && stats.claims_in_flight == 0
-        }
-    };
-    tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
-        .await
-        .unwrap_or_else(|_| panic!("the drain did not finish within {limit:?}"))
-}
-
-/// The entries of `store`, by id.
-pub(crate) async fn rows(store: &SqliteClaimStore, entries: &[OutboxEntry]) -> Vec<OutboxEntry> {
-    let mut rows = Vec::new();
-    for e in entries {
-        rows.push(store.get(e.id).await.expect("get").expect("the row"));
-    }
-    rows
 }

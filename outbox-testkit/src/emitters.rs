@@ -1,0 +1,69 @@
+//! For emitter tests against real brokers: entries to send, a drain run until nothing is
+//! left to send, and the rows it left.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use outbox_core::drain::{Drain, DrainOptions, DrainSummary, Emitter, RetryPolicy};
+use outbox_core::{AdminClaimStore, EmissionStatus, NewEntry, OutboxEntry};
+
+/// `n` entries of `topic`, each with headers and a payload of its own.
+pub async fn enqueue(store: &dyn AdminClaimStore, topic: &str, n: usize) -> Vec<OutboxEntry> {
+    let entries = (0..n)
+        .map(|i| {
+            NewEntry::new(topic, format!("{{\"n\":{i}}}").into_bytes())
+                .header("content-type", "application/json")
+                .header("x-seq", i.to_string())
+        })
+        .collect();
+    store.enqueue_batch(entries).await.expect("enqueue")
+}
+
+/// Drains `store` into `emitter` until nothing is pending, retryable, deferred or
+/// leased, retrying every 100 ms; fails the test after `limit`.
+pub async fn drain_all(
+    store: Arc<dyn AdminClaimStore>,
+    emitter: Arc<dyn Emitter>,
+    limit: Duration,
+) -> DrainSummary {
+    let options = DrainOptions::new()
+        .owner("emitter-test")
+        .batch_size(50)
+        .emit_concurrency(16)
+        .poll_interval(Duration::from_millis(10), Duration::from_millis(50))
+        .retry(RetryPolicy {
+            initial: Duration::from_millis(100),
+            multiplier: 1.0,
+            max: Duration::from_millis(100),
+            jitter: 0.0,
+        })
+        .max_attempts(1_000);
+    let claims: Arc<dyn outbox_core::ClaimStore> = store.clone();
+    let drain = Drain::new(claims, emitter, options).expect("drain");
+    let done = || {
+        let store = store.clone();
+        async move {
+            let stats = store.stats(None).await.expect("stats");
+            let open = [
+                EmissionStatus::Pending,
+                EmissionStatus::RetryableFailure,
+                EmissionStatus::Deferred,
+            ];
+            open.iter()
+                .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
+                && stats.claims_in_flight == 0
+        }
+    };
+    tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
+        .await
+        .unwrap_or_else(|_| panic!("the drain did not finish within {limit:?}"))
+}
+
+/// The durable rows of `entries`.
+pub async fn rows(store: &dyn AdminClaimStore, entries: &[OutboxEntry]) -> Vec<OutboxEntry> {
+    let mut rows = Vec::new();
+    for e in entries {
+        rows.push(store.get(e.id).await.expect("get").expect("the row"));
+    }
+    rows
+}
