@@ -170,3 +170,192 @@ fn drain_into_rabbitmq() {
         "needs exchange",
     );
 }
+
+/// Runs a drain that publishes, then holds each emission 400 ms before it is recorded,
+/// and SIGKILLs it once `published()` reaches 40: entries it published but never recorded
+/// stay leased, and a second drain emits them again once their 2 s leases run out.
+/// Returns (published when killed, delivered when killed).
+fn kill_mid_batch(db: &Path, emitter: &str, published: impl Fn() -> u64) -> (u64, u64) {
+    let mut child = outbox(db)
+        .args([
+            "drain",
+            "--emitter",
+            emitter,
+            "--emit-delay",
+            "400ms",
+            "--lease",
+            "2s",
+        ])
+        .args(["--batch", "50", "--concurrency", "16"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while published() < 40 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "nothing published"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL: no graceful stop, no release.
+    child.wait().unwrap();
+    let delivered = Db::sqlite(db).stats()["counts"]["delivered"]
+        .as_u64()
+        .unwrap();
+    (published(), delivered)
+}
+
+#[test]
+fn a_worker_killed_mid_batch_leaves_nats_each_message_once() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = match rt.block_on(async_nats::connect(nats_url())) {
+        Ok(c) => c,
+        Err(e) => return outbox_testkit::engines::unavailable("nats", &e.to_string()),
+    };
+    let js = {
+        let _in_runtime = rt.enter();
+        async_nats::jetstream::new(client)
+    };
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let stream = format!("OUTBOX_KILL_{tag}");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("outbox.db");
+    ok(outbox(&db).arg("migrate"));
+    ok(outbox(&db).args(["enqueue", "--count", "300"]));
+    let url = format!(
+        "{}?subject=kill{tag}.{{topic}}&stream={stream}&create_stream=true",
+        nats_url()
+    );
+    let held = || {
+        rt.block_on(async {
+            match js.get_stream(&stream).await {
+                Ok(mut s) => s.info().await.map_or(0, |i| i.state.messages),
+                Err(_) => 0,
+            }
+        })
+    };
+    let (published, delivered) = kill_mid_batch(&db, &url, held);
+    assert!(
+        published > delivered,
+        "nothing was published and left unrecorded ({published}, {delivered})"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2_200)); // the leases run out
+    let out = ok(outbox(&db).args(["drain", "--until-empty", "--emitter", &url]));
+    assert!(out.contains("delivered"), "{out}");
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["delivered"], 300);
+    // The re-emitted entries were collapsed by Nats-Msg-Id.
+    assert_eq!(held(), 300, "messages in the stream");
+    rt.block_on(js.delete_stream(&stream)).unwrap();
+}
+
+#[test]
+fn a_worker_killed_mid_batch_leaves_rabbitmq_duplicates_with_the_same_message_id() {
+    use outbox_rabbitmq::lapin::options::{
+        BasicGetOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
+    };
+    use outbox_rabbitmq::lapin::{
+        types::FieldTable, Connection, ConnectionProperties, ExchangeKind,
+    };
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let (exchange, queue) = (format!("outbox.kill.{tag}"), format!("outbox.kill.q.{tag}"));
+    let channel = match rt.block_on(async {
+        let connection = Connection::connect(&amqp_url(), ConnectionProperties::default()).await?;
+        let channel = connection.create_channel().await?;
+        let options = ExchangeDeclareOptions {
+            durable: true,
+            ..Default::default()
+        };
+        channel
+            .exchange_declare(
+                exchange.as_str().into(),
+                ExchangeKind::Topic,
+                options,
+                FieldTable::default(),
+            )
+            .await?;
+        channel
+            .queue_declare(
+                queue.as_str().into(),
+                QueueDeclareOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+        channel
+            .queue_bind(
+                queue.as_str().into(),
+                exchange.as_str().into(),
+                "#".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+        Ok::<_, outbox_rabbitmq::lapin::Error>((connection, channel))
+    }) {
+        Ok(pair) => pair,
+        Err(e) => return outbox_testkit::engines::unavailable("rabbitmq", &e.to_string()),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("outbox.db");
+    ok(outbox(&db).arg("migrate"));
+    ok(outbox(&db).args(["enqueue", "--count", "300"]));
+    let url = format!("{}?exchange={exchange}", amqp_url());
+    let queued = || {
+        rt.block_on(async {
+            let options = QueueDeclareOptions {
+                passive: true,
+                ..Default::default()
+            };
+            channel
+                .1
+                .queue_declare(queue.as_str().into(), options, FieldTable::default())
+                .await
+        })
+        .map_or(0, |q| u64::from(q.message_count()))
+    };
+    let (published, delivered) = kill_mid_batch(&db, &url, queued);
+    assert!(
+        published > delivered,
+        "nothing was published and left unrecorded ({published}, {delivered})"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2_200));
+    ok(outbox(&db).args(["drain", "--until-empty", "--emitter", &url]));
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["delivered"], 300);
+
+    let mut by_id: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    rt.block_on(async {
+        while let Some(m) = channel
+            .1
+            .basic_get(queue.as_str().into(), BasicGetOptions { no_ack: true })
+            .await
+            .unwrap()
+        {
+            let id = m
+                .delivery
+                .properties
+                .message_id()
+                .as_ref()
+                .map(|s| s.to_string())
+                .unwrap_or_default();
+            *by_id.entry(id).or_default() += 1;
+        }
+        let _ = channel
+            .1
+            .queue_delete(queue.as_str().into(), Default::default())
+            .await;
+        let _ = channel
+            .1
+            .exchange_delete(exchange.as_str().into(), Default::default())
+            .await;
+    });
+    // Every entry arrived; the re-emitted ones twice, under the same message id, which is
+    // what a consumer dedupes by.
+    assert_eq!(by_id.len(), 300, "distinct message ids");
+    let twice = by_id.values().filter(|n| **n > 1).count();
+    assert!(twice > 0, "no entry was re-emitted");
+    assert!(by_id.values().all(|n| *n <= 2), "{by_id:?}");
+}

@@ -28,7 +28,7 @@ pub(crate) type Interleaved = Arc<Mutex<Option<Pin<Box<dyn Future<Output = ()> +
 /// write.
 #[cfg(not(feature = "test-hooks"))]
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Interleaved;
+pub(crate) struct Interleaved {}
 
 /// How often a guarded write whose stamp moved (a renewal in between) is tried again.
 const MAX_WRITE_ATTEMPTS: usize = 3;
