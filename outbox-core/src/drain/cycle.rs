@@ -309,8 +309,13 @@ impl Drain {
             // within the linger is still recorded in one call.
             let due = first_finished_at.is_some_and(|t| t.elapsed() >= RECORD_LINGER);
             if recording.is_none() && !finished.is_empty() && (due || running.is_empty()) {
-                let ids = std::mem::take(&mut finished);
-                first_finished_at = None;
+                // At most one store batch per call: when emissions outrun recording, what
+                // piled up goes in several calls, never in one the store would refuse.
+                let take = finished.len().min(self.record_chunk());
+                let ids: Vec<EntryId> = finished.drain(..take).collect();
+                if finished.is_empty() {
+                    first_finished_at = None;
+                }
                 recording = Some(self.record_finished(ids, &held, &mut emitted.outcomes));
             }
             if running.is_empty() && recording.is_none() && finished.is_empty() {
@@ -519,7 +524,10 @@ impl Drain {
         &self,
         reqs: Vec<CompletionRequest>,
     ) -> Result<Vec<crate::TransitionResult>> {
-        let results = self.complete_retrying(reqs.clone()).await?;
+        let mut results = Vec::with_capacity(reqs.len());
+        for chunk in reqs.chunks(self.record_chunk()) {
+            results.extend(self.complete_retrying(chunk.to_vec()).await?);
+        }
         // A store the host did not wrap in `Observed` still has the drain's transitions
         // counted and the refused ones logged.
         if !self.store.observed() {
@@ -528,6 +536,11 @@ impl Drain {
             }
         }
         Ok(results)
+    }
+
+    /// The most completions one store call takes: the store's batch limit.
+    fn record_chunk(&self) -> usize {
+        (self.store.limits().max_batch_size as usize).max(1)
     }
 
     async fn complete_retrying(
@@ -647,4 +660,49 @@ async fn emit_one(
     metrics::counter!(crate::metric_names::EMISSIONS, "result" => outcome.result_tag())
         .increment(1);
     (entry.id, outcome, took)
+}
+
+#[cfg(test)]
+mod record_chunks {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
+    use crate::{MemoryClaimStore, NewEntry, OutboxStore, StoreLimits};
+
+    /// Finishes every emission at the same instant, so finished emissions pile up faster
+    /// than one store call per linger records them.
+    struct Together;
+
+    #[async_trait::async_trait]
+    impl Emitter for Together {
+        async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            EmitOutcome::delivered()
+        }
+    }
+
+    /// Emissions in flight (64) far above the store's batch limit (8): finished ones are
+    /// recorded in calls the store takes, never refused as too large.
+    #[tokio::test]
+    async fn finished_emissions_are_recorded_in_calls_the_store_takes() {
+        let limits = StoreLimits::default().with_max_batch_size(8).unwrap();
+        let store = Arc::new(MemoryClaimStore::new().with_limits(limits));
+        let entries = (0..400)
+            .map(|_| NewEntry::new("t", b"x".to_vec()))
+            .collect::<Vec<_>>();
+        for chunk in entries.chunks(8) {
+            store.enqueue_batch(chunk.to_vec()).await.unwrap();
+        }
+        let options = DrainOptions::new()
+            .batch_size(8)
+            .emit_concurrency(64)
+            .claim_ahead(true);
+        let drain = Drain::new(store, Arc::new(Together), options).unwrap();
+        let summary = drain
+            .run_until(|| std::future::ready(true), std::future::pending::<()>())
+            .await;
+        assert_eq!(summary.errors, 0, "{summary:?}");
+        assert_eq!(summary.delivered, 400, "{summary:?}");
+    }
 }
