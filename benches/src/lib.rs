@@ -9,6 +9,7 @@
 //! `outbox-bench run --quick` is the smoke run CI does; `scripts/bench-report.sh` is the
 //! full run that regenerates `benches/REPORT.md`.
 
+pub mod brokers;
 pub mod invariants;
 pub mod load;
 pub mod pg;

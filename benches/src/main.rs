@@ -42,7 +42,7 @@ enum Command {
         /// Where the results and the report go.
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
-        /// Only these scenarios (claims, races, drains, overlap, flow, enqueue, ceiling, scale, costs).
+        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, costs).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Only these engines (sqlite, postgres); both by default.
@@ -67,14 +67,22 @@ enum Command {
     },
 }
 
-const SCENARIOS: [&str; 9] = [
-    "claims", "races", "drains", "overlap", "flow", "enqueue", "ceiling", "scale", "costs",
+const SCENARIOS: [&str; 10] = [
+    "claims", "races", "drains", "overlap", "flow", "brokers", "enqueue", "ceiling", "scale",
+    "costs",
 ];
 
 #[tokio::main]
 async fn main() {
     match Cli::parse().command {
         Command::DrainChild { spec } => {
+            // OUTBOX_LOG=warn (say) shows what the drain logs, on standard error.
+            if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("OUTBOX_LOG") {
+                tracing_subscriber::fmt()
+                    .with_writer(std::io::stderr)
+                    .with_env_filter(filter)
+                    .init();
+            }
             let spec = serde_json::from_str(&spec).expect("a drain spec");
             let outcome = scenarios::drain::child(spec).await;
             println!(
@@ -198,6 +206,9 @@ async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Resul
     }
     if wanted("flow") {
         scenarios::flow::run(&mut ctx).await;
+    }
+    if wanted("brokers") {
+        scenarios::brokers::run(&mut ctx).await;
     }
     if wanted("enqueue") {
         scenarios::enqueue::run(&mut ctx).await;

@@ -27,6 +27,8 @@ pub struct Plan {
     pub flow_entries: u64,
     /// Time budget of one flow cell.
     pub flow_budget: Duration,
+    /// Entries one brokers cell delivers.
+    pub broker_entries: u64,
     /// Entries written one per host transaction.
     pub enqueue_single: u64,
     /// Bulk calls of 1,000 entries.
@@ -65,6 +67,7 @@ impl Plan {
             drain_budget: Duration::from_millis(500),
             flow_entries: 300,
             flow_budget: Duration::from_secs(2),
+            broker_entries: 500,
             enqueue_single: 50,
             enqueue_bulk_calls: 2,
             enqueue_small_entries: 5_000,
@@ -92,6 +95,7 @@ impl Plan {
             drain_budget: Duration::from_secs(4),
             flow_entries: 6_000,
             flow_budget: Duration::from_secs(15),
+            broker_entries: 20_000,
             enqueue_single: 3_000,
             enqueue_bulk_calls: 100,
             enqueue_small_entries: 1_000_000,

@@ -309,6 +309,23 @@ pub struct FlowRow {
     pub outcome: DrainOutcome,
 }
 
+/// One cell of the brokers scenario: the drain into one emitter.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BrokerRow {
+    /// Engine.
+    pub engine: Engine,
+    /// `noop`, `NATS JetStream` or `RabbitMQ`.
+    pub emitter: String,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Emissions in flight at most.
+    pub concurrency: usize,
+    /// Pending rows at the start.
+    pub backlog: u64,
+    /// What the drain did.
+    pub outcome: DrainOutcome,
+}
+
 impl FlowRow {
     /// Concurrency ÷ the mean emission time the emitter really took: the rate with every
     /// slot always busy.
@@ -347,4 +364,7 @@ pub struct Results {
     /// The drain against a slow emitter (absent from older runs).
     #[serde(default)]
     pub flow: Vec<FlowRow>,
+    /// The drain into real brokers beside noop (absent from older runs).
+    #[serde(default)]
+    pub brokers: Vec<BrokerRow>,
 }

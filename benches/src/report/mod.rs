@@ -408,6 +408,22 @@ fn target_rows(r: &Results) -> Vec<Target> {
         t.push(Reported.judge(what, v, ratio));
     }
     t.extend(flow_targets(r));
+    for engine in [Engine::Sqlite, Engine::Postgres] {
+        for broker in ["NATS JetStream", "RabbitMQ"] {
+            let of = |name: &str| {
+                r.brokers
+                    .iter()
+                    .find(|b| b.engine == engine && b.emitter == name)
+                    .map(|b| b.outcome.entries_per_s)
+            };
+            let v = of(broker).zip(of("noop")).and_then(|(b, n)| div(b, n));
+            let what = format!(
+                "{} drain into {broker} ÷ into noop, 1 worker, batch 100, 32 in flight",
+                engine.label()
+            );
+            t.push(Rule::Reported.judge(what, v, ratio));
+        }
+    }
     t.extend(sqlite_targets(r));
     t
 }

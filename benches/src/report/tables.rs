@@ -210,6 +210,34 @@ pub(super) fn all(md: &mut String, r: &Results) {
         ],
     );
 
+    md.push_str("## Into brokers\n\n");
+    md.push_str(
+        "One optimized drain worker (batch 100, 32 emissions in flight) on identical \
+         backlogs, into the noop emitter and into the local brokers: NATS JetStream \
+         (file-backed stream, delivered on the PubAck) and RabbitMQ (durable queue, \
+         persistent messages, delivered on the publisher confirm).\n\n",
+    );
+    table(
+        md,
+        &r.brokers,
+        &[
+            ("engine", &|b| b.engine.label().into()),
+            ("emitter", &|b| b.emitter.clone()),
+            ("delivered", &|b| count(b.outcome.delivered)),
+            ("entries/s", &|b| rate(b.outcome.entries_per_s)),
+            ("÷ noop", &|b| {
+                let noop = r
+                    .brokers
+                    .iter()
+                    .find(|n| n.engine == b.engine && n.emitter == "noop");
+                or_dash(
+                    noop.and_then(|n| div(b.outcome.entries_per_s, n.outcome.entries_per_s)),
+                    ratio,
+                )
+            }),
+        ],
+    );
+
     md.push_str("## Enqueue\n\n");
     table(
         md,

@@ -72,6 +72,7 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         claim_ahead: None,
         emission: None,
         concurrency: None,
+        emitter: None,
     })
     .await;
     progress(format_args!(

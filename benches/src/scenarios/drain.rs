@@ -46,6 +46,9 @@ pub struct DrainSpec {
     /// Emissions in flight per worker; `None` leaves the drain's default.
     #[serde(default)]
     pub concurrency: Option<usize>,
+    /// A broker to deliver to (`nats://…`, `amqp://…`); `None` delivers nowhere.
+    #[serde(default)]
+    pub emitter: Option<String>,
 }
 
 /// How long the bench's emitter takes per emission: `typical_ms` each, except every
@@ -119,6 +122,7 @@ pub async fn run(ctx: &mut Ctx) {
                 claim_ahead: None,
                 emission: None,
                 concurrency: None,
+                emitter: None,
             };
             let outcome = measure(&spec).await;
             progress(format_args!(
@@ -183,12 +187,18 @@ struct CountingEmitter {
     reached: std::sync::OnceLock<Duration>,
     /// Time spent in emissions, microseconds, summed.
     busy_micros: AtomicU64,
+    /// The broker emitter to hand each entry to, if any.
+    inner: Option<Arc<dyn Emitter>>,
 }
 
 #[async_trait]
 impl Emitter for CountingEmitter {
-    async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
         let n = self.emitted.fetch_add(1, Ordering::Relaxed) + 1;
+        let outcome = match &self.inner {
+            Some(inner) => inner.emit(emission).await,
+            None => EmitOutcome::delivered(),
+        };
         if let Some(time) = self.time {
             let began = Instant::now();
             tokio::time::sleep(time.of(n)).await;
@@ -199,7 +209,7 @@ impl Emitter for CountingEmitter {
             let _ = self.reached.set(self.started.elapsed());
             self.stop.send_replace(true);
         }
-        EmitOutcome::delivered()
+        outcome
     }
 }
 
@@ -214,6 +224,11 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
     )
     .await;
     let (stop, stopped) = watch::channel(false);
+    // Connected before the clock starts: the run measures draining, not connecting.
+    let inner = match &spec.emitter {
+        Some(url) => Some(crate::brokers::emitter(url).await),
+        None => None,
+    };
     let started = Instant::now();
     let emitter = Arc::new(CountingEmitter {
         emitted: AtomicU64::new(0),
@@ -221,6 +236,7 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         started,
         reached: std::sync::OnceLock::new(),
         busy_micros: AtomicU64::new(0),
+        inner,
         stop_after: spec.stop_after,
         stop: stop.clone(),
         time: spec.emission,

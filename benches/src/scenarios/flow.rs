@@ -43,6 +43,7 @@ pub async fn run(ctx: &mut Ctx) {
                     claim_ahead: None,
                     emission: Some(time),
                     concurrency: Some(concurrency),
+                    emitter: None,
                 };
                 let outcome = measure(&spec).await;
                 // Concurrency emissions in flight at all times, each taking the mean time.

@@ -1,5 +1,6 @@
 //! The scenarios, one file each, sharing the run's context.
 
+pub mod brokers;
 pub mod ceiling;
 pub mod claims;
 pub mod costs;

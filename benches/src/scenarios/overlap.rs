@@ -36,6 +36,7 @@ pub async fn run(ctx: &mut Ctx) {
                     claim_ahead: Some(claim_ahead),
                     emission: None,
                     concurrency: None,
+                    emitter: None,
                 };
                 measured.push(measure(&spec).await);
             }

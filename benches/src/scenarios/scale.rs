@@ -103,6 +103,7 @@ pub async fn run(ctx: &mut Ctx) {
                 claim_ahead: None,
                 emission: None,
                 concurrency: None,
+                emitter: None,
             })
             .await;
             progress(format_args!(

@@ -1,0 +1,172 @@
+//! The brokers a drain bench can deliver to: their emitters, and a destination of each
+//! run's own that is removed afterwards.
+
+use std::sync::Arc;
+
+use outbox_core::drain::Emitter;
+use outbox_nats::async_nats;
+use outbox_rabbitmq::lapin;
+
+/// The local NATS server (`OUTBOX_TEST_NATS_URL` overrides).
+pub fn nats_url() -> String {
+    std::env::var("OUTBOX_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
+}
+
+/// The local RabbitMQ broker (`OUTBOX_TEST_RABBITMQ_URL` overrides).
+pub fn amqp_url() -> String {
+    std::env::var("OUTBOX_TEST_RABBITMQ_URL")
+        .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into())
+}
+
+/// The emitter an emitter URL names.
+pub async fn emitter(url: &str) -> Arc<dyn Emitter> {
+    if url.starts_with("nats://") {
+        Arc::new(
+            outbox_nats::NatsEmitter::connect(url)
+                .await
+                .expect("NATS emitter"),
+        )
+    } else {
+        Arc::new(
+            outbox_rabbitmq::RabbitEmitter::connect(url)
+                .await
+                .expect("RabbitMQ emitter"),
+        )
+    }
+}
+
+/// A destination on one broker, with the URL that delivers there.
+pub enum Destination {
+    /// A JetStream stream (file storage) capturing the run's subjects.
+    Nats {
+        /// The stream's JetStream context.
+        js: async_nats::jetstream::Context,
+        /// The stream's name.
+        stream: String,
+        /// The emitter URL.
+        url: String,
+    },
+    /// A durable topic exchange with a durable queue bound for every key.
+    Rabbit {
+        /// The connection the destination was declared on.
+        connection: lapin::Connection,
+        /// Its channel.
+        channel: lapin::Channel,
+        /// The exchange.
+        exchange: String,
+        /// The queue.
+        queue: String,
+        /// The emitter URL.
+        url: String,
+    },
+}
+
+impl Destination {
+    /// A fresh stream on the NATS server, or why there cannot be one.
+    pub async fn nats() -> Result<Self, String> {
+        let client = async_nats::connect(nats_url())
+            .await
+            .map_err(|e| e.to_string())?;
+        let js = async_nats::jetstream::new(client);
+        let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        let stream = format!("OUTBOX_BENCH_{tag}");
+        js.create_stream(async_nats::jetstream::stream::Config {
+            name: stream.clone(),
+            subjects: vec![format!("bench{tag}.>")],
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let url = format!(
+            "{}?subject=bench{tag}.{{topic}}&stream={stream}",
+            nats_url()
+        );
+        Ok(Self::Nats { js, stream, url })
+    }
+
+    /// A fresh exchange and queue on the RabbitMQ broker, or why there cannot be one.
+    pub async fn rabbit() -> Result<Self, String> {
+        use lapin::options::{ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions};
+        use lapin::types::FieldTable;
+        let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        let (exchange, queue) = (
+            format!("outbox.bench.{tag}"),
+            format!("outbox.bench.q.{tag}"),
+        );
+        let declared = async {
+            let connection =
+                lapin::Connection::connect(&amqp_url(), lapin::ConnectionProperties::default())
+                    .await?;
+            let channel = connection.create_channel().await?;
+            let durable = ExchangeDeclareOptions {
+                durable: true,
+                ..Default::default()
+            };
+            channel
+                .exchange_declare(
+                    exchange.as_str().into(),
+                    lapin::ExchangeKind::Topic,
+                    durable,
+                    FieldTable::default(),
+                )
+                .await?;
+            let durable = QueueDeclareOptions {
+                durable: true,
+                ..Default::default()
+            };
+            channel
+                .queue_declare(queue.as_str().into(), durable, FieldTable::default())
+                .await?;
+            channel
+                .queue_bind(
+                    queue.as_str().into(),
+                    exchange.as_str().into(),
+                    "#".into(),
+                    QueueBindOptions::default(),
+                    FieldTable::default(),
+                )
+                .await?;
+            Ok::<_, lapin::Error>((connection, channel))
+        };
+        let (connection, channel) = declared.await.map_err(|e| e.to_string())?;
+        let url = format!("{}?exchange={exchange}", amqp_url());
+        Ok(Self::Rabbit {
+            connection,
+            channel,
+            exchange,
+            queue,
+            url,
+        })
+    }
+
+    /// The emitter URL that delivers here.
+    pub fn url(&self) -> &str {
+        match self {
+            Self::Nats { url, .. } | Self::Rabbit { url, .. } => url,
+        }
+    }
+
+    /// Removes the destination and what it holds.
+    pub async fn remove(self) {
+        match self {
+            Self::Nats { js, stream, .. } => {
+                let _ = js.delete_stream(&stream).await;
+            }
+            Self::Rabbit {
+                connection,
+                channel,
+                exchange,
+                queue,
+                ..
+            } => {
+                let _ = channel
+                    .queue_delete(queue.as_str().into(), Default::default())
+                    .await;
+                let _ = channel
+                    .exchange_delete(exchange.as_str().into(), Default::default())
+                    .await;
+                let _ = connection.close(200, "done".into()).await;
+            }
+        }
+    }
+}
