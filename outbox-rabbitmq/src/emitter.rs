@@ -124,15 +124,17 @@ impl RabbitEmitter {
     }
 
     async fn publish(&self, entry: &OutboxEntry) -> EmitOutcome {
-        let key = match self.options.routing_key_for(&entry.topic) {
-            Ok(k) => k,
-            Err(why) => return EmitOutcome::permanent(why),
+        let (exchange, key) = match (
+            self.options.exchange_for(&entry.topic),
+            self.options.routing_key_for(&entry.topic),
+        ) {
+            (Ok(x), Ok(k)) => (x, k),
+            (Err(why), _) | (_, Err(why)) => return EmitOutcome::permanent(why),
         };
         let properties = match properties(entry) {
             Ok(p) => p,
             Err(why) => return EmitOutcome::permanent(why),
         };
-        let exchange = &self.options.exchange;
         let confirmed = tokio::time::timeout(self.options.ack_timeout, async {
             let link = self.link().await?;
             let sent = async {

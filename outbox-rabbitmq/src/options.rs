@@ -18,7 +18,8 @@ pub enum ExchangeSetup {
 /// The emitter's settings.
 #[derive(Debug, Clone)]
 pub struct RabbitOptions {
-    /// The exchange; empty for the default exchange (routing key = queue name).
+    /// The exchange, with `{topic}` replaced by the entry's topic; empty for the default
+    /// exchange (where the routing key names a queue).
     pub exchange: String,
     /// The routing key, with `{topic}` replaced by the entry's topic.
     pub routing_key: String,
@@ -65,15 +66,23 @@ impl RabbitOptions {
                 _ => rest.push(pair),
             }
         }
-        options.exchange_setup = match (options.exchange.is_empty(), declare) {
-            (true, true) => {
+        let templated = options.exchange.contains("{topic}");
+        options.exchange_setup = match (options.exchange.is_empty(), templated, declare) {
+            (true, _, true) => {
                 return Err(RabbitError::Config(
                     "declare_exchange=true needs exchange=NAME".into(),
                 ))
             }
-            (true, false) => ExchangeSetup::None,
-            (false, false) => ExchangeSetup::Check,
-            (false, true) => ExchangeSetup::Declare,
+            (false, true, true) => {
+                return Err(RabbitError::Config(
+                    "declare_exchange=true needs a fixed exchange name, not a {topic} template"
+                        .into(),
+                ))
+            }
+            // One exchange per topic: none to check before the topics are known.
+            (true, _, false) | (false, true, false) => ExchangeSetup::None,
+            (false, false, false) => ExchangeSetup::Check,
+            (false, false, true) => ExchangeSetup::Declare,
         };
         options.validate()?;
         let client = if rest.is_empty() {
@@ -100,6 +109,17 @@ impl RabbitOptions {
             ));
         }
         Ok(())
+    }
+
+    /// The exchange of an entry of `topic`, or why there cannot be one.
+    pub fn exchange_for(&self, topic: &str) -> Result<String, String> {
+        let exchange = self.exchange.replace("{topic}", topic);
+        if exchange.len() > 255 {
+            return Err(format!(
+                "topic {topic:?} makes an exchange name over 255 bytes"
+            ));
+        }
+        Ok(exchange)
     }
 
     /// The routing key of an entry of `topic`, or why there cannot be one.
@@ -189,6 +209,10 @@ mod tests {
         for (url, says) in [
             ("http://u:secret@h", "not an amqp://"),
             ("amqp://h/%2f?declare_exchange=true", "needs exchange"),
+            (
+                "amqp://h/%2f?exchange=e.{topic}&declare_exchange=true",
+                "fixed exchange name",
+            ),
             ("amqp://h/%2f?ack_timeout=0ms", "must be positive"),
             ("amqp://h/%2f?ack_timeout=soon", "not a duration"),
             (

@@ -127,3 +127,25 @@ async fn the_exchange_is_checked_or_declared_at_start_up() {
         .await;
     q.delete().await;
 }
+
+#[tokio::test]
+async fn an_exchange_template_gives_each_topic_its_exchange() {
+    let Some(b) = broker().await else { return };
+    let q = TestQueue::create(b).await;
+    let (store, _dir) = outbox().await;
+    // The test's exchange is `outbox.t.<tag>`: entries of topic `<tag>` go there.
+    let tag = q.exchange.trim_start_matches("outbox.t.").to_owned();
+    let entries = enqueue(&*store, &tag, 5).await;
+    let url = format!(
+        "{}?exchange=outbox.t.{{topic}}&routing_key=bound.x",
+        amqp_url()
+    );
+    let emitter = RabbitEmitter::connect(&url).await.expect("emitter");
+    let summary = drain_all(store.clone(), Arc::new(emitter), Duration::from_secs(30)).await;
+    assert_eq!(summary.delivered, 5, "{summary:?}");
+    let received = q.read_all().await;
+    let ids: HashSet<_> = received.iter().map(|r| r.message_id.clone()).collect();
+    let expected: HashSet<_> = entries.iter().map(|e| e.id.to_string()).collect();
+    assert_eq!(ids, expected);
+    q.delete().await;
+}
