@@ -130,6 +130,26 @@ async fn race_eight_workers_ten_thousand_entries() {
     assert_eq!(report.delivered, 10_000);
 }
 
+/// Leases shorter than some emissions: entries are reclaimed under slow holders and
+/// renewals race the reclaims; the per-row store too applies only the last holder's
+/// completion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_complete() {
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let store = portable_store(&db, "outbox", 8).await;
+    let report = outbox_testkit::race::expiring_leases(
+        Arc::new(store),
+        outbox_testkit::race::ExpiryRaceConfig::default(),
+    )
+    .await;
+    assert!(
+        report.reclaimed > 0,
+        "no lease ran out under a slow emission: {report:?}"
+    );
+}
+
 /// The outbox rows of a host transaction commit and roll back with the host's own rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enqueue_in_the_host_transaction_commits_or_rolls_back_with_it() {

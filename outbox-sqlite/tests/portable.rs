@@ -130,6 +130,24 @@ async fn race_eight_workers_ten_thousand_entries() {
     assert_eq!(report.delivered, 10_000);
 }
 
+/// Leases shorter than some emissions: entries are reclaimed under slow holders and
+/// renewals race the reclaims; the per-row store too applies only the last holder's
+/// completion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 6).await;
+    let report = outbox_testkit::race::expiring_leases(
+        Arc::new(store),
+        outbox_testkit::race::ExpiryRaceConfig::default(),
+    )
+    .await;
+    assert!(
+        report.reclaimed > 0,
+        "no lease ran out under a slow emission: {report:?}"
+    );
+}
+
 /// Rows written by either store are read back identically by the other on the same
 /// table, and work started by one can be finished by the other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -174,3 +174,197 @@ async fn worker(
         }
     }
 }
+
+/// How an expiring-lease race is run: leases short enough that slow emissions outlive
+/// them, so entries are reclaimed while their first holder still works on them.
+#[derive(Debug, Clone)]
+pub struct ExpiryRaceConfig {
+    /// Concurrent workers (tasks).
+    pub workers: usize,
+    /// Entries enqueued before the workers start.
+    pub entries: usize,
+    /// Claim batch size per worker call.
+    pub batch_size: u32,
+    /// Lease length.
+    pub lease: TimeDelta,
+    /// One emission in this many takes `slow` (longer than the lease).
+    pub slow_every: usize,
+    /// The slow emission time.
+    pub slow: Duration,
+    /// Give up (and fail) after this long.
+    pub deadline: Duration,
+}
+
+impl Default for ExpiryRaceConfig {
+    fn default() -> Self {
+        Self {
+            workers: 6,
+            entries: 300,
+            batch_size: 10,
+            lease: TimeDelta::milliseconds(300),
+            slow_every: 4,
+            slow: Duration::from_millis(450),
+            deadline: Duration::from_secs(120),
+        }
+    }
+}
+
+#[derive(Default)]
+struct ExpiryLedger {
+    /// Every token handed out per entry, in the order the claims came back.
+    issued: HashMap<EntryId, Vec<Uuid>>,
+    /// The token of each applied delivery.
+    applied: HashMap<EntryId, Vec<Uuid>>,
+    /// Renewals that came back renewed, and lost.
+    renewed: usize,
+    lost: usize,
+}
+
+/// What an expiring-lease race observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpiryRaceReport {
+    /// Entries claimed more than once (their lease ran out under a slow holder).
+    pub reclaimed: usize,
+    /// Renewals that held, and that found the lease taken.
+    pub renewed: usize,
+    /// Renewals that found the lease gone.
+    pub lost: usize,
+}
+
+/// Workers claim, sometimes emit for longer than the lease, sometimes renew first, and
+/// deliver. Panics unless every entry was delivered by exactly one applied completion,
+/// made with the last token handed out for it: no stale holder's completion (one whose
+/// entry was reclaimed meanwhile) was ever applied, and none was lost.
+pub async fn expiring_leases(
+    store: Arc<dyn ClaimStore>,
+    config: ExpiryRaceConfig,
+) -> ExpiryRaceReport {
+    let max = store.limits().max_batch_size as usize;
+    for chunk in (0..config.entries).collect::<Vec<_>>().chunks(max) {
+        let batch = chunk
+            .iter()
+            .map(|i| NewEntry::new("race", i.to_le_bytes().to_vec()))
+            .collect();
+        store.enqueue_batch(batch).await.expect("enqueue");
+    }
+    let ledger = Arc::new(Mutex::new(ExpiryLedger::default()));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for w in 0..config.workers {
+        let (store, ledger, config) = (store.clone(), ledger.clone(), config.clone());
+        workers.push(tokio::spawn(async move {
+            expiry_worker(w, store, ledger, config, started).await
+        }));
+    }
+    for w in workers {
+        w.await.expect("worker panicked");
+    }
+    let ledger = ledger.lock().unwrap();
+    let mut violations = Vec::new();
+    for (id, tokens) in &ledger.issued {
+        let applied = ledger.applied.get(id).cloned().unwrap_or_default();
+        if applied.len() != 1 {
+            violations.push(format!("{id}: {} applied deliveries", applied.len()));
+        } else if applied[0] != *tokens.last().expect("issued") {
+            violations.push(format!(
+                "{id}: delivered with token {} of {} handed out, not the last",
+                tokens
+                    .iter()
+                    .position(|t| *t == applied[0])
+                    .map_or(0, |p| p + 1),
+                tokens.len()
+            ));
+        }
+    }
+    assert_eq!(
+        ledger.issued.len(),
+        config.entries,
+        "not every entry was claimed"
+    );
+    assert!(
+        violations.is_empty(),
+        "expiring-lease race violations: {:#?}",
+        &violations[..violations.len().min(10)]
+    );
+    ExpiryRaceReport {
+        reclaimed: ledger.issued.values().filter(|t| t.len() > 1).count(),
+        renewed: ledger.renewed,
+        lost: ledger.lost,
+    }
+}
+
+async fn expiry_worker(
+    w: usize,
+    store: Arc<dyn ClaimStore>,
+    ledger: Arc<Mutex<ExpiryLedger>>,
+    config: ExpiryRaceConfig,
+    started: Instant,
+) {
+    let request = ClaimRequest::new(format!("expiring-{w}"), config.batch_size, config.lease);
+    let mut n = 0usize;
+    loop {
+        assert!(
+            started.elapsed() < config.deadline,
+            "race did not finish within {:?}",
+            config.deadline
+        );
+        let mut claims = store.claim_pending(&request).await.expect("claim");
+        if claims.is_empty() {
+            let delivered = ledger.lock().unwrap().applied.len();
+            if delivered >= config.entries {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        {
+            let mut l = ledger.lock().unwrap();
+            for c in &claims {
+                l.issued.entry(c.id()).or_default().push(c.token);
+            }
+        }
+        n += 1;
+        let slow = n.is_multiple_of(config.slow_every);
+        if slow {
+            // A slow emission: the leases run out under it, and others may reclaim.
+            tokio::time::sleep(config.slow).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+        if slow || n.is_multiple_of(3) {
+            // Renew first: racing any reclaim of the entries whose leases ran out.
+            let renewed = store
+                .renew(&claims, &outbox_core::RenewRequest::new(config.lease))
+                .await
+                .expect("renew");
+            let mut l = ledger.lock().unwrap();
+            claims = claims
+                .into_iter()
+                .zip(renewed)
+                .map(|(old, outcome)| match outcome {
+                    outbox_core::RenewOutcome::Renewed(c) => {
+                        l.renewed += 1;
+                        c
+                    }
+                    outbox_core::RenewOutcome::Lost(_) => {
+                        l.lost += 1;
+                        old // completed anyway below: it must not apply
+                    }
+                })
+                .collect();
+        }
+        let reqs = claims
+            .iter()
+            .map(|c| {
+                CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new()))
+            })
+            .collect();
+        let results = store.complete_batch(reqs).await.expect("complete");
+        let mut l = ledger.lock().unwrap();
+        for (c, r) in claims.iter().zip(results) {
+            if r.outcome == TransitionOutcome::Applied {
+                l.applied.entry(c.id()).or_default().push(c.token);
+            }
+        }
+    }
+}

@@ -36,3 +36,18 @@ async fn admin_subject() -> Option<(outbox_testkit::admin_cases::AdminStore, ())
 }
 
 outbox_testkit::admin_suite!(admin_subject);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn race_with_leases_that_expire_under_slow_emissions() {
+    let store = Arc::new(MemoryClaimStore::new());
+    let report = outbox_testkit::race::expiring_leases(
+        store,
+        outbox_testkit::race::ExpiryRaceConfig::default(),
+    )
+    .await;
+    assert!(
+        report.reclaimed > 0,
+        "no lease ran out under a slow emission: {report:?}"
+    );
+    assert!(report.lost > 0, "no renewal raced a reclaim: {report:?}");
+}

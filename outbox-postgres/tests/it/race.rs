@@ -25,3 +25,22 @@ async fn eight_workers_fifty_thousand_entries() {
     assert_eq!(report.delivered, 50_000);
     assert_eq!(report.claims, 50_000, "an entry was claimed twice");
 }
+
+/// Leases shorter than some emissions: entries are reclaimed under slow holders, renewals
+/// race the reclaims, and only the last holder's completion may apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_complete() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let store = Arc::new(support::store(&db, 8).await);
+    let report = outbox_testkit::race::expiring_leases(
+        store,
+        outbox_testkit::race::ExpiryRaceConfig::default(),
+    )
+    .await;
+    assert!(
+        report.reclaimed > 0,
+        "no lease ran out under a slow emission: {report:?}"
+    );
+}

@@ -68,3 +68,19 @@ async fn two_stores_on_one_file_never_share_a_row() {
     assert_eq!(all.len(), 2000, "every row claimed once");
     assert_eq!(unique.len(), 2000, "a row was claimed twice");
 }
+
+/// Leases shorter than some emissions: entries are reclaimed under slow holders, renewals
+/// race the reclaims, and only the last holder's completion may apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_complete() {
+    let (store, _dir) = fresh_store(SqliteStoreConfig::new().max_connections(6)).await;
+    let report = outbox_testkit::race::expiring_leases(
+        Arc::new(store),
+        outbox_testkit::race::ExpiryRaceConfig::default(),
+    )
+    .await;
+    assert!(
+        report.reclaimed > 0,
+        "no lease ran out under a slow emission: {report:?}"
+    );
+}
