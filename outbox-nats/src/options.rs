@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use outbox_core::drain::url_params;
+
 use crate::{NatsError, SubjectTemplate};
 
 /// The stream the emitter makes sure of at start-up.
@@ -53,8 +55,13 @@ impl NatsOptions {
             match key {
                 "subject" => options.subject = SubjectTemplate::new(value)?,
                 "stream" if !value.is_empty() => stream = Some(value.to_owned()),
-                "create_stream" => create = parse_bool(key, value)?,
-                "ack_timeout" => options.ack_timeout = parse_duration(value)?,
+                "create_stream" => {
+                    create = url_params::flag(key, value).map_err(NatsError::Config)?
+                }
+                "ack_timeout" => {
+                    options.ack_timeout =
+                        url_params::duration(key, value).map_err(NatsError::Config)?
+                }
                 _ => {
                     return Err(NatsError::Config(format!(
                         "unknown or empty parameter {pair:?} (known: subject, stream, \
@@ -100,31 +107,6 @@ impl NatsOptions {
 impl Default for NatsOptions {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-fn parse_bool(key: &str, value: &str) -> Result<bool, NatsError> {
-    match value {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" => Ok(false),
-        _ => Err(NatsError::Config(format!(
-            "{key}={value:?} is not true or false"
-        ))),
-    }
-}
-
-fn parse_duration(value: &str) -> Result<Duration, NatsError> {
-    let bad = || {
-        NatsError::Config(format!(
-            "ack_timeout={value:?} is not a duration like 500ms or 5s"
-        ))
-    };
-    if let Some(ms) = value.strip_suffix("ms") {
-        ms.parse().map(Duration::from_millis).map_err(|_| bad())
-    } else if let Some(s) = value.strip_suffix('s') {
-        s.parse().map(Duration::from_secs).map_err(|_| bad())
-    } else {
-        Err(bad())
     }
 }
 

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use outbox_core::drain::url_params;
+
 use crate::RabbitError;
 
 /// What the emitter does with its exchange at start-up.
@@ -61,8 +63,13 @@ impl RabbitOptions {
             match key {
                 "exchange" => options.exchange = value.to_owned(),
                 "routing_key" => options.routing_key = value.to_owned(),
-                "ack_timeout" => options.ack_timeout = parse_duration(value)?,
-                "declare_exchange" => declare = parse_bool(value)?,
+                "ack_timeout" => {
+                    options.ack_timeout =
+                        url_params::duration(key, value).map_err(RabbitError::Config)?
+                }
+                "declare_exchange" => {
+                    declare = url_params::flag(key, value).map_err(RabbitError::Config)?
+                }
                 _ => rest.push(pair),
             }
         }
@@ -151,31 +158,6 @@ pub fn redact(url: &str) -> String {
             }
         }
         _ => url.to_owned(),
-    }
-}
-
-fn parse_bool(value: &str) -> Result<bool, RabbitError> {
-    match value {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" => Ok(false),
-        _ => Err(RabbitError::Config(format!(
-            "declare_exchange={value:?} is not true or false"
-        ))),
-    }
-}
-
-fn parse_duration(value: &str) -> Result<Duration, RabbitError> {
-    let bad = || {
-        RabbitError::Config(format!(
-            "ack_timeout={value:?} is not a duration like 500ms or 5s"
-        ))
-    };
-    if let Some(ms) = value.strip_suffix("ms") {
-        ms.parse().map(Duration::from_millis).map_err(|_| bad())
-    } else if let Some(s) = value.strip_suffix('s') {
-        s.parse().map(Duration::from_secs).map_err(|_| bad())
-    } else {
-        Err(bad())
     }
 }
 

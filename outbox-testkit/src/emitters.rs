@@ -67,3 +67,51 @@ pub async fn rows(store: &dyn AdminClaimStore, entries: &[OutboxEntry]) -> Vec<O
     }
     rows
 }
+
+/// Wraps an emitter and counts what it said: a test acts once some entries were
+/// delivered, and shows a broker outage was seen (failures) rather than slept through.
+pub struct Counting<E> {
+    /// The emitter counted.
+    pub inner: E,
+    /// Emissions delivered.
+    pub delivered: std::sync::atomic::AtomicU64,
+    /// Emissions that were not delivered.
+    pub failed: std::sync::atomic::AtomicU64,
+}
+
+impl<E> Counting<E> {
+    /// Counts `inner`'s outcomes.
+    pub fn new(inner: E) -> Self {
+        Self {
+            inner,
+            delivered: Default::default(),
+            failed: Default::default(),
+        }
+    }
+
+    /// Emissions delivered so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Emissions not delivered so far.
+    pub fn failed(&self) -> u64 {
+        self.failed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[outbox_core::async_trait]
+impl<E: Emitter> Emitter for Counting<E> {
+    async fn emit(
+        &self,
+        emission: outbox_core::drain::Emission<'_>,
+    ) -> outbox_core::drain::EmitOutcome {
+        let outcome = self.inner.emit(emission).await;
+        let counter = match outcome {
+            outbox_core::drain::EmitOutcome::Delivered { .. } => &self.delivered,
+            _ => &self.failed,
+        };
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        outcome
+    }
+}

@@ -60,18 +60,23 @@ struct Ledger {
     violations: Vec<String>,
 }
 
-/// Enqueues `config.entries` entries, then runs `config.workers` workers that claim,
-/// "emit" and complete until all are delivered. Panics with the first violations if an
-/// entry was ever held by two leases at once, emitted twice, or not delivered exactly once.
-pub async fn claim_and_complete(store: Arc<dyn ClaimStore>, config: RaceConfig) -> RaceReport {
+/// Enqueues `n` entries numbered from 0, in batches the store takes.
+async fn enqueue_numbered(store: &dyn ClaimStore, n: usize) {
     let max = store.limits().max_batch_size as usize;
-    for chunk in (0..config.entries).collect::<Vec<_>>().chunks(max) {
+    for chunk in (0..n).collect::<Vec<_>>().chunks(max) {
         let batch = chunk
             .iter()
             .map(|i| NewEntry::new("race", i.to_le_bytes().to_vec()))
             .collect();
         store.enqueue_batch(batch).await.expect("enqueue");
     }
+}
+
+/// Enqueues `config.entries` entries, then runs `config.workers` workers that claim,
+/// "emit" and complete until all are delivered. Panics with the first violations if an
+/// entry was ever held by two leases at once, emitted twice, or not delivered exactly once.
+pub async fn claim_and_complete(store: Arc<dyn ClaimStore>, config: RaceConfig) -> RaceReport {
+    enqueue_numbered(store.as_ref(), config.entries).await;
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let started = Instant::now();
     let mut workers = Vec::new();
@@ -239,14 +244,7 @@ pub async fn expiring_leases(
     store: Arc<dyn ClaimStore>,
     config: ExpiryRaceConfig,
 ) -> ExpiryRaceReport {
-    let max = store.limits().max_batch_size as usize;
-    for chunk in (0..config.entries).collect::<Vec<_>>().chunks(max) {
-        let batch = chunk
-            .iter()
-            .map(|i| NewEntry::new("race", i.to_le_bytes().to_vec()))
-            .collect();
-        store.enqueue_batch(batch).await.expect("enqueue");
-    }
+    enqueue_numbered(store.as_ref(), config.entries).await;
     let ledger = Arc::new(Mutex::new(ExpiryLedger::default()));
     let started = Instant::now();
     let mut workers = Vec::new();

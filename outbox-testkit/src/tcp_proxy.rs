@@ -62,6 +62,17 @@ impl TcpProxy {
     pub fn restore(&self) {
         self.up.store(true, Ordering::SeqCst);
     }
+
+    /// An outage: waits until `reached()` says so (polling every 5 ms), cuts, stays down
+    /// for `down`, restores.
+    pub async fn outage_once(&self, reached: impl Fn() -> bool, down: std::time::Duration) {
+        while !reached() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        self.cut();
+        tokio::time::sleep(down).await;
+        self.restore();
+    }
 }
 
 impl Drop for TcpProxy {

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tracing::Instrument;
 
 pub use emitter::{Emission, EmitOutcome, Emitter};
+pub mod url_params;
 pub use options::DrainOptions;
 pub use retry::RetryPolicy;
 pub use summary::DrainSummary;

@@ -1,13 +1,11 @@
 //! The server going away, seen through a proxy that cuts the client's connection.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::async_trait;
-use outbox_core::drain::{Emission, EmitOutcome, Emitter};
 use outbox_core::EmissionStatus;
 use outbox_nats::NatsEmitter;
+use outbox_testkit::emitters::Counting;
 use outbox_testkit::tcp_proxy::TcpProxy;
 
 use crate::support::{drain_all, enqueue, nats_url, outbox, rows, server, TestStream};
@@ -26,38 +24,15 @@ fn upstream() -> std::net::SocketAddr {
         .expect("an address")
 }
 
-/// Counts outcomes, so a test can act once some entries were delivered and show that the
-/// outage was seen (retryable outcomes) rather than slept through.
-struct Counting {
-    inner: NatsEmitter,
-    delivered: AtomicU64,
-    retryable: AtomicU64,
-}
-
-#[async_trait]
-impl Emitter for Counting {
-    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
-        let outcome = self.inner.emit(emission).await;
-        let counter = match outcome {
-            EmitOutcome::Delivered { .. } => &self.delivered,
-            _ => &self.retryable,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        outcome
-    }
-}
-
-async fn emitter_through(proxy: &TcpProxy, stream: &TestStream) -> Arc<Counting> {
+async fn emitter_through(proxy: &TcpProxy, stream: &TestStream) -> Arc<Counting<NatsEmitter>> {
     let url = format!(
         "nats://{}?subject={}.{{topic}}&ack_timeout=500ms",
         proxy.local_addr(),
         stream.prefix
     );
-    Arc::new(Counting {
-        inner: NatsEmitter::connect(&url).await.expect("emitter"),
-        delivered: AtomicU64::new(0),
-        retryable: AtomicU64::new(0),
-    })
+    Arc::new(Counting::new(
+        NatsEmitter::connect(&url).await.expect("emitter"),
+    ))
 }
 
 /// Every entry delivered, each stored once, and each delivered row naming the message
@@ -98,24 +73,13 @@ async fn a_server_lost_mid_drain_costs_retries_not_entries() {
     let entries = enqueue(&*store, "orders", 400).await;
     let emitter = emitter_through(&proxy, &stream).await;
 
-    let outage = {
-        let emitter = emitter.clone();
-        async move {
-            while emitter.delivered.load(Ordering::Relaxed) < 50 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            proxy.cut();
-            tokio::time::sleep(Duration::from_millis(1_500)).await;
-            proxy.restore();
-            proxy
-        }
-    };
-    let (summary, _proxy) = tokio::join!(
+    let outage = proxy.outage_once(|| emitter.delivered() >= 50, Duration::from_millis(1_500));
+    let (summary, ()) = tokio::join!(
         drain_all(store.clone(), emitter.clone(), Duration::from_secs(120)),
         outage
     );
     assert!(
-        emitter.retryable.load(Ordering::Relaxed) > 0 && summary.retried > 0,
+        emitter.failed() > 0 && summary.retried > 0,
         "the outage was not seen: {summary:?}"
     );
     assert_eq!(summary.dead_lettered, 0, "{summary:?}");

@@ -1,14 +1,12 @@
 //! The broker going away, seen through a proxy that cuts the emitter's connection.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::async_trait;
-use outbox_core::drain::{Emission, EmitOutcome, Emitter};
 use outbox_core::{AdminClaimStore, EmissionStatus, OutboxEntry};
 use outbox_rabbitmq::RabbitEmitter;
+use outbox_testkit::emitters::Counting;
 use outbox_testkit::tcp_proxy::TcpProxy;
 
 use crate::support::{amqp_url, broker, drain_all, enqueue, outbox, rows, TestQueue};
@@ -51,27 +49,6 @@ fn through(proxy: &TcpProxy, q: &TestQueue) -> String {
     )
 }
 
-/// Counts outcomes, so a test acts once some entries were delivered and shows the outage
-/// was seen.
-struct Counting {
-    inner: RabbitEmitter,
-    delivered: AtomicU64,
-    failed: AtomicU64,
-}
-
-#[async_trait]
-impl Emitter for Counting {
-    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
-        let outcome = self.inner.emit(emission).await;
-        let counter = match outcome {
-            EmitOutcome::Delivered { .. } => &self.delivered,
-            _ => &self.failed,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        outcome
-    }
-}
-
 /// Every entry delivered, and every one in the queue at least once: a publish whose
 /// confirm was lost is sent again (with the same message id), never lost.
 async fn assert_all_arrived(q: &TestQueue, store: &dyn AdminClaimStore, entries: &[OutboxEntry]) {
@@ -100,31 +77,18 @@ async fn a_broker_lost_mid_drain_costs_retries_not_entries() {
     let proxy = TcpProxy::start(upstream()).await.expect("proxy");
     let (store, _dir) = outbox().await;
     let entries = enqueue(&*store, "orders", 400).await;
-    let emitter = Arc::new(Counting {
-        inner: RabbitEmitter::connect(&through(&proxy, &q))
+    let emitter = Arc::new(Counting::new(
+        RabbitEmitter::connect(&through(&proxy, &q))
             .await
             .expect("emitter"),
-        delivered: AtomicU64::new(0),
-        failed: AtomicU64::new(0),
-    });
-    let outage = {
-        let emitter = emitter.clone();
-        async move {
-            while emitter.delivered.load(Ordering::Relaxed) < 50 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            proxy.cut();
-            tokio::time::sleep(Duration::from_millis(1_500)).await;
-            proxy.restore();
-            proxy
-        }
-    };
-    let (summary, _proxy) = tokio::join!(
+    ));
+    let outage = proxy.outage_once(|| emitter.delivered() >= 50, Duration::from_millis(1_500));
+    let (summary, ()) = tokio::join!(
         drain_all(store.clone(), emitter.clone(), Duration::from_secs(120)),
         outage
     );
     assert!(
-        emitter.failed.load(Ordering::Relaxed) > 0 && summary.retried > 0,
+        emitter.failed() > 0 && summary.retried > 0,
         "the outage was not seen: {summary:?}"
     );
     assert_eq!(summary.dead_lettered, 0, "{summary:?}");

@@ -1,0 +1,43 @@
+//! Reading the parameters of an emitter URL (`…?ack_timeout=5s&create=true`), the same way
+//! for every emitter crate.
+
+use std::time::Duration;
+
+/// A flag: `true`, `1`, `yes` or `false`, `0`, `no`; otherwise why not, naming `key`.
+pub fn flag(key: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err(format!("{key}={value:?} is not true or false")),
+    }
+}
+
+/// A duration in whole milliseconds (`500ms`) or seconds (`5s`); otherwise why not,
+/// naming `key`.
+pub fn duration(key: &str, value: &str) -> Result<Duration, String> {
+    let bad = || format!("{key}={value:?} is not a duration like 500ms or 5s");
+    if let Some(ms) = value.strip_suffix("ms") {
+        ms.parse().map(Duration::from_millis).map_err(|_| bad())
+    } else if let Some(s) = value.strip_suffix('s') {
+        s.parse().map(Duration::from_secs).map_err(|_| bad())
+    } else {
+        Err(bad())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_and_durations_read_as_documented() {
+        assert_eq!(flag("x", "yes"), Ok(true));
+        assert_eq!(flag("x", "0"), Ok(false));
+        assert!(flag("x", "maybe").unwrap_err().contains("x=\"maybe\""));
+        assert_eq!(duration("t", "500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("t", "5s"), Ok(Duration::from_secs(5)));
+        for bad in ["5", "ms", "-1s", "1.5s", "soon"] {
+            assert!(duration("t", bad).is_err(), "{bad}");
+        }
+    }
+}
