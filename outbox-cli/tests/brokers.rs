@@ -18,23 +18,37 @@ fn nats_url() -> String {
     std::env::var("OUTBOX_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
 }
 
+/// A JetStream context on the test server, or `None` after a loud report (a failure
+/// where NATS is required).
+fn jetstream(rt: &tokio::runtime::Runtime) -> Option<async_nats::jetstream::Context> {
+    match rt.block_on(async_nats::connect(nats_url())) {
+        Ok(client) => {
+            let _in_runtime = rt.enter();
+            Some(async_nats::jetstream::new(client))
+        }
+        Err(e) => {
+            outbox_testkit::engines::unavailable("nats", &e.to_string());
+            None
+        }
+    }
+}
+
+/// A migrated SQLite outbox in `dir`.
+fn migrated(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let db = dir.path().join("outbox.db");
+    ok(outbox(&db).arg("migrate"));
+    db
+}
+
 #[test]
 fn drain_into_nats_jetstream() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = match rt.block_on(async_nats::connect(nats_url())) {
-        Ok(c) => c,
-        Err(e) => return outbox_testkit::engines::unavailable("nats", &e.to_string()),
-    };
-    let js = {
-        let _in_runtime = rt.enter();
-        async_nats::jetstream::new(client)
-    };
+    let Some(js) = jetstream(&rt) else { return };
     let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
     let stream = format!("OUTBOX_CLI_{tag}");
 
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("outbox.db");
-    ok(outbox(&db).arg("migrate"));
+    let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "500", "--batch", "500"]));
     let url = format!(
         "{}?subject=cli{tag}.{{topic}}&stream={stream}&create_stream=true",
@@ -92,8 +106,7 @@ fn drain_into_rabbitmq() {
     let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
     let (exchange, queue) = (format!("outbox.cli.{tag}"), format!("outbox.cli.q.{tag}"));
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("outbox.db");
-    ok(outbox(&db).arg("migrate"));
+    let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "200", "--topic", "orders.created"]));
 
     // The command declares the exchange; the queue is bound once it exists.
@@ -211,19 +224,11 @@ fn kill_mid_batch(db: &Path, emitter: &str, published: impl Fn() -> u64) -> (u64
 #[test]
 fn a_worker_killed_mid_batch_leaves_nats_each_message_once() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = match rt.block_on(async_nats::connect(nats_url())) {
-        Ok(c) => c,
-        Err(e) => return outbox_testkit::engines::unavailable("nats", &e.to_string()),
-    };
-    let js = {
-        let _in_runtime = rt.enter();
-        async_nats::jetstream::new(client)
-    };
+    let Some(js) = jetstream(&rt) else { return };
     let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
     let stream = format!("OUTBOX_KILL_{tag}");
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("outbox.db");
-    ok(outbox(&db).arg("migrate"));
+    let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "300"]));
     let url = format!(
         "{}?subject=kill{tag}.{{topic}}&stream={stream}&create_stream=true",
@@ -300,8 +305,7 @@ fn a_worker_killed_mid_batch_leaves_rabbitmq_duplicates_with_the_same_message_id
         Err(e) => return outbox_testkit::engines::unavailable("rabbitmq", &e.to_string()),
     };
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("outbox.db");
-    ok(outbox(&db).arg("migrate"));
+    let db = migrated(&dir);
     ok(outbox(&db).args(["enqueue", "--count", "300"]));
     let url = format!("{}?exchange={exchange}", amqp_url());
     let queued = || {

@@ -4,6 +4,7 @@ mod ahead;
 mod cycle;
 mod emitter;
 mod options;
+mod record;
 mod retry;
 mod summary;
 

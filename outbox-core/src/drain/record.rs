@@ -1,0 +1,273 @@
+//! Recording what the emissions said: completion requests from outcomes (with the retry
+//! policy and the attempt and age limits), sent in calls the store takes, retried.
+
+use std::collections::HashMap;
+
+use super::cycle::{Recording, Work};
+use super::{Drain, DrainSummary, EmitOutcome};
+use crate::{
+    Claim, Completion, CompletionRequest, EmissionError, EmissionResult, EntryId, OutboxEntry,
+    Result, TransitionOutcome,
+};
+
+impl Drain {
+    /// Starts recording the finished emissions `ids` (claims this worker holds), taking
+    /// their outcomes out of `outcomes`; the future gives them back with its result.
+    pub(super) fn record_finished(
+        &self,
+        ids: Vec<EntryId>,
+        held: &HashMap<EntryId, Claim>,
+        outcomes: &mut HashMap<EntryId, EmitOutcome>,
+    ) -> Recording<'_> {
+        let now = self.clock.now();
+        let mut taken = Vec::with_capacity(ids.len());
+        let mut requests = Vec::with_capacity(ids.len());
+        for id in ids {
+            let (Some(claim), Some(outcome)) = (held.get(&id), outcomes.remove(&id)) else {
+                continue;
+            };
+            let completion = self.completion_for(&claim.entry, &outcome, now);
+            let mut request = CompletionRequest::new(claim.clone(), completion);
+            request.now = self.request_time();
+            requests.push(request);
+            taken.push((id, outcome));
+        }
+        Box::pin(async move {
+            let result = self.complete_with_retries(requests.clone()).await;
+            let ids: Vec<EntryId> = taken.iter().map(|(id, _)| *id).collect();
+            match result {
+                Ok(results) => {
+                    let mut tallied = DrainSummary::default();
+                    for (req, result) in requests.iter().zip(results) {
+                        tally(&mut tallied, &req.completion, result.outcome);
+                    }
+                    (ids, Ok(tallied))
+                }
+                Err(e) => (ids, Err((e, taken))),
+            }
+        })
+    }
+
+    /// Records every outcome in one batch call (claims) or stamp-checked saves (found).
+    pub(super) async fn complete(
+        &self,
+        work: &[Work],
+        outcomes: &HashMap<EntryId, EmitOutcome>,
+        unstarted: &[EntryId],
+        lost: &[EntryId],
+        summary: &mut DrainSummary,
+    ) -> Result<()> {
+        let now = self.clock.now();
+        let mut claimed = Vec::new();
+        for item in work {
+            let id = item.entry().id;
+            if lost.contains(&id) {
+                continue;
+            }
+            let completion = match (outcomes.get(&id), item) {
+                (Some(outcome), _) => self.completion_for(item.entry(), outcome, now),
+                (None, Work::Claimed(_)) if unstarted.contains(&id) => Completion::Release {
+                    reason: Some("drain shutting down".into()),
+                },
+                // A found entry holds no lease: one never emitted needs no write.
+                (None, _) => continue,
+            };
+            match item {
+                Work::Claimed(c) => {
+                    let mut request = CompletionRequest::new(c.clone(), completion);
+                    request.now = self.request_time();
+                    claimed.push(request);
+                }
+                Work::Found(entry) => {
+                    let mut next = entry.clone();
+                    completion
+                        .target(entry)
+                        .apply_to(&mut next, now, entry.stamp);
+                    match self.store.save(&next, self.request_time()).await {
+                        Ok(result) => tally(summary, &completion, result.outcome),
+                        Err(e) => {
+                            tracing::error!(entry_id = %id, error = %e, "recording an emission failed; it will be emitted again");
+                            summary.errors += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if claimed.is_empty() {
+            return Ok(());
+        }
+        let results = self.complete_with_retries(claimed.clone()).await?;
+        for (req, result) in claimed.iter().zip(results) {
+            tally(summary, &req.completion, result.outcome);
+        }
+        Ok(())
+    }
+
+    /// One batch completion, tried again twice after a short pause: the emissions already
+    /// happened, and losing their record means emitting them all again after the lease.
+    /// The same requests are sent again, so a first attempt that committed before its
+    /// reply was lost is recognised by the stores as this drain's write, not a refusal.
+    pub(super) async fn complete_with_retries(
+        &self,
+        reqs: Vec<CompletionRequest>,
+    ) -> Result<Vec<crate::TransitionResult>> {
+        let mut results = Vec::with_capacity(reqs.len());
+        for chunk in reqs.chunks(self.record_chunk()) {
+            results.extend(self.complete_retrying(chunk.to_vec()).await?);
+        }
+        // A store the host did not wrap in `Observed` still has the drain's transitions
+        // counted and the refused ones logged.
+        if !self.store.observed() {
+            for (req, result) in reqs.iter().zip(&results) {
+                crate::record_transition(req, result);
+            }
+        }
+        Ok(results)
+    }
+
+    /// The most completions one store call takes: the store's batch limit.
+    pub(super) fn record_chunk(&self) -> usize {
+        (self.store.limits().max_batch_size as usize).max(1)
+    }
+
+    async fn complete_retrying(
+        &self,
+        reqs: Vec<CompletionRequest>,
+    ) -> Result<Vec<crate::TransitionResult>> {
+        let mut pause = std::time::Duration::from_millis(100);
+        for _ in 0..2 {
+            match self.store.complete_batch(reqs.clone()).await {
+                Ok(results) => return Ok(results),
+                Err(e) if e.is_invalid_input() => return Err(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, "recording the batch failed; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+            }
+        }
+        self.store.complete_batch(reqs).await
+    }
+
+    /// Turns what the provider said into what the store records, applying the retry
+    /// policy and the attempt limit.
+    fn completion_for(
+        &self,
+        entry: &OutboxEntry,
+        outcome: &EmitOutcome,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Completion {
+        let attempts = entry.attempt_count.saturating_add(1);
+        let too_old = self.options.max_age.filter(|max| {
+            (now - entry.created_at)
+                .to_std()
+                .is_ok_and(|age| age > *max)
+        });
+        match outcome {
+            EmitOutcome::Delivered {
+                provider_message_id,
+            } => Completion::Delivered(EmissionResult {
+                provider_message_id: provider_message_id.clone(),
+                delivered_at: None,
+            }),
+            EmitOutcome::Deferred { reason, .. } if too_old.is_some() => Completion::DeadLettered {
+                error: EmissionError::new(reason.clone().unwrap_or_else(|| "deferred".into())),
+                reason: Some(format!(
+                    "gave up: the entry is older than the drain's max age of {:?}",
+                    too_old.unwrap_or_default()
+                )),
+            },
+            EmitOutcome::Retryable { error, .. } if too_old.is_some() => Completion::DeadLettered {
+                error: EmissionError::new(error.clone()),
+                reason: Some(format!(
+                    "gave up: the entry is older than the drain's max age of {:?}",
+                    too_old.unwrap_or_default()
+                )),
+            },
+            EmitOutcome::Deferred { until, reason } => Completion::Deferred {
+                until: *until,
+                reason: reason.clone(),
+            },
+            EmitOutcome::Retryable { error, .. } if attempts >= self.options.max_attempts => {
+                Completion::DeadLettered {
+                    error: EmissionError::new(error.clone()),
+                    reason: Some(format!("gave up after {attempts} attempts")),
+                }
+            }
+            EmitOutcome::Retryable { error, retry_after } => Completion::Failed {
+                error: EmissionError::new(error.clone()),
+                next_retry: Some(
+                    now + retry_after.unwrap_or_else(|| self.options.retry.delay(attempts)),
+                ),
+            },
+            EmitOutcome::Permanent { error } => Completion::DeadLettered {
+                error: EmissionError::new(error.clone()),
+                reason: Some("permanent failure".into()),
+            },
+        }
+    }
+}
+
+pub(super) fn tally(
+    summary: &mut DrainSummary,
+    completion: &Completion,
+    outcome: TransitionOutcome,
+) {
+    if outcome != TransitionOutcome::Applied {
+        summary.not_applied += 1;
+        return;
+    }
+    match completion {
+        Completion::Delivered(_) => summary.delivered += 1,
+        Completion::Deferred { .. } => summary.deferred += 1,
+        Completion::Failed { .. } => summary.retried += 1,
+        Completion::DeadLettered { .. } => summary.dead_lettered += 1,
+        Completion::Release { .. } => summary.released += 1,
+        Completion::Save(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod record_chunks {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
+    use crate::{MemoryClaimStore, NewEntry, OutboxStore, StoreLimits};
+
+    /// Finishes every emission at the same instant, so finished emissions pile up faster
+    /// than one store call per linger records them.
+    struct Together;
+
+    #[async_trait::async_trait]
+    impl Emitter for Together {
+        async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            EmitOutcome::delivered()
+        }
+    }
+
+    /// Emissions in flight (64) far above the store's batch limit (8): finished ones are
+    /// recorded in calls the store takes, never refused as too large.
+    #[tokio::test]
+    async fn finished_emissions_are_recorded_in_calls_the_store_takes() {
+        let limits = StoreLimits::default().with_max_batch_size(8).unwrap();
+        let store = Arc::new(MemoryClaimStore::new().with_limits(limits));
+        let entries = (0..400)
+            .map(|_| NewEntry::new("t", b"x".to_vec()))
+            .collect::<Vec<_>>();
+        for chunk in entries.chunks(8) {
+            store.enqueue_batch(chunk.to_vec()).await.unwrap();
+        }
+        let options = DrainOptions::new()
+            .batch_size(8)
+            .emit_concurrency(64)
+            .claim_ahead(true);
+        let drain = Drain::new(store, Arc::new(Together), options).unwrap();
+        let summary = drain
+            .run_until(|| std::future::ready(true), std::future::pending::<()>())
+            .await;
+        assert_eq!(summary.errors, 0, "{summary:?}");
+        assert_eq!(summary.delivered, 400, "{summary:?}");
+    }
+}
