@@ -246,6 +246,10 @@ pub struct CeilingRow {
     pub clients: usize,
     /// Rows claimed and completed per second by raw SQL.
     pub raw_rows_per_s: f64,
+    /// The same loop through the store's driver (sqlx) on one connection, rows per second:
+    /// SQLite only, absent in runs that did not measure it.
+    #[serde(default)]
+    pub driver_rows_per_s: Option<f64>,
     /// The optimized store's drain on an identical backlog.
     pub drain: DrainOutcome,
     /// Payload bytes of every entry (0 in runs that did not record it: the plan's size).

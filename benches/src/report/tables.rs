@@ -277,6 +277,9 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("batch", &|c| c.batch.to_string()),
             ("clients", &|c| c.clients.to_string()),
             ("raw rows/s", &|c| rate(c.raw_rows_per_s)),
+            ("same loop on sqlx, rows/s", &|c| {
+                or_dash(c.driver_rows_per_s, rate)
+            }),
             ("drain entries/s", &|c| rate(c.drain.entries_per_s)),
             ("drain ÷ raw", &|c| or_dash(ceiling_ratio(c), ratio)),
         ],

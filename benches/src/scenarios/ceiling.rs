@@ -9,11 +9,11 @@
 
 use std::time::{Duration, Instant};
 
+use super::ceiling_sqlite::{rusqlite_loop, sqlx_loop};
 use super::drain::{measure, millis, DrainSpec};
 use super::{progress, Ctx};
-use crate::load::{load, sqlite_file, Rows};
+use crate::load::{load, Rows};
 use crate::results::{CeilingRow, Engine, StorePath};
-use crate::stats::rate;
 use crate::subject::{Location, Place};
 
 const BATCH: u32 = 100;
@@ -51,11 +51,15 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
     load(&raw_place.location, rows, payload_bytes).await;
     let raw = match engine {
         Engine::Postgres => pgbench(&raw_place.location, backlog, clients).await,
-        Engine::Sqlite => sqlite_loop(&raw_place.location).await,
+        Engine::Sqlite => rusqlite_loop(&raw_place.location).await,
     };
     drop(raw_place);
     let Some((method, raw_rows_per_s)) = raw.map_err(|why| ctx.skip(why)).ok() else {
         return;
+    };
+    let driver_rows_per_s = match engine {
+        Engine::Postgres => None,
+        Engine::Sqlite => driver_loop(ctx, rows, payload_bytes).await,
     };
     let Some(place) = Place::create(engine, "outbox").await else {
         return;
@@ -76,8 +80,9 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
     })
     .await;
     progress(format_args!(
-        "ceiling {} ({payload_bytes} B): raw {raw_rows_per_s:.0}/s, drain {:.0}/s",
+        "ceiling {} ({payload_bytes} B): raw {raw_rows_per_s:.0}/s, driver {}, drain {:.0}/s",
         engine.label(),
+        driver_rows_per_s.map_or("—".into(), |r| format!("{r:.0}/s")),
         drain.entries_per_s
     ));
     ctx.results.ceilings.push(CeilingRow {
@@ -87,9 +92,20 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         batch: BATCH,
         clients,
         raw_rows_per_s,
+        driver_rows_per_s,
         drain,
         payload_bytes,
     });
+}
+
+/// The SQLite loop on the store's driver, on a fresh copy of the backlog.
+async fn driver_loop(ctx: &mut Ctx, rows: Rows, payload_bytes: u32) -> Option<f64> {
+    let place = Place::create(Engine::Sqlite, "outbox").await?;
+    load(&place.location, rows, payload_bytes).await;
+    sqlx_loop(&place.location)
+        .await
+        .map_err(|why| ctx.skip(why))
+        .ok()
 }
 
 /// Runs the pgbench script until the backlog is cleared; rows delivered per second.
@@ -159,94 +175,6 @@ fn tps(summary: &str) -> Option<f64> {
         .lines()
         .filter(|l| l.starts_with("tps = ") && l.contains("without initial connection"))
         .find_map(|l| l["tps = ".len()..].split_whitespace().next()?.parse().ok())
-}
-
-/// The SQLite tight loop; rows delivered per second.
-async fn sqlite_loop(location: &Location) -> Result<(String, f64), String> {
-    let table = location.table_name();
-    let claim = table.render(include_str!("../../../outbox-sqlite/sql/claim.sql"));
-    let complete = table.render(include_str!(
-        "../../../outbox-sqlite/sql/complete_batch.sql"
-    ));
-    let file = sqlite_file(&location.url).to_owned();
-    tokio::task::spawn_blocking(move || -> rusqlite::Result<(String, f64)> {
-        let mut conn = rusqlite::Connection::open(file)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        // The store's connection settings (`SqliteStoreConfig` defaults).
-        conn.pragma_update(None, "cache_size", -16_384)?;
-        conn.pragma_update(None, "mmap_size", 268_435_456)?;
-        let micros = || chrono::Utc::now().timestamp_micros();
-        let started = Instant::now();
-        let mut delivered = 0u64;
-        loop {
-            let now = micros();
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let claimed: Vec<(Vec<u8>, Vec<u8>, i64)> = {
-                let mut stmt = tx.prepare_cached(&claim)?;
-                let params = (
-                    "raw-sql",
-                    now,
-                    now + 30_000_000,
-                    None::<String>,
-                    BATCH,
-                    true,
-                    true,
-                );
-                // Every column comes back, as the store needs them to emit.
-                let rows = stmt.query_map(params, |r| {
-                    Ok((r.get("id")?, r.get("claim_token")?, r.get("attempt_count")?))
-                })?;
-                rows.collect::<rusqlite::Result<_>>()?
-            };
-            tx.commit()?;
-            if claimed.is_empty() {
-                break;
-            }
-            let at = micros();
-            let batch: Vec<serde_json::Value> = claimed
-                .iter()
-                .map(|(id, token, attempts)| {
-                    serde_json::json!({
-                        "id": hex(id), "owner": "raw-sql", "token": hex(token), "status": 1,
-                        "next_retry_at": null, "attempt_count": attempts + 1,
-                        "last_error": null, "dead_letter_reason": null, "delivered_at": at,
-                        "provider_message_id": null, "updated_at": at,
-                        "stamp": hex(uuid::Uuid::new_v4().as_bytes()),
-                    })
-                })
-                .collect();
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            {
-                let mut stmt = tx.prepare_cached(&complete)?;
-                let json = serde_json::Value::Array(batch).to_string();
-                let written = stmt.query_map([json], |r| r.get::<_, Vec<u8>>(0))?;
-                for row in written {
-                    row?;
-                    delivered += 1;
-                }
-            }
-            tx.commit()?;
-        }
-        Ok((
-            "the store's statements on one rusqlite connection".to_owned(),
-            rate(delivered, started.elapsed()),
-        ))
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("the SQLite ceiling failed: {e}"))
-}
-
-/// Lower-case hex, the form the store's JSON batch statement reads with `unhex`.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
 }
 
 #[cfg(test)]
