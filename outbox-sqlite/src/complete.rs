@@ -3,11 +3,13 @@
 
 use std::collections::HashSet;
 
-use outbox_core::{CompletionRequest, EntryId, Result, TransitionOutcome, TransitionResult};
+use outbox_core::{
+    CompletionRequest, EntryId, OutboxEntry, Result, TransitionOutcome, TransitionResult,
+};
 
+use crate::batch_json::{self, CompletionRow};
 use crate::claims::not_applied;
 use crate::error::map_err;
-use crate::row::{hex, micros, opt_micros};
 use crate::SqliteClaimStore;
 
 impl SqliteClaimStore {
@@ -17,32 +19,25 @@ impl SqliteClaimStore {
         &self,
         reqs: &[CompletionRequest],
     ) -> Result<Vec<TransitionResult>> {
-        let mut written = Vec::with_capacity(reqs.len());
-        let mut rows = Vec::with_capacity(reqs.len());
-        for req in reqs {
-            let mut entry = (*req.claim.entry).clone();
-            req.completion.target(&req.claim.entry).apply_to(
-                &mut entry,
-                self.now(req.now),
-                req.stamp,
-            );
-            rows.push(serde_json::json!({
-                "id": hex(req.claim.id().as_uuid().as_bytes()),
-                "owner": req.claim.owner,
-                "token": hex(req.claim.token.as_bytes()),
-                "status": entry.status.code(),
-                "next_retry_at": opt_micros(entry.next_retry_at),
-                "attempt_count": entry.attempt_count,
-                "last_error": entry.last_error,
-                "dead_letter_reason": entry.dead_letter_reason,
-                "delivered_at": opt_micros(entry.delivered_at),
-                "provider_message_id": entry.provider_message_id,
-                "updated_at": micros(entry.updated_at),
-                "stamp": hex(entry.stamp.as_bytes()),
-            }));
-            written.push(entry);
-        }
-        let batch = serde_json::Value::Array(rows).to_string();
+        let written: Vec<OutboxEntry> = reqs
+            .iter()
+            .map(|req| {
+                let mut entry = (*req.claim.entry).clone();
+                req.completion.target(&req.claim.entry).apply_to(
+                    &mut entry,
+                    self.now(req.now),
+                    req.stamp,
+                );
+                entry
+            })
+            .collect();
+        let rows: Vec<CompletionRow<'_>> = reqs
+            .iter()
+            .zip(&written)
+            .map(|(req, entry)| CompletionRow::new(&req.claim, entry))
+            .collect();
+        let batch = batch_json::array(&rows)?;
+        drop(rows);
         let mut tx = self.write_tx().await?;
         let applied: HashSet<EntryId> = sqlx::query_scalar::<_, Vec<u8>>(&self.sql.complete_batch)
             .bind(batch)

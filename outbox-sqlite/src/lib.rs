@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
+mod batch_json;
 mod claims;
 mod complete;
 mod config;

@@ -16,17 +16,6 @@ pub(crate) fn opt_micros(at: Option<DateTime<Utc>>) -> Option<i64> {
     at.map(micros)
 }
 
-/// Bytes as lower-case hex, the form the JSON batch statements read back with `unhex`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
-}
-
 /// An entry id as stored (a 16-byte blob).
 pub(crate) fn entry_id(bytes: &[u8]) -> Result<EntryId> {
     Uuid::from_slice(bytes)

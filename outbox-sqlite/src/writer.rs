@@ -8,8 +8,9 @@ use outbox_core::{
 };
 use sqlx::{Connection, SqliteConnection};
 
+use crate::batch_json::{self, NewRow};
 use crate::error::map_err;
-use crate::row::{hex, micros, opt_micros};
+use crate::row::{micros, opt_micros};
 use crate::statements::Statements;
 
 /// Writes new entries on the host's own SQLite connection or transaction, so they commit
@@ -104,25 +105,11 @@ impl SqliteWriter {
                 self.insert_one(conn, one).await?;
                 continue;
             }
-            let rows = chunk
-                .iter()
-                .map(|e| {
-                    let headers = serde_json::to_string(&e.headers)
-                        .map_err(|err| OutboxError::invalid("headers", err.to_string()))?;
-                    Ok(serde_json::json!({
-                        "id": hex(e.id.as_uuid().as_bytes()),
-                        "topic": e.topic,
-                        "partition_key": e.partition_key,
-                        "payload": hex(&e.payload),
-                        "headers": headers,
-                        "created_at": micros(e.created_at),
-                        "not_before": opt_micros(e.not_before),
-                        "stamp": hex(e.stamp.as_bytes()),
-                    }))
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let rows = chunk.iter().map(NewRow::new).collect::<Result<Vec<_>>>()?;
+            let batch = batch_json::array(&rows)?;
+            drop(rows);
             let inserted = sqlx::query(&self.sql.insert_batch)
-                .bind(serde_json::Value::Array(rows).to_string())
+                .bind(batch)
                 .execute(&mut *conn)
                 .await;
             match inserted {
