@@ -250,6 +250,10 @@ pub struct CeilingRow {
     /// SQLite only, absent in runs that did not measure it.
     #[serde(default)]
     pub driver_rows_per_s: Option<f64>,
+    /// The same loop as the store's own calls (claim, then complete) with no drain around
+    /// them, rows per second: SQLite only, absent in runs that did not measure it.
+    #[serde(default)]
+    pub store_rows_per_s: Option<f64>,
     /// The optimized store's drain on an identical backlog.
     pub drain: DrainOutcome,
     /// Payload bytes of every entry (0 in runs that did not record it: the plan's size).

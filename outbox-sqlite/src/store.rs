@@ -57,8 +57,12 @@ impl SqliteClaimStore {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
         };
+        // No liveness ping before each acquire (sqlx's default): a connection to a local
+        // file does not go stale the way a socket does, and the ping is one more round trip
+        // to the connection's thread on every call.
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections)
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(|e| OutboxError::Connection {

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::ceiling_sqlite::{rusqlite_loop, sqlx_loop};
+use super::ceiling_sqlite::{rusqlite_loop, sqlx_loop, store_loop};
 use super::drain::{measure, millis, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
@@ -57,9 +57,9 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
     let Some((method, raw_rows_per_s)) = raw.map_err(|why| ctx.skip(why)).ok() else {
         return;
     };
-    let driver_rows_per_s = match engine {
-        Engine::Postgres => None,
-        Engine::Sqlite => driver_loop(ctx, rows, payload_bytes).await,
+    let (driver_rows_per_s, store_rows_per_s) = match engine {
+        Engine::Postgres => (None, None),
+        Engine::Sqlite => driver_loops(ctx, rows, payload_bytes).await,
     };
     let Some(place) = Place::create(engine, "outbox").await else {
         return;
@@ -80,9 +80,10 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
     })
     .await;
     progress(format_args!(
-        "ceiling {} ({payload_bytes} B): raw {raw_rows_per_s:.0}/s, driver {}, drain {:.0}/s",
+        "ceiling {} ({payload_bytes} B): raw {raw_rows_per_s:.0}/s, driver {}, store {}, drain {:.0}/s",
         engine.label(),
         driver_rows_per_s.map_or("—".into(), |r| format!("{r:.0}/s")),
+        store_rows_per_s.map_or("—".into(), |r| format!("{r:.0}/s")),
         drain.entries_per_s
     ));
     ctx.results.ceilings.push(CeilingRow {
@@ -93,19 +94,29 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         clients,
         raw_rows_per_s,
         driver_rows_per_s,
+        store_rows_per_s,
         drain,
         payload_bytes,
     });
 }
 
-/// The SQLite loop on the store's driver, on a fresh copy of the backlog.
-async fn driver_loop(ctx: &mut Ctx, rows: Rows, payload_bytes: u32) -> Option<f64> {
-    let place = Place::create(Engine::Sqlite, "outbox").await?;
+/// The SQLite loops on the store's driver and on the store's own calls, each on a fresh
+/// copy of the backlog.
+async fn driver_loops(ctx: &mut Ctx, rows: Rows, payload_bytes: u32) -> (Option<f64>, Option<f64>) {
+    let Some(place) = Place::create(Engine::Sqlite, "outbox").await else {
+        return (None, None);
+    };
     load(&place.location, rows, payload_bytes).await;
-    sqlx_loop(&place.location)
+    let on_sqlx = sqlx_loop(&place.location)
         .await
         .map_err(|why| ctx.skip(why))
-        .ok()
+        .ok();
+    drop(place);
+    let Some(place) = Place::create(Engine::Sqlite, "outbox").await else {
+        return (on_sqlx, None);
+    };
+    load(&place.location, rows, payload_bytes).await;
+    (on_sqlx, Some(store_loop(&place.location).await))
 }
 
 /// Runs the pgbench script until the backlog is cleared; rows delivered per second.

@@ -1,17 +1,22 @@
 //! The SQLite side of the ceiling: the store's own claim and batch-completion statements in
 //! a tight loop on one connection, once through `rusqlite` (SQLite with nothing in between)
-//! and once through `sqlx` (the store's driver, with no library code), so the gap between the
-//! drain and SQLite splits into the driver's share and the library's.
+//! once through `sqlx` (the store's driver, with no library code), and once as the store's
+//! own calls with no drain around them, so the gap between the drain and SQLite splits into
+//! the driver's share, the store's and the drain's.
 
 use std::time::Instant;
 
 use sqlx::{Connection as _, Row};
 
-use crate::load::sqlite_file;
-use crate::stats::rate;
-use crate::subject::Location;
+use outbox_core::ClaimRequest;
 
-const BATCH: i64 = 100;
+use super::{delivered, long_lease};
+use crate::load::sqlite_file;
+use crate::results::StorePath;
+use crate::stats::rate;
+use crate::subject::{open, Link, Location};
+
+const BATCH: u32 = 100;
 
 /// The store's statements for `location`'s table: claim, then batch completion.
 fn statements(location: &Location) -> (String, String) {
@@ -146,7 +151,7 @@ pub(super) async fn sqlx_loop(location: &Location) -> Result<f64, String> {
             .bind(now)
             .bind(now + 30_000_000)
             .bind(None::<String>)
-            .bind(BATCH)
+            .bind(i64::from(BATCH))
             .bind(true)
             .bind(true)
             .fetch_all(&mut conn)
@@ -179,6 +184,28 @@ pub(super) async fn sqlx_loop(location: &Location) -> Result<f64, String> {
             .map_err(fail)?;
     }
     Ok(rate(delivered, started.elapsed()))
+}
+
+/// The store's own calls in the same loop (`claim_next`, then `complete_batch` of every
+/// claim as delivered), with no drain around them; rows delivered per second.
+pub(super) async fn store_loop(location: &Location) -> f64 {
+    let subject = open(location, StorePath::Optimized, Link::direct(), 2).await;
+    let request = ClaimRequest::new("raw-store", BATCH, long_lease());
+    let started = Instant::now();
+    let mut delivered_rows = 0u64;
+    loop {
+        let claims = subject.store.claim_next(&request).await.expect("claim");
+        if claims.is_empty() {
+            break;
+        }
+        let written = subject
+            .store
+            .complete_batch(delivered(&claims))
+            .await
+            .expect("complete");
+        delivered_rows += written.len() as u64;
+    }
+    rate(delivered_rows, started.elapsed())
 }
 
 /// Lower-case hex, the form the store's JSON batch statement reads with `unhex`.
