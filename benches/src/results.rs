@@ -274,6 +274,10 @@ pub struct ScaleRow {
     pub pending: u64,
     /// The drain's measurement over the first rows it delivered.
     pub drain: DrainOutcome,
+    /// The store's statements in a bare loop on one connection over an identical table,
+    /// rows per second: SQLite only, absent in runs that did not measure it.
+    #[serde(default)]
+    pub raw_rows_per_s: Option<f64>,
 }
 
 /// One drain measured twice on identical backlogs: one batch at a time, and claiming the

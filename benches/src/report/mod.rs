@@ -124,6 +124,17 @@ fn scale_ratio(r: &Results, engine: Engine, case: &str) -> Option<f64> {
     )
 }
 
+/// The same ratio for the bare statement loop measured beside the drain (SQLite).
+fn raw_scale_ratio(r: &Results, engine: Engine, case: &str) -> Option<f64> {
+    let find = |name: &str| {
+        r.scale
+            .iter()
+            .find(|s| s.engine == engine && s.case == name)
+            .and_then(|s| s.raw_rows_per_s)
+    };
+    div(find(case)?, find("pending-10k")?)
+}
+
 /// Optimized ÷ portable drain rate for the portable drain of the same shape.
 fn drain_ratio(r: &Results, d: &DrainRow) -> Option<f64> {
     let shape = |x: &DrainRow| (x.engine, x.workers, x.batch, x.latency_ms, x.backlog);

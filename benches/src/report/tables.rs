@@ -299,6 +299,10 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("÷ pending-10k", &|s| {
                 or_dash(scale_ratio(r, s.engine, &s.case), ratio)
             }),
+            ("raw loop rows/s", &|s| or_dash(s.raw_rows_per_s, rate)),
+            ("raw ÷ its pending-10k", &|s| {
+                or_dash(raw_scale_ratio(r, s.engine, &s.case), ratio)
+            }),
             ("peak RSS MiB", &|s| mib(s.drain.peak_rss_mib)),
         ],
     );

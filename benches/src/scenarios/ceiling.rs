@@ -51,7 +51,7 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
     load(&raw_place.location, rows, payload_bytes).await;
     let raw = match engine {
         Engine::Postgres => pgbench(&raw_place.location, backlog, clients).await,
-        Engine::Sqlite => rusqlite_loop(&raw_place.location).await,
+        Engine::Sqlite => rusqlite_loop(&raw_place.location, None).await,
     };
     drop(raw_place);
     let Some((method, raw_rows_per_s)) = raw.map_err(|why| ctx.skip(why)).ok() else {

@@ -51,7 +51,12 @@ fn micros() -> i64 {
 }
 
 /// The loop on one `rusqlite` connection; rows delivered per second.
-pub(super) async fn rusqlite_loop(location: &Location) -> Result<(String, f64), String> {
+///
+/// Stops after `limit` rows when given (whole batches: it may deliver up to a batch more).
+pub(super) async fn rusqlite_loop(
+    location: &Location,
+    limit: Option<u64>,
+) -> Result<(String, f64), String> {
     let statements = statements(location);
     let file = sqlite_file(&location.url).to_owned();
     tokio::task::spawn_blocking(move || -> rusqlite::Result<(String, f64)> {
@@ -63,7 +68,7 @@ pub(super) async fn rusqlite_loop(location: &Location) -> Result<(String, f64), 
         conn.pragma_update(None, "mmap_size", 268_435_456)?;
         Ok((
             "the store's statements on one rusqlite connection".to_owned(),
-            direct_loop(&mut conn, &statements)?,
+            direct_loop(&mut conn, &statements, limit.unwrap_or(u64::MAX))?,
         ))
     })
     .await
@@ -71,14 +76,16 @@ pub(super) async fn rusqlite_loop(location: &Location) -> Result<(String, f64), 
     .map_err(|e| format!("the SQLite ceiling failed: {e}"))
 }
 
-/// Claims and completes until nothing is left; rows delivered per second.
+/// Claims and completes until nothing is left or `limit` rows are delivered; rows
+/// delivered per second.
 fn direct_loop(
     conn: &mut rusqlite::Connection,
     (claim, complete): &(String, String),
+    limit: u64,
 ) -> rusqlite::Result<f64> {
     let started = Instant::now();
     let mut delivered = 0u64;
-    loop {
+    while delivered < limit {
         let now = micros();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let claimed: Vec<(Vec<u8>, Vec<u8>, i64)> = {

@@ -4,11 +4,12 @@
 
 use std::time::Duration;
 
+use super::ceiling_sqlite::rusqlite_loop;
 use super::drain::{measure, millis, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
 use crate::plan::size_label;
-use crate::results::{ScaleRow, StorePath};
+use crate::results::{Engine, ScaleRow, StorePath};
 use crate::subject::Place;
 
 /// One scale case: what the table holds besides its pending rows.
@@ -69,36 +70,45 @@ fn cases(ctx: &Ctx) -> Vec<Case> {
     cases
 }
 
-/// Runs every case on every engine's optimized store.
+/// A fresh table holding `case`'s rows; `None` when the engine cannot be reached.
+async fn filled(engine: Engine, case: &Case, payload_bytes: u32) -> Option<Place> {
+    let place = Place::create(engine, "outbox").await?;
+    if let Some(rows) = case.before {
+        load(&place.location, rows, payload_bytes).await;
+    }
+    let leased = match case.after {
+        Some(Rows::LeaseHead(n)) => n,
+        _ => 0,
+    };
+    let rows = Rows::Pending {
+        count: case.pending + leased,
+        after: 0,
+    };
+    load(&place.location, rows, payload_bytes).await;
+    if let Some(rows) = case.after {
+        load(&place.location, rows, payload_bytes).await;
+    }
+    Some(place)
+}
+
+/// Runs every case on every engine's optimized store; on SQLite, the store's statements
+/// in a bare loop too, on an identical table, so a case's slowdown shows whether it is
+/// SQLite's or the library's.
 pub async fn run(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
     for engine in ctx.engines.clone() {
         for case in cases(ctx) {
-            let Some(place) = Place::create(engine, "outbox").await else {
+            let Some(place) = filled(engine, &case, plan.payload_bytes).await else {
                 continue;
             };
-            if let Some(rows) = case.before {
-                load(&place.location, rows, plan.payload_bytes).await;
-            }
-            let leased = match case.after {
-                Some(Rows::LeaseHead(n)) => n,
-                _ => 0,
-            };
-            let rows = Rows::Pending {
-                count: case.pending + leased,
-                after: 0,
-            };
-            load(&place.location, rows, plan.payload_bytes).await;
-            if let Some(rows) = case.after {
-                load(&place.location, rows, plan.payload_bytes).await;
-            }
+            let stop_after = plan.scale_entries.min(case.pending);
             let drain = measure(&DrainSpec {
                 location: place.location.clone(),
                 path: StorePath::Optimized,
                 workers: 2,
                 batch: 100,
                 latency_ms: 0,
-                stop_after: plan.scale_entries.min(case.pending),
+                stop_after,
                 budget_ms: millis(Duration::from_secs(900)),
                 claim_ahead: None,
                 emission: None,
@@ -106,12 +116,18 @@ pub async fn run(ctx: &mut Ctx) {
                 emitter: None,
             })
             .await;
+            drop(place);
+            let raw_rows_per_s = match engine {
+                Engine::Postgres => None,
+                Engine::Sqlite => raw_loop(ctx, &case, stop_after).await,
+            };
             progress(format_args!(
-                "scale {} {}: {:.0}/s, {:.1} MiB",
+                "scale {} {}: {:.0}/s, {:.1} MiB, raw loop {}",
                 engine.label(),
                 case.name,
                 drain.entries_per_s,
-                drain.peak_rss_mib
+                drain.peak_rss_mib,
+                raw_rows_per_s.map_or("—".into(), |r| format!("{r:.0}/s")),
             ));
             ctx.results.scale.push(ScaleRow {
                 engine,
@@ -119,7 +135,18 @@ pub async fn run(ctx: &mut Ctx) {
                 description: case.description,
                 pending: case.pending,
                 drain,
+                raw_rows_per_s,
             });
         }
     }
+}
+
+/// The SQLite statements' bare loop on a fresh copy of `case`, over `limit` rows.
+async fn raw_loop(ctx: &mut Ctx, case: &Case, limit: u64) -> Option<f64> {
+    let place = filled(Engine::Sqlite, case, ctx.plan.payload_bytes).await?;
+    rusqlite_loop(&place.location, Some(limit))
+        .await
+        .map(|(_, rate)| rate)
+        .map_err(|why| ctx.skip(why))
+        .ok()
 }
