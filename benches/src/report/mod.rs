@@ -647,7 +647,11 @@ mod tests {
             "| PostgreSQL | optimized | 1 | 100 | 1 | 10,000 |",
             "| 85,000 | 20.0 | 20.00× |",
         );
-        ends(&md, "| pending-1m |", "| 10,000 | 15,000 | 0.75× | 50.0 |");
+        ends(
+            &md,
+            "| pending-1m |",
+            "| 10,000 | 15,000 | 0.75× | — | — | 50.0 |",
+        );
         assert!(md.contains("| clean \\| 10k |"));
         assert!(md.contains("![claims/s against batch](claims.svg)"));
     }
