@@ -7,10 +7,11 @@
 -- walk is bounded above by the claim time (its index key is the retry time), so retries
 -- parked for later are never visited, however many there are, and nothing is sorted. The
 -- outer WHERE re-checks everything the walks chose on (inside the write transaction
--- nothing can change in between, but the statement does not rely on it). Rows come back
--- in no particular order.
+-- nothing can change in between, but the statement does not rely on it). The walks hand
+-- the update rowids, which reach each row directly (an id would go through the primary
+-- key's index first). Rows come back in no particular order.
 WITH retry AS MATERIALIZED (
-    SELECT id FROM {table}
+    SELECT rowid AS rid FROM {table}
     WHERE ?6
       AND status IN (2, 4)
       AND coalesce(next_retry_at, updated_at) <= ?2
@@ -21,7 +22,7 @@ WITH retry AS MATERIALIZED (
     LIMIT ?5
 ),
 pending AS MATERIALIZED (
-    SELECT id FROM {table}
+    SELECT rowid AS rid FROM {table}
     WHERE ?7
       AND status = 0
       AND (not_before IS NULL OR not_before <= ?2)
@@ -37,7 +38,7 @@ SET claim_owner = ?1,
     claim_expires_at = ?3,
     claim_attempt_count = claim_attempt_count + 1,
     stamp = randomblob(16)
-WHERE id IN (SELECT id FROM retry UNION ALL SELECT id FROM pending)
+WHERE rowid IN (SELECT rid FROM retry UNION ALL SELECT rid FROM pending)
   AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
   AND (?4 IS NULL OR topic = ?4)
   AND CASE WHEN status = 0 THEN not_before IS NULL OR not_before <= ?2

@@ -48,7 +48,7 @@ async fn a_schema_of_another_version_is_refused() {
         matches!(
             err,
             OutboxError::SchemaVersionMismatch {
-                expected: 1,
+                expected: 2,
                 found: 99
             }
         ),

@@ -1,7 +1,7 @@
 //! The plans SQLite chooses for the store's batch statements, read with
 //! `EXPLAIN QUERY PLAN` on the real file: a claim walks each partial index in claim order
 //! (the retry walk bounded above by the claim time) and sorts nothing; a batch completion
-//! walks its JSON array and reaches each row by primary key. Checked on a fresh table and
+//! walks its JSON array and reaches each row through its id's unique index. Checked on a fresh table and
 //! again after `ANALYZE` over 1M-scale history and parked retries.
 
 use outbox_core::TableName;
@@ -39,6 +39,10 @@ fn assert_claim_plan(lines: &[String]) {
         "the pending walk does not use its index:\n{text}"
     );
     assert!(!text.contains("TEMP B-TREE"), "the claim sorts:\n{text}");
+    assert!(
+        text.contains("SEARCH outbox USING INTEGER PRIMARY KEY (rowid=?)"),
+        "the claim does not update the rows it chose by rowid:\n{text}"
+    );
     for line in lines {
         if line.contains("SCAN outbox") {
             assert!(line.contains("USING INDEX"), "a table scan: {line}\n{text}");
@@ -50,8 +54,8 @@ fn assert_completion_plan(lines: &[String]) {
     let text = lines.join("\n");
     assert!(text.contains("SCAN json_each"), "{text}");
     assert!(
-        text.contains("SEARCH t USING PRIMARY KEY (id=?)"),
-        "completions do not reach rows by primary key:\n{text}"
+        text.contains("SEARCH t USING INDEX sqlite_autoindex_outbox_1 (id=?)"),
+        "completions do not reach rows by their id's index:\n{text}"
     );
     assert!(
         !text.contains("SCAN t"),
