@@ -5,9 +5,12 @@
 --
 -- A row is written if, and only if, it still holds the claim's owner and token and is not
 -- terminal; its claim fields are cleared. The statement walks the array and reaches each
--- row by its primary key. Only the ids of the written rows come back: the caller holds
--- everything else it wrote, and reads the refused rows (the exception) afterwards in the
--- same write transaction.
+-- row by its primary key. The objects are copied out of the array once, into `batch`:
+-- read from json_each directly, every one of the twelve fields would render its object
+-- to text again (the completion took 1.7 times as long). Only the ids of the written rows
+-- come back: the caller holds everything else it wrote, and reads the refused rows (the
+-- exception) afterwards in the same write transaction.
+WITH batch AS MATERIALIZED (SELECT value AS v FROM json_each(?1))
 UPDATE {table} AS t
 SET status = i.status,
     next_retry_at = i.next_retry_at,
@@ -23,19 +26,19 @@ SET status = i.status,
     claimed_at = NULL,
     claim_expires_at = NULL
 FROM (
-    SELECT unhex(value ->> 'id') AS id,
-           value ->> 'owner' AS owner,
-           unhex(value ->> 'token') AS token,
-           value ->> 'status' AS status,
-           value ->> 'next_retry_at' AS next_retry_at,
-           value ->> 'attempt_count' AS attempt_count,
-           value ->> 'last_error' AS last_error,
-           value ->> 'dead_letter_reason' AS dead_letter_reason,
-           value ->> 'delivered_at' AS delivered_at,
-           value ->> 'provider_message_id' AS provider_message_id,
-           value ->> 'updated_at' AS updated_at,
-           unhex(value ->> 'stamp') AS stamp
-    FROM json_each(?1)
+    SELECT unhex(v ->> 'id') AS id,
+           v ->> 'owner' AS owner,
+           unhex(v ->> 'token') AS token,
+           v ->> 'status' AS status,
+           v ->> 'next_retry_at' AS next_retry_at,
+           v ->> 'attempt_count' AS attempt_count,
+           v ->> 'last_error' AS last_error,
+           v ->> 'dead_letter_reason' AS dead_letter_reason,
+           v ->> 'delivered_at' AS delivered_at,
+           v ->> 'provider_message_id' AS provider_message_id,
+           v ->> 'updated_at' AS updated_at,
+           unhex(v ->> 'stamp') AS stamp
+    FROM batch
 ) AS i
 WHERE t.id = i.id
   AND t.claim_owner = i.owner

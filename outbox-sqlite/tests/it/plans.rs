@@ -54,6 +54,10 @@ fn assert_completion_plan(lines: &[String]) {
     let text = lines.join("\n");
     assert!(text.contains("SCAN json_each"), "{text}");
     assert!(
+        text.contains("MATERIALIZE batch"),
+        "the completion reads its fields from json_each directly:\n{text}"
+    );
+    assert!(
         text.contains("SEARCH t USING INDEX sqlite_autoindex_outbox_1 (id=?)"),
         "completions do not reach rows by their id's index:\n{text}"
     );
