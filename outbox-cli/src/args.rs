@@ -69,11 +69,21 @@ pub(crate) enum Command {
     Enqueue(EnqueueArgs),
     /// Run drain workers until Ctrl-C / SIGTERM, or until the outbox is empty.
     Drain(DrainArgs),
-    /// Counts by status, oldest pending age, leases in flight and expired.
+    /// Counts by status, oldest pending age, leases in flight and expired; on PostgreSQL,
+    /// dead rows and the oldest snapshot held elsewhere, with a warning past a threshold.
     Stats {
         /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Warn (on standard error) when a snapshot held by another session has been open
+        /// this long: it keeps dead rows from being removed, and claims slow down
+        /// [default: 5m].
+        #[arg(long, value_parser = parse_duration)]
+        warn_snapshot_age: Option<TimeDelta>,
+        /// Warn when the outbox table holds at least this many dead row versions
+        /// [default: 100000].
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        warn_dead_rows: Option<u64>,
     },
     /// One entry by id: status, times, attempts, last error, claim, headers, payload.
     Show {

@@ -48,6 +48,10 @@ fn migrate_enqueue_drain_and_stats() {
     let after = stats(&db);
     assert_eq!(after["counts"]["delivered"], 1200);
     assert_eq!(after["counts"]["pending"], 0);
+    assert!(
+        after["cleanup"].is_null(),
+        "SQLite keeps no dead rows: {after}"
+    );
     let seen = emissions(&jsonl);
     assert_eq!(seen.len(), 1200);
     assert!(

@@ -149,3 +149,83 @@ fn tls_as_libpq_spells_it_and_a_refusal_that_says_why() {
     ]);
     fails(wrong_ca.cmd().arg("stats"), "UnknownIssuer");
 }
+
+/// Runs `outbox stats` with `args` until `done` holds of its (stdout, stderr), for up to
+/// 20 s; returns that output. Other tests share the server, and their short transactions
+/// may briefly hold an older snapshot than the one a test holds.
+fn stats_until(db: &Db, args: &[&str], done: impl Fn(&str, &str) -> bool) -> (String, String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let out = db.cmd().arg("stats").args(args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if done(&stdout, &stderr) || std::time::Instant::now() > deadline {
+            return (stdout, stderr);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// A transaction held open by another session keeps the drain's dead rows: `stats` shows
+/// them and names the session holding the oldest snapshot, warns on standard error once
+/// either passes its threshold, and stops naming the session once it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_name_a_snapshot_held_open_elsewhere_and_warn_past_the_threshold() {
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let db = Db::postgres(&pg.url, &pg.schema);
+    ok(db.cmd().arg("migrate"));
+    let json = db.stats();
+    assert_eq!(json["cleanup"]["dead_rows"], 0, "{json}");
+
+    let holder = pg.connect().await;
+    holder
+        .batch_execute(
+            "SET application_name = 'held-report'; \
+             BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class",
+        )
+        .await
+        .unwrap();
+    ok(db.cmd().args(["enqueue", "--count", "60"]));
+    ok(db
+        .cmd()
+        .args(["drain", "--until-empty", "--emitter", "noop"]));
+
+    let (quiet_out, quiet_err) = stats_until(&db, &[], |out, _| out.contains("held-report"));
+    assert!(quiet_out.contains("held-report"), "{quiet_out}");
+    assert!(quiet_out.contains("idle in transaction"), "{quiet_out}");
+    assert!(!quiet_err.contains("warning"), "{quiet_err}");
+
+    let args = ["--warn-snapshot-age", "1s", "--warn-dead-rows", "60"];
+    let (out, err) = stats_until(&db, &args, |_, err| {
+        err.contains("held-report") && err.contains("dead row versions")
+    });
+    assert!(
+        err.contains("outbox: warning: a snapshot has been held for")
+            && err.contains("held-report"),
+        "{out}\n{err}"
+    );
+    assert!(
+        err.contains("dead row versions (at least 60 warns)"),
+        "{out}\n{err}"
+    );
+    let json = db.stats();
+    let dead = json["cleanup"]["dead_rows"].as_u64().unwrap();
+    assert!(
+        dead >= 60,
+        "a claim and a completion per entry, none removable: {json}"
+    );
+    assert!(
+        json["cleanup"]["oldest_snapshot"]["open_for_seconds"]
+            .as_f64()
+            .unwrap()
+            >= 1.0,
+        "{json}"
+    );
+
+    holder.batch_execute("COMMIT").await.unwrap();
+    let out = ok(db.cmd().arg("stats"));
+    assert!(!out.contains("held-report"), "{out}");
+}

@@ -24,6 +24,9 @@ pub struct OutboxStats {
     /// Non-terminal rows whose lease ran out without a completion (a crashed or stalled
     /// worker); they are claimable again.
     pub expired_leases: u64,
+    /// Dead row versions and the oldest snapshot keeping them, on engines that keep old
+    /// row versions (PostgreSQL); `None` elsewhere.
+    pub cleanup: Option<crate::CleanupStats>,
 }
 
 impl OutboxStats {
@@ -36,6 +39,7 @@ impl OutboxStats {
             retry_ready: 0,
             claims_in_flight: 0,
             expired_leases: 0,
+            cleanup: None,
         }
     }
 

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
+mod cleanup;
 mod clock;
 pub mod drain;
 mod error;
@@ -22,6 +23,7 @@ pub use admin::{
     check_list, check_requeue, requeued, stats_of, AdminClaimStore, DeadLetterSelection,
     ListRequest, OutboxAdmin, OutboxStats,
 };
+pub use cleanup::{CleanupStats, CleanupThresholds, HeldSnapshot};
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
 pub use error::{from_sqlstate, BoxError, OutboxError, Result};
 pub use guarded::{

@@ -42,8 +42,15 @@ pub const EXPIRED_LEASES: &str = "outbox.expired_leases";
 /// Gauge, deferred and retryable rows whose retry time has come, sampled.
 pub const RETRY_READY: &str = "outbox.retry_ready";
 
+/// Gauge, dead row versions in the outbox table, sampled (PostgreSQL only).
+pub const DEAD_ROWS: &str = "outbox.dead_rows";
+
+/// Gauge, seconds the oldest snapshot held elsewhere has been open (0 when none), sampled
+/// (PostgreSQL only): while it is open, dead rows cannot be removed.
+pub const OLDEST_SNAPSHOT_AGE: &str = "outbox.oldest_snapshot_age_seconds";
+
 /// Every name above, for listing and checking.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 14] = [
     TRANSITIONS,
     EMISSIONS,
     CLAIM_LATENCY,
@@ -56,6 +63,8 @@ pub const ALL: [&str; 12] = [
     LIVE_LEASES,
     EXPIRED_LEASES,
     RETRY_READY,
+    DEAD_ROWS,
+    OLDEST_SNAPSHOT_AGE,
 ];
 
 /// Sets the sampled gauges from one picture of the outbox.
@@ -73,5 +82,15 @@ pub fn record_stats(stats: &crate::OutboxStats) {
         metrics::gauge!(LIVE_LEASES).set(stats.claims_in_flight as f64);
         metrics::gauge!(EXPIRED_LEASES).set(stats.expired_leases as f64);
         metrics::gauge!(RETRY_READY).set(stats.retry_ready as f64);
+    }
+    if let Some(cleanup) = &stats.cleanup {
+        #[allow(clippy::cast_precision_loss)]
+        metrics::gauge!(DEAD_ROWS).set(cleanup.dead_rows as f64);
+        let held = cleanup
+            .oldest_snapshot
+            .as_ref()
+            .and_then(|h| h.open_for)
+            .map_or(0.0, |d| d.as_secs_f64());
+        metrics::gauge!(OLDEST_SNAPSHOT_AGE).set(held);
     }
 }

@@ -56,7 +56,20 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             Ok(())
         }
         Command::Enqueue(args) => enqueue::run(&target, args).await,
-        Command::Stats { json } => stats::run(&target, json).await,
+        Command::Stats {
+            json,
+            warn_snapshot_age,
+            warn_dead_rows,
+        } => {
+            let mut limits = outbox_core::CleanupThresholds::default();
+            if let Some(age) = warn_snapshot_age {
+                limits.snapshot_open_for = age.to_std().unwrap_or(limits.snapshot_open_for);
+            }
+            if let Some(rows) = warn_dead_rows {
+                limits.dead_rows = rows;
+            }
+            stats::run(&target, json, &limits).await
+        }
         Command::Show { id, json } => show::run(&target, id, json).await,
         Command::List(args) => list::list(&target, args).await,
         Command::Requeue { status, which } => list::requeue(&target, status, which).await,

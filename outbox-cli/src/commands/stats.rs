@@ -1,6 +1,6 @@
 //! `outbox stats`.
 
-use outbox_core::{EmissionStatus, OutboxStats, Result};
+use outbox_core::{CleanupStats, CleanupThresholds, EmissionStatus, OutboxStats, Result};
 
 use crate::backend::Target;
 
@@ -20,6 +20,23 @@ pub(crate) fn to_json(stats: &OutboxStats) -> serde_json::Value {
         "retry_ready": stats.retry_ready,
         "claims_in_flight": stats.claims_in_flight,
         "expired_leases": stats.expired_leases,
+        "cleanup": stats.cleanup.as_ref().map(cleanup_json),
+    })
+}
+
+/// Dead rows and the oldest held snapshot (PostgreSQL), as JSON.
+fn cleanup_json(c: &CleanupStats) -> serde_json::Value {
+    let held = c.oldest_snapshot.as_ref().map(|h| {
+        serde_json::json!({
+            "xmin_age": h.xmin_age,
+            "open_for_seconds": h.open_for.map(|d| d.as_secs_f64()),
+            "holder": h.holder,
+        })
+    });
+    serde_json::json!({
+        "dead_rows": c.dead_rows,
+        "live_rows": c.live_rows,
+        "oldest_snapshot": held,
     })
 }
 
@@ -46,15 +63,32 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
         "{:<18} {:>10}\n",
         "expired leases", stats.expired_leases
     ));
+    if let Some(c) = &stats.cleanup {
+        out.push_str(&format!("{:<18} {:>10}\n", "dead rows", c.dead_rows));
+        out.push_str(&format!("{:<18} {:>10}\n", "live rows", c.live_rows));
+        let held = match &c.oldest_snapshot {
+            Some(h) => {
+                let open = h
+                    .open_for
+                    .map_or_else(|| "-".to_owned(), |d| format!("{:.1} s", d.as_secs_f64()));
+                format!("{open:>10}  {}, {} transactions old", h.holder, h.xmin_age)
+            }
+            None => format!("{:>10}", "-"),
+        };
+        out.push_str(&format!("{:<18} {held}\n", "oldest snapshot"));
+    }
     out
 }
 
-pub(crate) async fn run(target: &Target, json: bool) -> Result<()> {
+pub(crate) async fn run(target: &Target, json: bool, limits: &CleanupThresholds) -> Result<()> {
     let stats = target.open_for_reading().await?.stats(None).await?;
     if json {
         out!("{}", to_json(&stats));
     } else {
         out_raw!("{}", to_text(&stats));
+    }
+    for warning in stats.cleanup.iter().flat_map(|c| c.warnings(limits)) {
+        eprintln!("outbox: warning: {warning}");
     }
     Ok(())
 }
