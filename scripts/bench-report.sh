@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates benches/REPORT.md, benches/results.json and the plots from a full bench run
-# (about 45 minutes on a 2-core machine). PostgreSQL is the server OUTBOX_TEST_POSTGRES_URL
+# (about half an hour on a 2-core machine). PostgreSQL is the server OUTBOX_TEST_POSTGRES_URL
 # names; unset, the local server on 127.0.0.1:5432 if one answers, else a throwaway cluster
 # from the installed server binaries. Extra arguments go to `outbox-bench run`
 # (e.g. --only claims,costs).

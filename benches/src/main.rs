@@ -42,7 +42,7 @@ enum Command {
         /// Where the results and the report go.
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
-        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, costs).
+        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, costs).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Only these engines (sqlite, postgres); both by default.
@@ -67,9 +67,9 @@ enum Command {
     },
 }
 
-const SCENARIOS: [&str; 10] = [
+const SCENARIOS: [&str; 11] = [
     "claims", "races", "drains", "overlap", "flow", "brokers", "enqueue", "ceiling", "scale",
-    "costs",
+    "held", "costs",
 ];
 
 #[tokio::main]
@@ -218,6 +218,9 @@ async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Resul
     }
     if wanted("scale") {
         scenarios::scale::run(&mut ctx).await;
+    }
+    if wanted("held") {
+        scenarios::held::run(&mut ctx).await;
     }
     // Last: its statement log taxes every later sqlx statement in this process.
     if wanted("costs") {

@@ -48,6 +48,10 @@ pub struct Plan {
     pub scale_leased_head: u64,
     /// Entries each scale case delivers (the same work in every case).
     pub scale_entries: u64,
+    /// How long the held-snapshot scenario drains round after round, each way.
+    pub held_duration: Duration,
+    /// Entries loaded and drained per held-snapshot round.
+    pub held_round: u64,
     /// Payload bytes of every loaded entry.
     pub payload_bytes: u32,
 }
@@ -77,6 +81,8 @@ impl Plan {
             scale_parked: 2_000,
             scale_leased_head: 200,
             scale_entries: 500,
+            held_duration: Duration::from_secs(2),
+            held_round: 500,
             payload_bytes: 256,
         }
     }
@@ -105,6 +111,8 @@ impl Plan {
             scale_parked: 100_000,
             scale_leased_head: 2_000,
             scale_entries: 10_000,
+            held_duration: Duration::from_secs(300),
+            held_round: 10_000,
             payload_bytes: 1_024,
         }
     }

@@ -379,4 +379,92 @@ pub struct Results {
     /// The drain into real brokers beside noop (absent from older runs).
     #[serde(default)]
     pub brokers: Vec<BrokerRow>,
+    /// The drain's rounds with and without a snapshot held elsewhere (absent from older
+    /// runs).
+    #[serde(default)]
+    pub held: Vec<HeldRow>,
+}
+
+/// Back-to-back drain rounds on one table for a fixed time, with or without a
+/// transaction held open on another connection all along.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HeldRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Whether a repeatable-read transaction was held open from the start.
+    pub held: bool,
+    /// Seconds the rounds ran (the snapshot was held at least this long).
+    pub seconds: f64,
+    /// Entries per round, loaded fresh before each.
+    pub round_entries: u64,
+    /// Each round's drain rate, entries per second, in order.
+    pub rounds_per_s: Vec<f64>,
+    /// Dead row versions in the table at the end, as `outbox stats` reports them.
+    pub dead_rows: Option<u64>,
+}
+
+impl HeldRow {
+    /// The median rate of the first tenth of the rounds (one round at least).
+    pub fn first_tenth(&self) -> Option<f64> {
+        median(&self.rounds_per_s[..self.tenth()])
+    }
+
+    /// The median rate of the last tenth of the rounds (one round at least).
+    pub fn last_tenth(&self) -> Option<f64> {
+        median(&self.rounds_per_s[self.rounds_per_s.len() - self.tenth()..])
+    }
+
+    /// The last tenth's median ÷ the first tenth's.
+    pub fn last_over_first(&self) -> Option<f64> {
+        match (self.first_tenth(), self.last_tenth()) {
+            (Some(first), Some(last)) if first > 0.0 => Some(last / first),
+            _ => None,
+        }
+    }
+
+    fn tenth(&self) -> usize {
+        let n = self.rounds_per_s.len();
+        n.div_ceil(10).min(n)
+    }
+}
+
+/// The median of `xs`; `None` when empty.
+fn median(xs: &[f64]) -> Option<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_runs_compare_the_medians_of_their_first_and_last_tenths() {
+        let row = |rounds: Vec<f64>| HeldRow {
+            engine: Engine::Postgres,
+            held: true,
+            seconds: 1.0,
+            round_entries: 10,
+            rounds_per_s: rounds,
+            dead_rows: None,
+        };
+        // 20 rounds: tenths of 2; a lone slow round elsewhere does not count.
+        let mut rounds: Vec<f64> = (0..20).map(|_| 100.0).collect();
+        rounds[0] = 90.0;
+        rounds[1] = 110.0;
+        rounds[5] = 1.0;
+        rounds[18] = 40.0;
+        rounds[19] = 60.0;
+        let r = row(rounds);
+        assert_eq!(r.first_tenth(), Some(100.0));
+        assert_eq!(r.last_tenth(), Some(50.0));
+        assert_eq!(r.last_over_first(), Some(0.5));
+        assert_eq!(row(vec![7.0]).last_over_first(), Some(1.0));
+        assert_eq!(row(Vec::new()).last_over_first(), None);
+    }
 }

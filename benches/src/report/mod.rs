@@ -9,8 +9,8 @@ use std::io;
 use std::path::Path;
 
 use crate::results::{
-    CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow, OverlapRow, Results,
-    ScaleRow, StorePath,
+    CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow, HeldRow, OverlapRow,
+    Results, ScaleRow, StorePath,
 };
 
 /// Writes REPORT.md, claims.svg and scale.svg into `dir` (created if missing).
@@ -436,6 +436,7 @@ fn target_rows(r: &Results) -> Vec<Target> {
         }
     }
     t.extend(sqlite_targets(r));
+    t.extend(held_targets(r));
     t
 }
 
@@ -511,6 +512,26 @@ fn sqlite_targets(r: &Results) -> Vec<Target> {
     t
 }
 
+/// The drain while a snapshot is held elsewhere: its last round against its first, and
+/// against the same rounds with nothing held (no target yet: reported).
+fn held_targets(r: &Results) -> Vec<Target> {
+    let run = |held: bool| r.held.iter().filter(move |h| h.held == held);
+    let what = "PostgreSQL drain with a transaction held open elsewhere for the whole run: \
+                median round of the last tenth ÷ of the first tenth";
+    let mut t = vec![Rule::Reported.judge(
+        what.into(),
+        run(true).filter_map(HeldRow::last_over_first),
+        ratio,
+    )];
+    let both = run(true)
+        .filter_map(HeldRow::last_tenth)
+        .zip(run(false).filter_map(HeldRow::last_tenth));
+    let what = "PostgreSQL drain's last tenth of rounds (median), transaction held open \
+                elsewhere ÷ nothing held";
+    t.push(Rule::Reported.judge(what.into(), both.filter_map(|(h, n)| div(h, n)), ratio));
+    t
+}
+
 fn targets(md: &mut String, r: &Results) {
     md.push_str("## Targets\n\n");
     let verdict = |t: &Target| match (&t.measured, t.met) {
@@ -574,6 +595,10 @@ mod tests {
       "scale": [
         {"engine": "postgres", "case": "pending-10k", "description": "clean | 10k", "pending": 10000, "drain": {"delivered": 10000, "seconds": 1.0, "entries_per_s": 20000.0, "peak_rss_mib": 50.0}},
         {"engine": "postgres", "case": "pending-1m", "description": "1M pending", "pending": 1000000, "drain": {"delivered": 10000, "seconds": 1.0, "entries_per_s": 15000.0, "peak_rss_mib": 50.0}}
+      ],
+      "held": [
+        {"engine": "postgres", "held": false, "seconds": 300.0, "round_entries": 10000, "rounds_per_s": [10000.0, 9000.0], "dead_rows": 500},
+        {"engine": "postgres", "held": true, "seconds": 301.0, "round_entries": 10000, "rounds_per_s": [8000.0, 2000.0, 1200.0], "dead_rows": 600000}
       ]
     }"#;
 
@@ -652,6 +677,17 @@ mod tests {
             "| pending-1m |",
             "| 10,000 | 15,000 | 0.75× | — | — | 50.0 |",
         );
+        ends(
+            &md,
+            "of the last tenth ÷ of the first tenth",
+            "| — | 0.15× | reported |",
+        );
+        ends(&md, "elsewhere ÷ nothing held", "| — | 0.13× | reported |");
+        ends(
+            &md,
+            "| PostgreSQL | yes |",
+            "| 301 | 3 | 10,000 | 8,000 | 1,200 | 0.15× | 600,000 |",
+        );
         assert!(md.contains("| clean \\| 10k |"));
         assert!(md.contains("![claims/s against batch](claims.svg)"));
     }
@@ -678,7 +714,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 36, "{empty}");
+        assert_eq!(unmeasured.count(), 38, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

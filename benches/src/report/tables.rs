@@ -307,6 +307,41 @@ pub(super) fn all(md: &mut String, r: &Results) {
         ],
     );
 
+    held(md, r);
+
     md.push_str("## Plots\n\n![claims/s against batch](claims.svg)\n\n");
     md.push_str("![drain rate against backlog](scale.svg)\n\n");
+}
+
+/// Drain rounds with and without a transaction held open on another connection.
+fn held(md: &mut String, r: &Results) {
+    md.push_str(
+        "## A snapshot held elsewhere\n\nRound after round of fresh pending entries, loaded \
+         and drained (2 workers, batch 100, no-op emitter) on one table for a fixed time: \
+         once with nothing else open, once with a repeatable-read transaction held open on \
+         another connection from the start, so no row version the drain leaves dead can \
+         be removed. Single rounds are noisy: each run is summed up by the median round of \
+         its first tenth and of its last tenth.\n\n",
+    );
+    table(
+        md,
+        &r.held,
+        &[
+            ("engine", &|h| h.engine.label().into()),
+            ("held open", &|h| if h.held { "yes" } else { "no" }.into()),
+            ("seconds", &|h| format!("{:.0}", h.seconds)),
+            ("rounds", &|h| h.rounds_per_s.len().to_string()),
+            ("entries per round", &|h| count(h.round_entries)),
+            ("first tenth of rounds, median entries/s", &|h| {
+                or_dash(h.first_tenth(), rate)
+            }),
+            ("last tenth, median entries/s", &|h| {
+                or_dash(h.last_tenth(), rate)
+            }),
+            ("last ÷ first", &|h| or_dash(h.last_over_first(), ratio)),
+            ("dead rows at the end", &|h| {
+                h.dead_rows.map_or_else(|| "—".into(), count)
+            }),
+        ],
+    );
 }

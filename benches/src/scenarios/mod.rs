@@ -8,6 +8,7 @@ pub mod costs;
 pub mod drain;
 pub mod enqueue;
 pub mod flow;
+pub mod held;
 pub mod overlap;
 pub mod race;
 pub mod scale;
