@@ -1,8 +1,9 @@
 //! How a [`crate::PgClaimStore`] is set up: the table, the limits, the listener.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use outbox_core::{StoreLimits, TableName};
+use outbox_core::{OutboxError, Result, StoreLimits, TableName};
 
 use crate::{PgListener, PgTls};
 
@@ -23,6 +24,28 @@ pub struct PgStoreConfig {
     pub(crate) limits: StoreLimits,
     pub(crate) listener: Option<Arc<PgListener>>,
     pub(crate) tls: Option<PgTls>,
+    pub(crate) call_timeout: CallTimeout,
+}
+
+/// How long one store call may take by default, end to end: 10 seconds.
+///
+/// A third of the drain's default lease (30 s), which a worker renews every third of
+/// the lease: a renewal that gets no answer fails while its lease still has a third left,
+/// and the worker backs off instead of emitting entries it may no longer hold. Ample for
+/// any one call the default limits allow (1,000 entries, or a page of a prune) on a
+/// loaded server; `outbox stats` on a table of many millions of rows may need more.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest call deadline accepted.
+const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallTimeout(pub(crate) Duration);
+
+impl Default for CallTimeout {
+    fn default() -> Self {
+        Self(DEFAULT_CALL_TIMEOUT)
+    }
 }
 
 impl PgStoreConfig {
@@ -60,8 +83,52 @@ impl PgStoreConfig {
         self
     }
 
+    /// Bounds every store call, waiting for a pooled connection included, by `timeout`
+    /// ([`DEFAULT_CALL_TIMEOUT`] unless set). A call past it fails with
+    /// [`OutboxError::Connection`] and its connection is closed; whether what it asked was
+    /// applied is then unknown, as after any broken connection: claims come back when
+    /// their lease runs out, and completions sent again are recognised as applied.
+    ///
+    /// Fails with [`OutboxError::InvalidInput`] for zero or more than an hour.
+    pub fn call_timeout(mut self, timeout: Duration) -> Result<Self> {
+        if timeout.is_zero() || timeout > MAX_CALL_TIMEOUT {
+            return Err(OutboxError::invalid(
+                "call timeout",
+                format!("{timeout:?} is not longer than zero and at most an hour"),
+            ));
+        }
+        self.call_timeout = CallTimeout(timeout);
+        Ok(self)
+    }
+
+    /// The deadline of every store call.
+    pub fn get_call_timeout(&self) -> Duration {
+        self.call_timeout.0
+    }
+
     /// The configured table.
     pub fn table_name(&self) -> &TableName {
         &self.table
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{PgStoreConfig, DEFAULT_CALL_TIMEOUT};
+
+    #[test]
+    fn call_timeouts_are_checked() {
+        let config = PgStoreConfig::new();
+        assert_eq!(config.get_call_timeout(), DEFAULT_CALL_TIMEOUT);
+        let err = config.clone().call_timeout(Duration::ZERO).unwrap_err();
+        assert!(err.to_string().contains("call timeout"), "{err}");
+        assert!(config
+            .clone()
+            .call_timeout(Duration::from_secs(3601))
+            .is_err());
+        let set = config.call_timeout(Duration::from_millis(1)).unwrap();
+        assert_eq!(set.get_call_timeout(), Duration::from_millis(1));
     }
 }

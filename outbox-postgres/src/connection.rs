@@ -10,6 +10,15 @@
 //! good, asks the server to cancel the statement (which rolls it back, releasing its
 //! locks, unless it already committed), and then closes the connection. The next call
 //! gets another connection, whatever recycling method the host configured.
+//!
+//! Every call is also bounded by the store's call deadline, waiting for a pooled
+//! connection included: a server that stops answering without closing the connection (a
+//! partition, a frozen machine, a firewall that drops packets) would otherwise hold the
+//! call until the operating system gives up on the socket, while the caller's leases run
+//! out. A call past its deadline is dropped like any other, which closes its connection.
+
+use std::future::Future;
+use std::time::Duration;
 
 use deadpool_postgres::{Object, Pool};
 use outbox_core::{OutboxError, Result};
@@ -28,6 +37,28 @@ use crate::error::{map_err, map_pool_err};
 pub(crate) struct Db {
     pub(crate) pool: Pool,
     pub(crate) tls: Option<PgTls>,
+    /// How long one call may take, end to end.
+    pub(crate) deadline: Duration,
+}
+
+/// How long the cancellation of a dropped statement may take: it needs a connection of
+/// its own, which a server that stopped answering never accepts.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs `call` within `db`'s deadline; past it, the call is dropped (closing its
+/// connection) and fails with [`OutboxError::Connection`].
+async fn bounded<T>(db: &Db, call: impl Future<Output = Result<T>>) -> Result<T> {
+    match tokio::time::timeout(db.deadline, call).await {
+        Ok(result) => result,
+        Err(_) => Err(OutboxError::Connection {
+            message: format!(
+                "no answer from the server within the call's deadline ({:?}); its connection \
+                 is closed, and what it asked may or may not have been applied",
+                db.deadline
+            ),
+            source: None,
+        }),
+    }
 }
 
 pub(crate) async fn query(db: &Db, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
@@ -41,26 +72,32 @@ pub(crate) async fn query_mapped(
     params: &[&(dyn ToSql + Sync)],
     map: impl FnOnce(tokio_postgres::Error) -> OutboxError,
 ) -> Result<Vec<Row>> {
-    let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
-    let client = guard.client();
-    let result = match client.prepare_cached(sql).await {
-        Ok(statement) => client.query(&statement, params).await,
-        Err(e) => Err(e),
-    };
-    guard.finish(result.as_ref().err());
-    result.map_err(map)
+    bounded(db, async {
+        let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
+        let client = guard.client();
+        let result = match client.prepare_cached(sql).await {
+            Ok(statement) => client.query(&statement, params).await,
+            Err(e) => Err(e),
+        };
+        guard.finish(result.as_ref().err());
+        result.map_err(map)
+    })
+    .await
 }
 
 /// Like [`query`] for a statement that returns no rows; returns the affected row count.
 pub(crate) async fn execute(db: &Db, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
-    let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
-    let client = guard.client();
-    let result = match client.prepare_cached(sql).await {
-        Ok(statement) => client.execute(&statement, params).await,
-        Err(e) => Err(e),
-    };
-    guard.finish(result.as_ref().err());
-    result.map_err(map_err)
+    bounded(db, async {
+        let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
+        let client = guard.client();
+        let result = match client.prepare_cached(sql).await {
+            Ok(statement) => client.execute(&statement, params).await,
+            Err(e) => Err(e),
+        };
+        guard.finish(result.as_ref().err());
+        result.map_err(map_err)
+    })
+    .await
 }
 
 /// Runs `work` on a pooled connection of its own, for the few calls that need more than
@@ -73,10 +110,13 @@ pub(crate) async fn with_connection<T>(
     work: impl AsyncFnOnce(&mut Object) -> std::result::Result<T, tokio_postgres::Error>,
     map: impl FnOnce(tokio_postgres::Error) -> OutboxError,
 ) -> Result<T> {
-    let mut guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
-    let result = work(guard.client_mut()).await;
-    guard.finish(result.as_ref().err());
-    result.map_err(map)
+    bounded(db, async {
+        let mut guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
+        let result = work(guard.client_mut()).await;
+        guard.finish(result.as_ref().err());
+        result.map_err(map)
+    })
+    .await
 }
 
 /// True for errors after which the connection cannot be used again: anything that is not
@@ -149,11 +189,23 @@ impl Drop for InFlight {
                     // Best effort: a statement that already finished ignores the cancel.
                     // Over TLS the cancel request is encrypted like the connection was.
                     let sent = match tls {
-                        Some(tls) => cancel.cancel_query(tls).await,
-                        None => cancel.cancel_query(tokio_postgres::NoTls).await,
+                        Some(tls) => {
+                            tokio::time::timeout(CANCEL_TIMEOUT, cancel.cancel_query(tls)).await
+                        }
+                        None => {
+                            let sent = cancel.cancel_query(tokio_postgres::NoTls);
+                            tokio::time::timeout(CANCEL_TIMEOUT, sent).await
+                        }
                     };
-                    if let Err(e) = sent {
-                        tracing::warn!(error = %e, "cancelling a dropped outbox statement failed");
+                    match sent {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            tracing::warn!(error = %e, "cancelling a dropped outbox statement failed")
+                        }
+                        Err(_) => tracing::warn!(
+                            timeout = ?CANCEL_TIMEOUT,
+                            "cancelling a dropped outbox statement got no answer; closing its connection"
+                        ),
                     }
                     drop(client);
                 });

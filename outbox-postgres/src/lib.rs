@@ -18,7 +18,7 @@ mod tls;
 mod url;
 mod writer;
 
-pub use config::PgStoreConfig;
+pub use config::{PgStoreConfig, DEFAULT_CALL_TIMEOUT};
 pub use copy::COPY_FROM as BULK_COPY_FROM;
 pub use listener::{wake_channel, ListenSession, PgListener};
 pub use migrate::{

@@ -47,6 +47,7 @@ impl PgClaimStore {
             limits,
             listener,
             tls,
+            call_timeout,
         } = config;
         let channel = wake_channel(&table);
         if let Some(l) = &listener {
@@ -61,7 +62,11 @@ impl PgClaimStore {
                 ));
             }
         }
-        let db = connection::Db { pool, tls };
+        let db = connection::Db {
+            pool,
+            tls,
+            deadline: call_timeout.0,
+        };
         let rows = connection::query(&db, &table.render(migrate::SCHEMA_VERSION), &[]).await?;
         let found: Option<i64> = rows
             .first()

@@ -1,7 +1,9 @@
 //! Fault tests: a worker killed mid-batch, its backend terminated mid-statement, the
 //! server restarted mid-drain, a stale worker completing after a reclaim, a completion
-//! whose reply was lost after it committed.
+//! whose reply was lost after it committed, a server that stops answering without
+//! closing anything.
 
+mod black_hole;
 mod killed_worker;
 mod lost_reply;
 mod server_restart;
