@@ -320,7 +320,8 @@ fn held(md: &mut String, r: &Results) {
          and drained (2 workers, batch 100, no-op emitter) on one table for a fixed time: \
          once with nothing else open, once with a repeatable-read transaction held open on \
          another connection from the start, so no row version the drain leaves dead can \
-         be removed. Single rounds are noisy: each run is summed up by the median round of \
+         be removed. The table is vacuumed after every round in both runs, as autovacuum \
+         would in time (the bench server runs without it). Single rounds are noisy: each run is summed up by the median round of \
          its first tenth and of its last tenth.\n\n",
     );
     table(

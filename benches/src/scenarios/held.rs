@@ -2,8 +2,11 @@
 //! version the drain makes, so each claim steps over more of them in the queue's index.
 //! On one table, round after round of fresh pending entries is loaded and drained (two
 //! workers, batch 100, no-op emitter) for a fixed time: once with nothing else open, once
-//! with a repeatable-read transaction held open from the start. Each run's last round is
-//! compared with its first. PostgreSQL only: SQLite keeps no old row versions.
+//! with a repeatable-read transaction held open from the start. The table is vacuumed
+//! after every round, as autovacuum would in time (the bench server runs without it), so
+//! the only difference between the runs is what the held snapshot keeps from the vacuum.
+//! Each run's last rounds are compared with its first. PostgreSQL only: SQLite keeps no
+//! old row versions.
 
 use std::time::{Duration, Instant};
 
@@ -54,6 +57,10 @@ async fn rounds(ctx: &Ctx, location: &Location, held: bool) -> HeldRow {
     let started = Instant::now();
     let mut rounds_per_s = Vec::new();
     let mut loaded = 0;
+    let vacuum = format!("VACUUM {}", location.table_name().qualified());
+    let cleaner = outbox_testkit::postgres::connect(&location.url)
+        .await
+        .unwrap_or_else(|why| panic!("held snapshot: no connection to vacuum on: {why}"));
     while started.elapsed() < plan.held_duration || rounds_per_s.len() < 2 {
         let rows = Rows::Pending {
             count: plan.held_round,
@@ -76,6 +83,10 @@ async fn rounds(ctx: &Ctx, location: &Location, held: bool) -> HeldRow {
         })
         .await;
         rounds_per_s.push(outcome.entries_per_s);
+        cleaner
+            .batch_execute(&vacuum)
+            .await
+            .unwrap_or_else(|e| panic!("held snapshot: {vacuum} failed: {e}"));
     }
     let seconds = started.elapsed().as_secs_f64();
     let subject = open(location, StorePath::Optimized, Link::direct(), 1).await;
