@@ -19,7 +19,9 @@ const MIN_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// How often an idle listener checks that its connection still answers.
 const PING_EVERY: Duration = Duration::from_secs(30);
-/// How long that check may take before the connection is given up on.
+/// How long that check may take before the connection is given up on; also how long
+/// connecting and starting to listen may take: a server that stops answering without
+/// closing anything would otherwise hold a reconnection attempt for good.
 const PING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The notification channel enqueues on `table` signal: the schema-qualified table name
@@ -72,8 +74,9 @@ impl Shared {
 /// Listens for enqueue notifications of one outbox table on a dedicated connection (not
 /// a pooled one: a pooled connection cannot stay in LISTEN), and wakes waiting drains.
 ///
-/// When the connection drops it reconnects with exponential backoff (50 ms doubling up
-/// to 5 s) and listens again; every new session also wakes the waiters once, since
+/// When the connection drops, or a health check every 30 s gets no answer within 10 s,
+/// it reconnects with exponential backoff (50 ms doubling up to 5 s; an attempt that gets
+/// no answer within 10 s counts as failed) and listens again; every new session also wakes the waiters once, since
 /// notifications sent while it was away are lost. A missed notification only delays a
 /// drain until its next poll. The background task stops when the listener is dropped.
 #[derive(Debug)]
@@ -187,7 +190,7 @@ where
 
 enum SessionError {
     /// No session was established.
-    Connect(tokio_postgres::Error),
+    Connect(String),
     /// A session was established, then failed.
     Lost(String),
 }
@@ -207,10 +210,12 @@ where
     T::TlsConnect: Send,
     <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
 {
-    let (client, mut connection) = match config.connect(tls).await {
-        Ok(c) => c,
-        Err(e) => return SessionError::Connect(e),
-    };
+    let (client, mut connection) =
+        match tokio::time::timeout(PING_TIMEOUT, config.connect(tls)).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return SessionError::Connect(e.to_string()),
+            Err(_) => return SessionError::Connect(format!("no answer within {PING_TIMEOUT:?}")),
+        };
     let notified = shared.clone();
     let mut driver = AbortOnDrop(tokio::spawn(async move {
         let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
@@ -223,9 +228,12 @@ where
         }
         "the server closed the connection".to_owned()
     }));
-    let answer = match client.simple_query(listen).await {
-        Ok(answer) => answer,
-        Err(e) => return SessionError::Connect(e),
+    let answer = match tokio::time::timeout(PING_TIMEOUT, client.simple_query(listen)).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => return SessionError::Connect(e.to_string()),
+        Err(_) => {
+            return SessionError::Connect(format!("LISTEN got no answer within {PING_TIMEOUT:?}"))
+        }
     };
     let pid = answer
         .into_iter()

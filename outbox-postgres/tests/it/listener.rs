@@ -1,11 +1,13 @@
 //! The listener wakes a waiting drain when entries are enqueued (only on commit), and
-//! reconnects after its server process is terminated.
+//! reconnects after its server process is terminated, and after a reconnection attempt
+//! met a server that stopped answering.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use outbox_core::{NewEntry, OutboxStore, WakeSignal};
 use outbox_postgres::{PgListener, PgStoreConfig};
+use outbox_testkit::tcp_proxy::TcpProxy;
 
 use crate::support;
 
@@ -89,4 +91,59 @@ async fn enqueue_wakes_the_listener_which_survives_its_backend_being_killed() {
         .await
         .unwrap();
     assert!(wake.wait(WITHIN).await, "no wake-up after reconnecting");
+}
+
+/// The path to the server goes dark (a black hole: connections accepted, never answered)
+/// and the listener's session is closed under it, so its next attempt hangs on a server
+/// that never answers. The attempt gives up within its bound, and once the path heals the
+/// listener listens again and wakes waiters on enqueue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listener_comes_back_after_a_reconnection_attempt_into_a_black_hole() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let proxy = TcpProxy::start(support::server_addr(&db.url))
+        .await
+        .expect("start proxy");
+    let name = format!("{}-listen", db.schema);
+    let config = support::pg_config_via(&db.url, &name, proxy.local_addr());
+    let listener = Arc::new(PgListener::start(
+        config,
+        tokio_postgres::NoTls,
+        &support::table(&db),
+    ));
+    let first = listener
+        .wait_for_session(0, WITHIN)
+        .await
+        .expect("listening");
+
+    proxy.black_hole();
+    proxy.cut();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        listener.session().is_none(),
+        "still listening on a closed connection"
+    );
+    // Time for an attempt to start and hang in the black hole.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    proxy.restore();
+    let again = listener
+        .wait_for_session(first.number, Duration::from_secs(40))
+        .await
+        .expect("the listener never came back after the black hole");
+
+    let pool = support::pool(support::pg_config(&db.url, &db.schema), 2);
+    let store =
+        support::store_with(&db, pool, PgStoreConfig::new().listener(listener.clone())).await;
+    let wake = store.wake_signal().expect("a wake signal");
+    drain_wakeups(&wake).await;
+    store
+        .enqueue_batch(vec![NewEntry::new("t", b"after".to_vec())])
+        .await
+        .unwrap();
+    assert!(
+        wake.wait(WITHIN).await,
+        "session {} did not wake on enqueue",
+        again.number
+    );
 }
