@@ -192,7 +192,8 @@ pub struct ExpiryRaceConfig {
     pub batch_size: u32,
     /// Lease length.
     pub lease: TimeDelta,
-    /// One emission in this many takes `slow` (longer than the lease).
+    /// One emission in this many takes `slow` (longer than the lease); the slow rounds
+    /// are staggered across workers.
     pub slow_every: usize,
     /// The slow emission time.
     pub slow: Duration,
@@ -322,7 +323,9 @@ async fn expiry_worker(
             }
         }
         n += 1;
-        let slow = n.is_multiple_of(config.slow_every);
+        // Staggered by worker: workers that keep pace would otherwise all sleep through
+        // the same round, with nobody left claiming to reclaim what runs out under them.
+        let slow = (n + w).is_multiple_of(config.slow_every);
         if slow {
             // A slow emission: the leases run out under it, and others may reclaim.
             tokio::time::sleep(config.slow).await;
