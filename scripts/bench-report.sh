@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates benches/REPORT.md, benches/results.json and the plots from a full bench run
-# (about half an hour on a 2-core machine). PostgreSQL is the server OUTBOX_TEST_POSTGRES_URL
-# names; unset, the local server on 127.0.0.1:5432 if one answers, else a throwaway cluster
+# (about an hour and a half on a 2-core machine, an hour of it the soak). PostgreSQL is the
+# server OUTBOX_TEST_POSTGRES_URL names; unset, the local server on 127.0.0.1:5432 if one answers, else a throwaway cluster
 # from the installed server binaries. Extra arguments go to `outbox-bench run`
-# (e.g. --only claims,costs).
+# (e.g. --only claims,costs; --only soak --keep --soak-minutes 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -49,6 +49,23 @@ pub fn broken(results: &Results) -> Vec<String> {
     if ceilings.chain(scale).any(|o| o.delivered == 0) {
         broken.push("a ceiling or scale drain delivered nothing".to_owned());
     }
+    for s in &results.soak {
+        if s.lost + s.never_emitted + s.undelivered > 0 {
+            broken.push(format!(
+                "soak: {} lost, {} never emitted, {} undelivered",
+                s.lost, s.never_emitted, s.undelivered
+            ));
+        }
+        if s.unexplained_duplicates() > 0 {
+            broken.push(format!(
+                "soak: {} emissions repeated with no kill to explain them",
+                s.unexplained_duplicates()
+            ));
+        }
+        if s.kills == 0 || s.enqueued == 0 {
+            broken.push("soak: nothing was killed or nothing enqueued".to_owned());
+        }
+    }
     broken
 }
 

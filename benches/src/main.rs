@@ -4,6 +4,7 @@
 //! outbox-bench run --quick              # every scenario once, small: the CI smoke run
 //! outbox-bench run --out benches        # the full run: benches/REPORT.md, results.json, plots
 //! outbox-bench render --out benches     # the report again from benches/results.json
+//! outbox-bench run --out benches --only soak --keep   # one scenario again, into the results
 //! ```
 //!
 //! PostgreSQL is the server `OUTBOX_TEST_POSTGRES_URL` names, or a throwaway cluster from
@@ -42,22 +43,36 @@ enum Command {
         /// Where the results and the report go.
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
-        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, costs).
+        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Only these engines (sqlite, postgres); both by default.
         #[arg(long, value_delimiter = ',')]
         engines: Vec<String>,
         /// Exit non-zero when a correctness invariant failed (a duplicate live lease, a lost
-        /// completion, a claim batch costing other than 1 or 1 + 2N statements).
+        /// completion, a claim batch costing other than 1 or 1 + 2N statements, an entry
+        /// the soak lost or emitted twice without a kill to explain it).
         #[arg(long)]
         check: bool,
+        /// Start from --out/results.json and replace only the scenarios run (with --only):
+        /// one scenario measured again without rerunning the rest.
+        #[arg(long)]
+        keep: bool,
+        /// The soak's length in minutes, instead of the plan's (an hour in the full run).
+        #[arg(long)]
+        soak_minutes: Option<u64>,
     },
     /// Writes REPORT.md and the plots again from --out/results.json.
     Render {
         /// The directory holding results.json.
         #[arg(long, default_value = "benches")]
         out: PathBuf,
+    },
+    /// Internal: runs one soak drain process (a JSON spec) until it is killed.
+    #[command(hide = true)]
+    SoakWorker {
+        /// The worker spec, as JSON.
+        spec: String,
     },
     /// Internal: runs one drain measurement (a JSON spec) and prints its outcome.
     #[command(hide = true)]
@@ -67,14 +82,18 @@ enum Command {
     },
 }
 
-const SCENARIOS: [&str; 11] = [
+const SCENARIOS: [&str; 12] = [
     "claims", "races", "drains", "overlap", "flow", "brokers", "enqueue", "ceiling", "scale",
-    "held", "costs",
+    "held", "soak", "costs",
 ];
 
 #[tokio::main]
 async fn main() {
     match Cli::parse().command {
+        Command::SoakWorker { spec } => {
+            let spec = serde_json::from_str(&spec).expect("a soak worker spec");
+            scenarios::soak::child::run(spec).await;
+        }
         Command::DrainChild { spec } => {
             // OUTBOX_LOG=warn (say) shows what the drain logs, on standard error.
             if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("OUTBOX_LOG") {
@@ -104,6 +123,8 @@ async fn main() {
             only,
             engines,
             check,
+            keep,
+            soak_minutes,
         } => {
             if let Some(bad) = only.iter().find(|s| !SCENARIOS.contains(&s.as_str())) {
                 fail(&format!(
@@ -111,7 +132,16 @@ async fn main() {
                     SCENARIOS.join(", ")
                 ));
             }
-            let plan = if quick { Plan::quick() } else { Plan::full() };
+            let mut plan = if quick { Plan::quick() } else { Plan::full() };
+            if let Some(minutes) = soak_minutes {
+                if minutes == 0 || minutes > 24 * 60 {
+                    fail(&format!("--soak-minutes {minutes}: give 1 to 1440"));
+                }
+                plan.soak_duration = std::time::Duration::from_secs(minutes * 60);
+            }
+            if keep && only.is_empty() {
+                fail("--keep replaces the scenarios named by --only; name some");
+            }
             let wants = |name: &str| engines.is_empty() || engines.iter().any(|e| e == name);
             if let Some(bad) = engines
                 .iter()
@@ -121,7 +151,19 @@ async fn main() {
                     "unknown engine {bad:?} (expected sqlite, postgres)"
                 ));
             }
-            let results = run(plan, &only, wants("sqlite"), wants("postgres")).await;
+            let mut results = run(plan, &only, wants("sqlite"), wants("postgres")).await;
+            if keep {
+                let path = out.join("results.json");
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                    fail(&format!("--keep: cannot read {}: {e}", path.display()))
+                });
+                let mut kept: Results = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| fail(&format!("--keep: results.json does not parse: {e}")));
+                for scenario in &only {
+                    kept.take_scenario(&mut results, scenario);
+                }
+                results = kept;
+            }
             write(&results, &out);
             if check {
                 let broken = outbox_benches::invariants::broken(&results);
@@ -222,6 +264,10 @@ async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Resul
     if wanted("held") {
         scenarios::held::run(&mut ctx).await;
     }
+    // It restarts the server: after every scenario that shares it.
+    if wanted("soak") {
+        scenarios::soak::run(&mut ctx).await;
+    }
     // Last: its statement log taxes every later sqlx statement in this process.
     if wanted("costs") {
         scenarios::costs::run(&mut ctx).await;
@@ -259,5 +305,6 @@ fn environment(mode: &str) -> Environment {
         skipped: Vec::new(),
         seconds: 0.0,
         proxy_round_trips: Vec::new(),
+        reruns: Vec::new(),
     }
 }

@@ -52,6 +52,18 @@ pub struct Plan {
     pub held_duration: Duration,
     /// Entries loaded and drained per held-snapshot round.
     pub held_round: u64,
+    /// How long the soak enqueues (the drains run on until the queue is empty).
+    pub soak_duration: Duration,
+    /// The soak's enqueue rate, entries per second, one per transaction.
+    pub soak_rate: u32,
+    /// Drain processes the soak runs at any time (one of them is never killed).
+    pub soak_workers: usize,
+    /// How often the soak SIGKILLs one drain process and starts another.
+    pub soak_kill_every: Duration,
+    /// The soak drains' lease: how long a killed process's entries wait.
+    pub soak_lease: Duration,
+    /// How often the soak samples the never-killed drain's resident memory.
+    pub soak_sample_every: Duration,
     /// Payload bytes of every loaded entry.
     pub payload_bytes: u32,
 }
@@ -83,6 +95,12 @@ impl Plan {
             scale_entries: 500,
             held_duration: Duration::from_secs(2),
             held_round: 500,
+            soak_duration: Duration::from_secs(45),
+            soak_rate: 100,
+            soak_workers: 3,
+            soak_kill_every: Duration::from_secs(4),
+            soak_lease: Duration::from_secs(3),
+            soak_sample_every: Duration::from_secs(1),
             payload_bytes: 256,
         }
     }
@@ -113,6 +131,12 @@ impl Plan {
             scale_entries: 10_000,
             held_duration: Duration::from_secs(300),
             held_round: 10_000,
+            soak_duration: Duration::from_secs(3_600),
+            soak_rate: 200,
+            soak_workers: 3,
+            soak_kill_every: Duration::from_secs(5),
+            soak_lease: Duration::from_secs(5),
+            soak_sample_every: Duration::from_secs(10),
             payload_bytes: 1_024,
         }
     }

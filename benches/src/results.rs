@@ -1,6 +1,7 @@
 //! What a run measured, as plain data: written to `results.json` by `outbox-bench run` and
 //! read back by `outbox-bench render`, so the report can be rebuilt without re-measuring.
 
+pub use crate::scenarios::soak::row::SoakRow;
 use serde::{Deserialize, Serialize};
 
 /// A database engine the benches drive.
@@ -75,6 +76,10 @@ pub struct Environment {
     /// nominal latency (the proxy's timer is coarse, so the two differ).
     #[serde(default)]
     pub proxy_round_trips: Vec<ProxyRoundTrip>,
+    /// Scenarios measured again later into these results (`run --keep`), each with when
+    /// and how long (absent from older runs).
+    #[serde(default)]
+    pub reruns: Vec<String>,
 }
 
 /// A measured round trip through the latency proxy.
@@ -383,6 +388,40 @@ pub struct Results {
     /// runs).
     #[serde(default)]
     pub held: Vec<HeldRow>,
+    /// Soak runs: churn for a fixed time (absent from older runs).
+    #[serde(default)]
+    pub soak: Vec<SoakRow>,
+}
+
+impl Results {
+    /// Moves `scenario`'s rows from `newer` into these results, replacing what they held,
+    /// and notes the rerun (with `newer`'s skips) in the environment.
+    pub fn take_scenario(&mut self, newer: &mut Results, scenario: &str) {
+        use std::mem::take;
+        match scenario {
+            "claims" => self.claims = take(&mut newer.claims),
+            "races" => self.races = take(&mut newer.races),
+            "drains" => self.drains = take(&mut newer.drains),
+            "overlap" => self.overlap = take(&mut newer.overlap),
+            "flow" => self.flow = take(&mut newer.flow),
+            "brokers" => self.brokers = take(&mut newer.brokers),
+            "enqueue" => self.enqueues = take(&mut newer.enqueues),
+            "ceiling" => self.ceilings = take(&mut newer.ceilings),
+            "scale" => self.scale = take(&mut newer.scale),
+            "held" => self.held = take(&mut newer.held),
+            "soak" => self.soak = take(&mut newer.soak),
+            "costs" => self.costs = take(&mut newer.costs),
+            other => panic!("no scenario {other:?}"),
+        }
+        let e = &newer.environment;
+        self.environment.reruns.push(format!(
+            "{scenario}: measured again from {} ({} mode, {:.0} s run)",
+            e.started, e.mode, e.seconds
+        ));
+        self.environment
+            .skipped
+            .extend(e.skipped.iter().map(|s| format!("{scenario} rerun: {s}")));
+    }
 }
 
 /// Back-to-back drain rounds on one table for a fixed time, with or without a

@@ -55,6 +55,12 @@ impl PgServer {
         c.pg_ctl(&["restart", "-m", "fast", "-w", "-t", "60"])
     }
 
+    /// A throwaway cluster of the caller's own, whatever [`URL_VAR`] names: one that may
+    /// be restarted without disturbing anything else. Removed when the process ends.
+    pub fn start_private() -> Result<PgServer, String> {
+        start_cluster()
+    }
+
     /// True when this process started the server (and so may restart it).
     pub fn is_throwaway(&self) -> bool {
         self.cluster.is_some()

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::results::{
     CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow, HeldRow, OverlapRow,
-    Results, ScaleRow, StorePath,
+    Results, ScaleRow, SoakRow, StorePath,
 };
 
 /// Writes REPORT.md, claims.svg and scale.svg into `dir` (created if missing).
@@ -194,6 +194,13 @@ fn header(md: &mut String, r: &Results, command: &str) {
         md.push_str("their rows below say \"not measured\" or are missing:\n>\n");
         for reason in &e.skipped {
             md.push_str(&format!("> - **{reason}**\n"));
+        }
+        md.push('\n');
+    }
+    if !e.reruns.is_empty() {
+        md.push_str("Measured again after the run, into the same results:\n\n");
+        for rerun in &e.reruns {
+            md.push_str(&format!("- {rerun}\n"));
         }
         md.push('\n');
     }
@@ -437,6 +444,7 @@ fn target_rows(r: &Results) -> Vec<Target> {
     }
     t.extend(sqlite_targets(r));
     t.extend(held_targets(r));
+    t.extend(soak_targets(r));
     t
 }
 
@@ -529,6 +537,28 @@ fn held_targets(r: &Results) -> Vec<Target> {
     let what = "PostgreSQL drain's last tenth of rounds (median), transaction held open \
                 elsewhere ÷ nothing held";
     t.push(Rule::Reported.judge(what.into(), both.filter_map(|(h, n)| div(h, n)), ratio));
+    t
+}
+
+/// The soak: nothing lost or emitted twice without a kill to explain it, pickup latency,
+/// and the memory of the drain process never killed.
+fn soak_targets(r: &Results) -> Vec<Target> {
+    let broken = r
+        .soak
+        .iter()
+        .map(|s| (s.lost + s.undelivered + s.never_emitted + s.unexplained_duplicates()) as f64);
+    let what = "Soak (PostgreSQL, drains killed every few seconds, two server restarts): \
+                entries lost, left undelivered, or emitted twice with no kill to explain it";
+    let whole: Fmt = |x| format!("{x:.0}");
+    let mut t = vec![Rule::Below(1.0).judge(what.into(), broken, whole)];
+    let what = "Soak: pickup latency (enqueue returned → first emission), median, ms";
+    t.push(Rule::Reported.judge(what.into(), r.soak.iter().map(|s| s.pickup_p50_ms), ms));
+    let what = "Soak: pickup latency, 99th percentile, ms";
+    t.push(Rule::Reported.judge(what.into(), r.soak.iter().map(|s| s.pickup_p99_ms), ms));
+    let what = "Soak: resident memory of the drain process never killed, \
+                last tenth of the run ÷ second tenth (median samples)";
+    let growth = r.soak.iter().filter_map(SoakRow::rss_growth);
+    t.push(Rule::Below(1.1).judge(what.into(), growth, ratio));
     t
 }
 
@@ -714,7 +744,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 38, "{empty}");
+        assert_eq!(unmeasured.count(), 42, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

@@ -308,6 +308,7 @@ pub(super) fn all(md: &mut String, r: &Results) {
     );
 
     held(md, r);
+    soak(md, r);
 
     md.push_str("## Plots\n\n![claims/s against batch](claims.svg)\n\n");
     md.push_str("![drain rate against backlog](scale.svg)\n\n");
@@ -342,6 +343,63 @@ fn held(md: &mut String, r: &Results) {
             ("last ÷ first", &|h| or_dash(h.last_over_first(), ratio)),
             ("dead rows at the end", &|h| {
                 h.dead_rows.map_or_else(|| "—".into(), count)
+            }),
+        ],
+    );
+}
+
+/// Soak runs: churn for a fixed time, then what was delivered, how late, and memory.
+fn soak(md: &mut String, r: &Results) {
+    md.push_str(
+        "## Soak\n\nEntries enqueued one per transaction at a fixed rate while drain \
+         processes (batch 50) deliver them to a log; every few seconds one drain process \
+         is SIGKILLed and a new one started, and the server is restarted a third and two \
+         thirds of the way through. Afterwards every row must be delivered and every \
+         emission but an entry's last must come from a killed process. Pickup latency runs \
+         from the enqueue call returning to the first emission; the memory is the resident \
+         set of the one drain process that is never killed, at each tenth of the run.\n\n",
+    );
+    table(
+        md,
+        &r.soak,
+        &[
+            ("engine", &|s| s.engine.label().into()),
+            ("minutes", &|s| format!("{:.1}", s.seconds / 60.0)),
+            ("enqueue rate/s", &|s| s.rate_per_s.to_string()),
+            ("drains", &|s| s.workers.to_string()),
+            ("lease s", &|s| {
+                format!("{:.0}", s.lease_ms as f64 / 1_000.0)
+            }),
+            ("kills", &|s| s.kills.to_string()),
+            ("restarts", &|s| s.restarts.to_string()),
+            ("enqueued", &|s| count(s.enqueued)),
+            ("enqueues failed", &|s| count(s.enqueue_failures)),
+            ("rows delivered", &|s| count(s.rows - s.undelivered)),
+            ("lost", &|s| count(s.lost + s.never_emitted)),
+            ("duplicates (from kills)", &|s| {
+                format!(
+                    "{} ({})",
+                    count(s.duplicates),
+                    count(s.duplicates_from_kills)
+                )
+            }),
+            ("pickup p50 / p99 / max ms", &|s| {
+                format!(
+                    "{:.0} / {:.0} / {:.0}",
+                    s.pickup_p50_ms, s.pickup_p99_ms, s.pickup_max_ms
+                )
+            }),
+            ("drained after s", &|s| format!("{:.1}", s.drained_after_s)),
+            ("RSS MiB by tenth", &|s| {
+                let tenths: Vec<String> = s
+                    .rss_by_tenth_mib()
+                    .iter()
+                    .map(|m| format!("{m:.1}"))
+                    .collect();
+                tenths.join(", ")
+            }),
+            ("RSS last ÷ second tenth", &|s| {
+                or_dash(s.rss_growth(), ratio)
             }),
         ],
     );

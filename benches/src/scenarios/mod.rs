@@ -12,6 +12,7 @@ pub mod held;
 pub mod overlap;
 pub mod race;
 pub mod scale;
+pub mod soak;
 
 use chrono::TimeDelta;
 use outbox_core::{Claim, Completion, CompletionRequest, EmissionResult};
