@@ -3,7 +3,7 @@
 use chrono::TimeDelta;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::duration::parse_duration;
+use outbox_core::duration::parse as parse_duration;
 
 /// Operate a transactional outbox: apply its schema, enqueue, drain, inspect.
 #[derive(Debug, Parser)]

@@ -20,7 +20,6 @@ macro_rules! out_raw {
 mod args;
 mod backend;
 mod commands;
-mod duration;
 mod emitters;
 mod engine_postgres;
 mod engine_sqlite;

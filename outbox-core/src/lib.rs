@@ -4,6 +4,7 @@ mod admin;
 mod cleanup;
 mod clock;
 pub mod drain;
+pub mod duration;
 mod error;
 mod guarded;
 mod ident;

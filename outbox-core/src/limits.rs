@@ -170,7 +170,8 @@ impl StoreLimits {
     }
 }
 
-fn check_name(field: &'static str, value: &str) -> Result<()> {
+/// A name the stores take: not blank, and at most [`MAX_NAME_BYTES`].
+pub(crate) fn check_name(field: &'static str, value: &str) -> Result<()> {
     if value.trim().is_empty() {
         return Err(OutboxError::invalid(field, "must not be empty"));
     }
@@ -186,7 +187,8 @@ fn check_name(field: &'static str, value: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_lease(lease: TimeDelta) -> Result<()> {
+/// A lease the stores take: positive, and at most 365 days.
+pub(crate) fn check_lease(lease: TimeDelta) -> Result<()> {
     if lease <= TimeDelta::zero() {
         return Err(OutboxError::invalid(
             "lease",

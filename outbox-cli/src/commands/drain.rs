@@ -19,8 +19,8 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
                 "--lease",
                 format!(
                     "{} is not longer than --emit-delay {}: every lease would run out mid-emission (use a lease several times the emission time)",
-                    crate::duration::show(args.lease),
-                    crate::duration::show(delay)
+                    outbox_core::duration::show(args.lease),
+                    outbox_core::duration::show(delay)
                 ),
             ));
         }
@@ -29,8 +29,8 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
                 "--emit-timeout",
                 format!(
                     "{} is not longer than --emit-delay {}: every emission would be abandoned",
-                    crate::duration::show(args.emit_timeout),
-                    crate::duration::show(delay)
+                    outbox_core::duration::show(args.emit_timeout),
+                    outbox_core::duration::show(delay)
                 ),
             ));
         }

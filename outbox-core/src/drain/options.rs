@@ -169,28 +169,31 @@ impl DrainOptions {
         if self.owner.trim().is_empty() {
             return Err(OutboxError::invalid("owner", "must not be empty"));
         }
+        crate::limits::check_name("owner", &self.owner)?;
         if self.batch_size == 0 {
             return Err(OutboxError::invalid("batch size", "must be at least 1"));
         }
-        if self.lease <= TimeDelta::zero() {
-            return Err(OutboxError::invalid("lease", "must be positive"));
-        }
+        // The stores' own bound, so that options that validate make claims they take.
+        crate::limits::check_lease(self.lease)?;
         if self.emit_concurrency == 0 {
             return Err(OutboxError::invalid(
                 "emit concurrency",
                 "must be at least 1",
             ));
         }
-        if self.poll_interval.is_zero() || self.max_idle_interval < self.poll_interval {
+        let day = Duration::from_secs(86_400);
+        if self.poll_interval.is_zero()
+            || self.max_idle_interval < self.poll_interval
+            || self.max_idle_interval > day
+        {
             return Err(OutboxError::invalid(
                 "poll interval",
-                "must be positive, and the idle maximum not below it",
+                "must be positive, and the idle maximum not below it nor above 1 day",
             ));
         }
         if self.max_attempts == 0 {
             return Err(OutboxError::invalid("max attempts", "must be at least 1"));
         }
-        let day = Duration::from_secs(86_400);
         if self.emit_timeout < Duration::from_millis(1) || self.emit_timeout > day {
             return Err(OutboxError::invalid(
                 "emit timeout",
@@ -215,5 +218,34 @@ impl DrainOptions {
     /// The owner name claims are written under.
     pub fn owner_name(&self) -> &str {
         &self.owner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Options that validate make requests the stores take (found by the duration fuzz
+    /// target: a 100-year lease passed here, then every claim was refused).
+    #[test]
+    fn options_the_stores_would_refuse_are_refused_here() {
+        let limits = crate::StoreLimits::default();
+        for lease in [TimeDelta::days(366), TimeDelta::MAX] {
+            let err = DrainOptions::new().lease(lease).validate().unwrap_err();
+            assert!(
+                err.is_invalid_input() && err.to_string().contains("lease"),
+                "{err}"
+            );
+            let claim = crate::ClaimRequest::new("w", 1, lease);
+            assert!(limits.check_claim(&claim).is_err());
+        }
+        let long = "w".repeat(crate::MAX_NAME_BYTES + 1);
+        let err = DrainOptions::new().owner(long).validate().unwrap_err();
+        assert!(err.to_string().contains("owner"), "{err}");
+        let year = DrainOptions::new().lease(TimeDelta::days(365));
+        assert!(year.validate().is_ok());
+        let never = Duration::from_secs(2 * 86_400);
+        let err = DrainOptions::new().poll_interval(never, never).validate();
+        assert!(err.unwrap_err().to_string().contains("poll interval"));
     }
 }

@@ -1,11 +1,12 @@
-//! Durations on the command line: `250ms`, `30s`, `5m`, `2h`, `7d`. A bare number is
-//! refused: `--delivered-older-than 7` could mean seven seconds or seven days, and a
-//! destructive command must not guess.
+//! Durations as operators write them (command-line flags, configuration): `250ms`, `30s`,
+//! `5m`, `2h`, `7d`. A bare number is refused: `--delivered-older-than 7` could mean
+//! seven seconds or seven days, and a destructive command must not guess.
 
 use chrono::TimeDelta;
 
-/// Parses a positive duration; the error names the accepted forms.
-pub(crate) fn parse_duration(text: &str) -> Result<TimeDelta, String> {
+/// Parses a positive duration in one whole unit (`ms`, `s`, `m`, `h`, `d`); the error
+/// names the accepted forms.
+pub fn parse(text: &str) -> Result<TimeDelta, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
@@ -32,8 +33,9 @@ pub(crate) fn parse_duration(text: &str) -> Result<TimeDelta, String> {
     Ok(d)
 }
 
-/// A duration the way an operator wrote it, in its largest whole unit (`30s`, `5m`).
-pub(crate) fn show(d: TimeDelta) -> String {
+/// A duration the way an operator would write it, in its largest whole unit (`30s`,
+/// `5m`); [`parse`] reads it back.
+pub fn show(d: TimeDelta) -> String {
     let ms = d.num_milliseconds();
     for (unit, size) in [
         ("d", 86_400_000),
@@ -54,11 +56,11 @@ mod tests {
 
     #[test]
     fn accepted_forms() {
-        assert_eq!(parse_duration("250ms"), Ok(TimeDelta::milliseconds(250)));
-        assert_eq!(parse_duration("30s"), Ok(TimeDelta::seconds(30)));
-        assert_eq!(parse_duration("5m"), Ok(TimeDelta::minutes(5)));
-        assert_eq!(parse_duration("2h"), Ok(TimeDelta::hours(2)));
-        assert_eq!(parse_duration("7d"), Ok(TimeDelta::days(7)));
+        assert_eq!(parse("250ms"), Ok(TimeDelta::milliseconds(250)));
+        assert_eq!(parse("30s"), Ok(TimeDelta::seconds(30)));
+        assert_eq!(parse("5m"), Ok(TimeDelta::minutes(5)));
+        assert_eq!(parse("2h"), Ok(TimeDelta::hours(2)));
+        assert_eq!(parse("7d"), Ok(TimeDelta::days(7)));
     }
 
     #[test]
@@ -82,7 +84,7 @@ mod tests {
             "7",
             "30",
         ] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
+            assert!(parse(bad).is_err(), "{bad}");
         }
     }
 }
