@@ -36,7 +36,9 @@ SET claim_owner = ?1,
     claim_token = randomblob(16),
     claimed_at = ?2,
     claim_expires_at = ?3,
-    claim_attempt_count = claim_attempt_count + 1,
+    -- Capped, so a count edited out of range by hand cannot overflow the statement:
+    -- the row is read back and reported as corrupt instead.
+    claim_attempt_count = min(claim_attempt_count, 4294967295) + 1,
     stamp = randomblob(16)
 WHERE rowid IN (SELECT rid FROM retry UNION ALL SELECT rid FROM pending)
   AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)

@@ -6,6 +6,7 @@ mod cancellation;
 mod child;
 mod commands;
 mod conformance;
+mod corrupt_rows;
 mod drain;
 mod faults;
 mod in_transaction;

@@ -3,6 +3,7 @@
 mod admin;
 mod cancellation;
 mod conformance;
+mod corrupt_rows;
 mod drain;
 mod migrations;
 mod opening;
