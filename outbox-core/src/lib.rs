@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
+mod bounded;
 mod cleanup;
 mod clock;
 pub mod drain;
@@ -24,6 +25,7 @@ pub use admin::{
     check_list, check_requeue, requeued, stats_of, AdminClaimStore, DeadLetterSelection,
     ListRequest, OutboxAdmin, OutboxStats,
 };
+pub use bounded::{Bounded, MAX_CALL_TIMEOUT};
 pub use cleanup::{CleanupStats, CleanupThresholds, HeldSnapshot};
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
 pub use error::{from_sqlstate, BoxError, OutboxError, Result};

@@ -231,3 +231,80 @@ async fn an_unmigrated_table_is_refused_at_construction() {
         "{err}"
     );
 }
+
+/// A server that stops answering (a black-holed path): the portable store has no deadline
+/// of its own; wrapped in `Bounded`, each call fails within the deadline, and once the
+/// path heals the same store works again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounded_calls_fail_within_their_deadline_through_a_black_hole() {
+    use std::time::{Duration, Instant};
+
+    use outbox_core::{Bounded, ClaimRequest, OutboxAdmin};
+    use outbox_testkit::tcp_proxy::TcpProxy;
+    use sqlx::postgres::PgConnectOptions;
+
+    const DEADLINE: Duration = Duration::from_millis(500);
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    outbox_postgres::migrate(&mut db.connect().await, &table)
+        .await
+        .unwrap();
+    let proxy = TcpProxy::start(outbox_testkit::postgres::server_addr(&db.url))
+        .await
+        .unwrap();
+    let options: PgConnectOptions = db.url.parse().unwrap();
+    let options = options.host("127.0.0.1").port(proxy.local_addr().port());
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .acquire_timeout(Duration::from_secs(60))
+        .connect_with(options)
+        .await
+        .unwrap();
+    let portable = PortableStore::postgres(pool, PortableConfig::default().table(table))
+        .await
+        .unwrap();
+    let store = Bounded::new(portable, DEADLINE).unwrap();
+    let written = store
+        .enqueue_batch((0..3u8).map(|i| NewEntry::new("t", vec![i])).collect())
+        .await
+        .unwrap();
+
+    proxy.black_hole();
+    let claim = ClaimRequest::new("w", 10, chrono::TimeDelta::seconds(30));
+    for what in ["claim", "stats", "get"] {
+        let started = Instant::now();
+        let result = match what {
+            "claim" => store.claim_next(&claim).await.map(|_| ()),
+            "stats" => store.stats(None).await.map(|_| ()),
+            _ => store.get(written[0].id).await.map(|_| ()),
+        };
+        let took = started.elapsed();
+        match result {
+            Err(OutboxError::Connection { message, .. }) => {
+                assert!(message.contains("deadline"), "{what}: {message}")
+            }
+            other => panic!("{what} through the black hole gave {other:?}"),
+        }
+        assert!(
+            took >= DEADLINE - Duration::from_millis(50) && took < DEADLINE * 4,
+            "{what} failed after {took:?}, its deadline being {DEADLINE:?}"
+        );
+    }
+
+    proxy.restore();
+    // The calls abandoned in the black hole left their connections to be replaced; the
+    // store comes back once new ones are made.
+    let healed = Instant::now();
+    let claims = loop {
+        match store.claim_next(&claim).await {
+            Ok(claims) => break claims,
+            Err(e) => {
+                assert!(healed.elapsed() < Duration::from_secs(30), "not back: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    assert_eq!(claims.len(), 3, "every entry claimable after the outage");
+}
