@@ -28,6 +28,11 @@ pub(crate) struct Cli {
     /// The schema holding the table (PostgreSQL, SQL Server; the connection's default when unset).
     #[arg(long, global = true)]
     pub(crate) schema: Option<String>,
+    /// Every store call on a database server (PostgreSQL, SQL Server) fails past this
+    /// deadline instead of waiting on a server that stopped answering; the drain backs
+    /// off and tries again. Keep it under the lease.
+    #[arg(long, global = true, default_value = "10s", value_parser = parse_call_timeout)]
+    pub(crate) call_timeout: std::time::Duration,
     /// How log lines on standard error look: text for people, json (one object a line)
     /// for a log pipeline.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
@@ -301,4 +306,15 @@ pub(crate) struct Selection {
     /// Every dead letter.
     #[arg(long)]
     pub(crate) all: bool,
+}
+
+/// A call deadline: a duration of at most an hour.
+fn parse_call_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let d = parse_duration(text)?
+        .to_std()
+        .map_err(|e| format!("{text:?}: {e}"))?;
+    if d > outbox_core::MAX_CALL_TIMEOUT {
+        return Err(format!("{text:?} is longer than the 1h maximum"));
+    }
+    Ok(d)
 }

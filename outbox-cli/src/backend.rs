@@ -19,6 +19,8 @@ pub(crate) struct Target {
     pub(crate) table: TableName,
     /// Only reads will follow (an engine may then open the database read-only).
     pub(crate) reading: bool,
+    /// Each store call's deadline on a database server.
+    pub(crate) call_timeout: std::time::Duration,
 }
 
 /// One engine: how it applies or prints its schema and how it opens a store.
@@ -106,4 +108,16 @@ impl Target {
 /// Wraps a store so its transitions are counted and the ones not applied are logged.
 pub(crate) fn observed<S: AdminClaimStore + 'static>(store: S) -> Arc<dyn AdminClaimStore> {
     Arc::new(Observed::new(store))
+}
+
+/// Like [`observed`], for a store on a server that has no call deadline of its own:
+/// every call is given the target's.
+pub(crate) fn observed_bounded<S: AdminClaimStore + 'static>(
+    store: S,
+    target: &Target,
+) -> Result<Arc<dyn AdminClaimStore>> {
+    Ok(observed(outbox_core::Bounded::new(
+        store,
+        target.call_timeout,
+    )?))
 }

@@ -9,7 +9,7 @@ use outbox_postgres::tokio_postgres;
 use outbox_postgres::{PgClaimStore, PgListener, PgStoreConfig, PgTls};
 
 use crate::args::StoreKind;
-use crate::backend::{observed, Engine, Fut, Target};
+use crate::backend::{observed, observed_bounded, Engine, Fut, Target};
 
 pub(crate) static ENGINE: Engine = Engine {
     schemes: &["postgres", "postgresql"],
@@ -65,11 +65,22 @@ fn not_connected(url: &str, e: &tokio_postgres::Error) -> OutboxError {
     unreachable(url, detail)
 }
 
-async fn connect(url: &str) -> Result<tokio_postgres::Client> {
+/// A connection of the command's own, made within the call deadline: a server that
+/// accepts but never answers is reported, not waited on.
+async fn connect(target: &Target) -> Result<tokio_postgres::Client> {
+    let url = target.url.as_str();
     let (config, tls) = config(url)?;
-    let (client, connection) = config
-        .connect(tls)
+    let (client, connection) = tokio::time::timeout(target.call_timeout, config.connect(tls))
         .await
+        .map_err(|_| {
+            unreachable(
+                url,
+                format!(
+                    "no answer within the call deadline ({:?}, --call-timeout)",
+                    target.call_timeout
+                ),
+            )
+        })?
         .map_err(|e| not_connected(url, &e))?;
     tokio::spawn(async move {
         let _ = connection.await;
@@ -79,7 +90,7 @@ async fn connect(url: &str) -> Result<tokio_postgres::Client> {
 
 fn migrate(target: &Target) -> Fut<'_, i64> {
     Box::pin(async move {
-        let mut client = connect(&target.url).await?;
+        let mut client = connect(target).await?;
         outbox_postgres::migrate(&mut client, &target.table).await
     })
 }
@@ -92,8 +103,18 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
     Box::pin(async move {
         let (pg, tls) = config(&target.url)?;
         // Fail fast, with a clear message, when the server is not there.
-        let probe = connect(&target.url).await?;
-        outbox_postgres::check_schema(&probe, &target.table).await?;
+        let probe = connect(target).await?;
+        tokio::time::timeout(
+            target.call_timeout,
+            outbox_postgres::check_schema(&probe, &target.table),
+        )
+        .await
+        .map_err(|_| {
+            unreachable(
+                &target.url,
+                "the schema check got no answer within the call deadline",
+            )
+        })??;
         drop(probe);
         match target.kind {
             StoreKind::Optimized => {
@@ -112,17 +133,19 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
                 let config = PgStoreConfig::new()
                     .table(target.table.clone())
                     .listener(Arc::new(listener))
-                    .tls(tls);
+                    .tls(tls)
+                    .call_timeout(target.call_timeout)?;
                 Ok(observed(PgClaimStore::new(pool, config).await?))
             }
             StoreKind::Portable => {
                 let pool = sqlx::postgres::PgPoolOptions::new()
                     .max_connections(POOL_SIZE)
+                    .acquire_timeout(target.call_timeout)
                     .connect(&target.url)
                     .await
                     .map_err(|e| unreachable(&target.url, e))?;
                 let portable = PortableConfig::default().table(target.table.clone());
-                Ok(observed(PortableStore::postgres(pool, portable).await?))
+                observed_bounded(PortableStore::postgres(pool, portable).await?, target)
             }
         }
     })

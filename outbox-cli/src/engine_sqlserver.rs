@@ -10,7 +10,7 @@ use outbox_sqlserver::{
 };
 
 use crate::args::StoreKind;
-use crate::backend::{observed, Engine, Fut, Target};
+use crate::backend::{observed_bounded, Engine, Fut, Target};
 
 pub(crate) static ENGINE: Engine = Engine {
     schemes: &["sqlserver", "mssql", "jdbc"],
@@ -46,9 +46,9 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
         let pool = connect_pool(options(target)?, POOL_SIZE).await?;
         let config = SqlServerStoreConfig::for_table(target.table.clone());
         let store = SqlServerClaimStore::new(pool, config).await?;
-        Ok(match target.kind {
-            StoreKind::Optimized => observed(store),
-            StoreKind::Portable => observed(PortableSqlServerStore::new(store)),
-        })
+        match target.kind {
+            StoreKind::Optimized => observed_bounded(store, target),
+            StoreKind::Portable => observed_bounded(PortableSqlServerStore::new(store), target),
+        }
     })
 }

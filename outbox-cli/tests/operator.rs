@@ -104,6 +104,13 @@ fn durations_need_a_unit_and_bad_values_are_usage_errors() {
         2,
         "lease",
     );
+    for bad in ["0s", "2h", "10"] {
+        fails_with(
+            outbox(&db).args(["--call-timeout", bad, "stats"]),
+            2,
+            "--call-timeout",
+        );
+    }
     fails_with(
         outbox(&db).args(["enqueue", "--count", "1", "--payload-bytes", "99999999"]),
         2,

@@ -229,3 +229,60 @@ async fn stats_name_a_snapshot_held_open_elsewhere_and_warn_past_the_threshold()
     let out = ok(db.cmd().arg("stats"));
     assert!(!out.contains("held-report"), "{out}");
 }
+
+/// A server that accepts connections and then never answers (a black-holed path): every
+/// command gives up within `--call-timeout`, on either store, with a message naming the
+/// server, and works again once the path heals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_give_up_within_the_call_timeout_when_the_server_stops_answering() {
+    use std::time::{Duration, Instant};
+
+    use outbox_testkit::postgres::server_addr;
+    use outbox_testkit::tcp_proxy::TcpProxy;
+
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let server = server_addr(&pg.url);
+    let proxy = TcpProxy::start(server).await.unwrap();
+    let via = pg.url.replacen(
+        &format!(":{}/", server.port()),
+        &format!(":{}/", proxy.local_addr().port()),
+        1,
+    );
+    assert_ne!(via, pg.url, "the URL names the server's port");
+    let direct = Db::postgres(&pg.url, &pg.schema);
+    let through = Db::postgres(&via, &pg.schema);
+    let run = |db: Db, args: Vec<&'static str>, healthy: bool| {
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let mut cmd = db.cmd();
+            cmd.args(["--call-timeout", "1s"]).args(args);
+            if healthy {
+                ok(&mut cmd);
+            } else {
+                fails(&mut cmd, "PostgreSQL server");
+            }
+            started.elapsed()
+        })
+    };
+    run(direct.clone(), vec!["migrate"], true).await.unwrap();
+    run(direct, vec!["enqueue", "--count", "5"], true)
+        .await
+        .unwrap();
+    run(through.clone(), vec!["stats"], true).await.unwrap();
+
+    proxy.black_hole();
+    for store in ["optimized", "portable"] {
+        let took = run(through.clone(), vec!["--store", store, "stats"], false)
+            .await
+            .unwrap();
+        assert!(
+            took < Duration::from_secs(8),
+            "{store}: gave up after {took:?}, the call timeout being 1s"
+        );
+    }
+
+    proxy.restore();
+    run(through, vec!["stats"], true).await.unwrap();
+}

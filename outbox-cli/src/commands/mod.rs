@@ -39,6 +39,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         kind: cli.store,
         table,
         reading: false,
+        call_timeout: cli.call_timeout,
     };
     // Only drain can finish with a non-zero code; every other command is 0 when it succeeds.
     let done = match cli.command {
