@@ -103,8 +103,9 @@ impl Drain {
         Ok(())
     }
 
-    /// One batch completion, tried again twice after a short pause: the emissions already
-    /// happened, and losing their record means emitting them all again after the lease.
+    /// One batch completion, tried again while its leases last (see `complete_retrying`):
+    /// the emissions already happened, and losing their record means emitting them all
+    /// again after the lease.
     /// The same requests are sent again, so a first attempt that committed before its
     /// reply was lost is recognised by the stores as this drain's write, not a refusal.
     pub(super) async fn complete_with_retries(
@@ -130,23 +131,45 @@ impl Drain {
         (self.store.limits().max_batch_size as usize).max(1)
     }
 
+    /// Sends `reqs` until the store takes them: three attempts at least (after 100 and
+    /// 200 ms), then on, pausing up to a second, for as long as every lease in the batch
+    /// has time left. The emissions already happened; each recording lost to an outage
+    /// the store outlives (a server restart, a failover) would mean emitting the entry
+    /// again once its lease ran out, while a recording that lands before then costs
+    /// nothing. A lease past its end could be another worker's: then the error is the
+    /// caller's.
     async fn complete_retrying(
         &self,
         reqs: Vec<CompletionRequest>,
     ) -> Result<Vec<crate::TransitionResult>> {
+        // Measured on the monotonic clock from the lease time left now, so a test clock
+        // that stands still cannot keep a failing store retried for ever.
+        let lease_left = reqs
+            .iter()
+            .map(|r| r.claim.expires_at - self.clock.now())
+            .min()
+            .and_then(|left| left.to_std().ok())
+            .unwrap_or_default();
+        let started = tokio::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(100);
-        for _ in 0..2 {
-            match self.store.complete_batch(reqs.clone()).await {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let e = match self.store.complete_batch(reqs.clone()).await {
                 Ok(results) => return Ok(results),
                 Err(e) if e.is_invalid_input() => return Err(e),
-                Err(e) => {
-                    tracing::warn!(error = %e, "recording the batch failed; trying again");
-                    tokio::time::sleep(pause).await;
-                    pause *= 2;
-                }
+                Err(e) => e,
+            };
+            // The next attempt must start, with a second to spare for its round trip,
+            // before the first lease of the batch runs out.
+            let next = started.elapsed() + pause + std::time::Duration::from_secs(1);
+            if attempts >= 3 && next >= lease_left {
+                return Err(e);
             }
+            tracing::warn!(error = %e, attempts, "recording the batch failed; trying again while its leases last");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(1));
         }
-        self.store.complete_batch(reqs).await
     }
 
     /// Turns what the provider said into what the store records, applying the retry
