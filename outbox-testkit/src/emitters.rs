@@ -115,3 +115,32 @@ impl<E: Emitter> Emitter for Counting<E> {
         outcome
     }
 }
+
+/// Delivers every entry after a short pause (so a fault finds emissions in flight) and
+/// counts each entry's emissions: an entry emitted twice shows.
+#[derive(Debug, Default)]
+pub struct PerEntry(std::sync::Mutex<std::collections::HashMap<outbox_core::EntryId, u32>>);
+
+impl PerEntry {
+    /// Each entry emitted so far, with how many times.
+    pub fn emissions(&self) -> std::collections::HashMap<outbox_core::EntryId, u32> {
+        self.0.lock().expect("the counts' lock").clone()
+    }
+}
+
+#[outbox_core::async_trait]
+impl Emitter for PerEntry {
+    async fn emit(
+        &self,
+        emission: outbox_core::drain::Emission<'_>,
+    ) -> outbox_core::drain::EmitOutcome {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        *self
+            .0
+            .lock()
+            .expect("the counts' lock")
+            .entry(emission.entry.id)
+            .or_default() += 1;
+        outbox_core::drain::EmitOutcome::delivered()
+    }
+}

@@ -4,43 +4,23 @@
 //! instead of waiting on a dead socket; a drain backs off through the outage, longer than
 //! its leases, and once the path heals delivers every entry, none recorded twice.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::TimeDelta;
-use outbox_core::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
+use outbox_core::drain::{Drain, DrainOptions};
 use outbox_core::{
-    async_trait, ClaimRequest, ClaimStore, EmissionStatus, EntryId, ListRequest, NewEntry,
-    OutboxAdmin, OutboxError, OutboxStore,
+    ClaimRequest, ClaimStore, EmissionStatus, ListRequest, NewEntry, OutboxAdmin, OutboxError,
+    OutboxStore,
 };
 use outbox_postgres::PgStoreConfig;
+use outbox_testkit::emitters::PerEntry;
 use outbox_testkit::tcp_proxy::TcpProxy;
 
 use crate::support;
 
 const DEADLINE: Duration = Duration::from_millis(500);
 const ENTRIES: usize = 400;
-
-/// Counts each entry's emissions; each takes a little while, so the outage finds the
-/// drain mid-batch.
-#[derive(Default)]
-struct Counting(Mutex<HashMap<EntryId, u32>>);
-
-impl Counting {
-    fn emissions(&self) -> HashMap<EntryId, u32> {
-        self.0.lock().unwrap().clone()
-    }
-}
-
-#[async_trait]
-impl Emitter for Counting {
-    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-        *self.0.lock().unwrap().entry(emission.entry.id).or_default() += 1;
-        EmitOutcome::delivered()
-    }
-}
 
 /// Asserts that `call` failed as a broken connection, after about the deadline: not
 /// refused at once, not left waiting.
@@ -88,7 +68,7 @@ async fn calls_fail_within_their_deadline_and_the_drain_resumes_once_the_path_he
     let config = support::pg_config_via(&db.url, &db.schema, proxy.local_addr());
     let deadline = PgStoreConfig::default().call_timeout(DEADLINE).unwrap();
     let store = Arc::new(support::store_with(&db, support::pool(config, 4), deadline).await);
-    let emitter = Arc::new(Counting::default());
+    let emitter = Arc::new(PerEntry::default());
     let options = DrainOptions::new()
         .owner("black-holed")
         .batch_size(20)

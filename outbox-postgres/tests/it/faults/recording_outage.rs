@@ -2,32 +2,18 @@
 //! restart, a failover, a dropped path): the drain keeps trying to record what it already
 //! emitted while its leases last, so once the server is back nothing is emitted twice.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::TimeDelta;
-use outbox_core::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
-use outbox_core::{async_trait, EmissionStatus, EntryId, NewEntry, OutboxAdmin, OutboxStore};
+use outbox_core::drain::{Drain, DrainOptions};
+use outbox_core::{EmissionStatus, NewEntry, OutboxAdmin, OutboxStore};
+use outbox_testkit::emitters::PerEntry;
 use outbox_testkit::tcp_proxy::TcpProxy;
 
 use crate::support;
 
 const ENTRIES: usize = 300;
-
-/// Counts each entry's emissions; each takes a little while, so the outage finds
-/// emissions finished and not yet recorded.
-#[derive(Default)]
-struct Counting(Mutex<HashMap<EntryId, u32>>);
-
-#[async_trait]
-impl Emitter for Counting {
-    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-        *self.0.lock().unwrap().entry(emission.entry.id).or_default() += 1;
-        EmitOutcome::delivered()
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_shorter_than_the_lease_emits_nothing_twice() {
@@ -45,7 +31,7 @@ async fn an_outage_shorter_than_the_lease_emits_nothing_twice() {
     let config = support::pg_config_via(&db.url, &db.schema, proxy.local_addr());
     let store =
         Arc::new(support::store_with(&db, support::pool(config, 4), Default::default()).await);
-    let emitter = Arc::new(Counting::default());
+    let emitter = Arc::new(PerEntry::default());
     let options = DrainOptions::new()
         .owner("through-an-outage")
         .batch_size(50)
@@ -61,7 +47,7 @@ async fn an_outage_shorter_than_the_lease_emits_nothing_twice() {
             .await
     });
 
-    let emitted = || emitter.0.lock().unwrap().len();
+    let emitted = || emitter.emissions().len();
     proxy
         .outage_once(|| emitted() >= 60, Duration::from_secs(2))
         .await;
@@ -79,12 +65,9 @@ async fn an_outage_shorter_than_the_lease_emits_nothing_twice() {
     let summary = running.await.unwrap();
     assert!(during < ENTRIES, "the drain finished before the outage");
     let twice: Vec<_> = emitter
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(_, n)| **n > 1)
-        .map(|(id, n)| (*id, *n))
+        .emissions()
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
         .collect();
     assert!(
         twice.is_empty(),
