@@ -85,17 +85,17 @@ fn redact_key_values(conn: &str) -> String {
 }
 
 /// The length of the value at the start of `s`: a quoted string up to its closing quote
-/// (or the end), or everything up to the next whitespace.
+/// (or the end), or everything up to the next whitespace. In both, a backslash takes the
+/// next character as it is (so `a\ b` is one value), as the driver reads them.
 fn value_length(s: &str) -> usize {
-    if !s.starts_with('\'') {
-        return s.find(char::is_whitespace).unwrap_or(s.len());
-    }
+    let quoted = s.starts_with('\'');
     let mut escaped = false;
-    for (i, c) in s.char_indices().skip(1) {
+    for (i, c) in s.char_indices().skip(usize::from(quoted)) {
         match c {
             _ if escaped => escaped = false,
             '\\' => escaped = true,
-            '\'' => return i + 1,
+            '\'' if quoted => return i + 1,
+            c if !quoted && c.is_whitespace() => return i,
             _ => {}
         }
     }
@@ -127,6 +127,7 @@ mod tests {
             ),
             ("postgres://h/db?x=a@b:c", "postgres://h/db?x=a@b:c"),
             ("postgres://us?er:secret@h/db", "postgres://us?er@h/db"),
+            ("host=a\\\tb password=secret", "host=a\\\tb password=***"),
         ] {
             assert_eq!(redact_url(given), shown, "{given}");
         }
