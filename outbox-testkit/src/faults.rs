@@ -52,3 +52,25 @@ pub async fn a_stale_worker_changes_nothing_it_no_longer_holds(store: DynStore) 
         assert!(won.is_applied());
     }
 }
+
+/// Asserts that `call` failed as a broken connection whose message names the deadline,
+/// after about `deadline`: not refused at once, not left waiting.
+pub async fn fails_within_the_deadline<T: std::fmt::Debug>(
+    what: &str,
+    deadline: std::time::Duration,
+    call: impl std::future::Future<Output = outbox_core::Result<T>>,
+) {
+    let started = std::time::Instant::now();
+    let result = call.await;
+    let took = started.elapsed();
+    match result {
+        Err(outbox_core::OutboxError::Connection { message, .. }) => {
+            assert!(message.contains("deadline"), "{what}: {message}")
+        }
+        other => panic!("{what} past its deadline gave {other:?}"),
+    }
+    assert!(
+        took + std::time::Duration::from_millis(50) >= deadline && took < deadline * 4,
+        "{what} failed after {took:?}, its deadline being {deadline:?}"
+    );
+}

@@ -6,6 +6,7 @@
 mod black_hole;
 mod killed_worker;
 mod lost_reply;
+mod proxied;
 mod recording_outage;
 mod server_restart;
 mod stale_worker;
