@@ -119,11 +119,15 @@ async fn the_listener_comes_back_after_a_reconnection_attempt_into_a_black_hole(
 
     proxy.black_hole();
     proxy.cut();
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(
-        listener.session().is_none(),
-        "still listening on a closed connection"
-    );
+    // Noticed when the connection's task sees the close: soon, but later on a busy machine.
+    let cut_at = std::time::Instant::now();
+    while listener.session().is_some() {
+        assert!(
+            cut_at.elapsed() < WITHIN,
+            "still listening on a closed connection"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // Time for an attempt to start and hang in the black hole.
     tokio::time::sleep(Duration::from_secs(2)).await;
     proxy.restore();
