@@ -113,11 +113,11 @@ async fn forward(
     upstream: SocketAddr,
     (mut cuts, mut black_holes): (watch::Receiver<u64>, watch::Receiver<u64>),
 ) {
+    // The receivers were subscribed at accept: a cut or black hole from then on, even one
+    // that lands while connecting, applies to this connection.
     let Ok(mut server) = TcpStream::connect(upstream).await else {
         return;
     };
-    cuts.mark_unchanged();
-    black_holes.mark_unchanged();
     tokio::select! {
         _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
         _ = cuts.changed() => {}
@@ -130,9 +130,9 @@ async fn forward(
 }
 
 /// Reads `client` and drops what it sends, answering nothing, until it closes or the
-/// proxy cuts or goes away.
+/// proxy cuts or goes away. A cut `cuts` has not yet been marked as seen counts: a cut
+/// that arrives together with the black hole closes the connection.
 async fn swallow(mut client: TcpStream, mut cuts: watch::Receiver<u64>) {
-    cuts.mark_unchanged();
     let mut sink = tokio::io::sink();
     tokio::select! {
         _ = tokio::io::copy(&mut client, &mut sink) => {}
