@@ -1,8 +1,10 @@
 //! The portable store (`outbox_core::portable`) on a real PostgreSQL server: the
 //! conformance suite, its command count measured from sqlx's statement log, contention,
-//! the race harness, and enqueue inside the host's transaction. Each test gets a fresh
-//! schema from `PgTestDb`; without a server the tests are reported loudly as skipped
-//! (and fail when `OUTBOX_TEST_REQUIRE=postgres`).
+//! the race harness, enqueue inside the host's transaction, and calls abandoned at their
+//! deadline. Each test gets a fresh schema from `PgTestDb`; without a server the tests
+//! are reported loudly as skipped (and fail when `OUTBOX_TEST_REQUIRE=postgres`).
+
+mod cancellation;
 
 use std::sync::Arc;
 
