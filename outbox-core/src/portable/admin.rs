@@ -26,12 +26,15 @@ fn count(v: i64) -> Result<u64> {
     })
 }
 
-#[async_trait]
-impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
-        let mut conn = self.connection().await?;
-        let at = self.clock(&mut conn, now).await?;
-        let counts = B::fetch_counts(&mut conn, &self.sql.stats, vec![at.into()]).await?;
+impl<B: PortableBackend> PortableStore<B> {
+    /// The counts of [`OutboxAdmin::stats`], read on `conn`.
+    async fn stats_on(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<OutboxStats> {
+        let at = self.clock(conn, now).await?;
+        let counts = B::fetch_counts(conn, &self.sql.stats, vec![at.into()]).await?;
         let [pending, delivered, deferred, failed, retryable, dead, retry_ready, in_flight, expired] =
             counts[..]
         else {
@@ -54,17 +57,26 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         stats.retry_ready = count(retry_ready)?;
         stats.claims_in_flight = count(in_flight)?;
         stats.expired_leases = count(expired)?;
-        let oldest = B::fetch_entries(&mut conn, &self.sql.oldest_pending, vec![at.into()]).await?;
+        let oldest = B::fetch_entries(conn, &self.sql.oldest_pending, vec![at.into()]).await?;
         stats.oldest_pending_created_at = oldest.first().map(|(_, e)| e.created_at);
         Ok(stats)
+    }
+}
+
+#[async_trait]
+impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let mut conn = self.connection().await?;
+        let stats = self.stats_on(&mut conn, now).await;
+        conn.finish(stats)
     }
 
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.limits.check_batch_size("limit", limit as usize)?;
         let mut conn = self.connection().await?;
         let params = vec![SqlParam::Time(None), limit.into()];
-        let rows = B::fetch_entries(&mut conn, &self.sql.dead_letters, params).await?;
-        Ok(rows.into_iter().map(|(_, e)| e).collect())
+        let rows = B::fetch_entries(&mut conn, &self.sql.dead_letters, params).await;
+        Ok(conn.finish(rows)?.into_iter().map(|(_, e)| e).collect())
     }
 
     async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
@@ -80,15 +92,15 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
             cursor,
             req.limit.into(),
         ];
-        let rows = B::fetch_entries(&mut conn, &self.sql.list_entries, params).await?;
-        Ok(rows.into_iter().map(|(_, e)| e).collect())
+        let rows = B::fetch_entries(&mut conn, &self.sql.list_entries, params).await;
+        Ok(conn.finish(rows)?.into_iter().map(|(_, e)| e).collect())
     }
 
     async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
         let mut conn = self.connection().await?;
         let params = vec![SqlParam::Time(Some(normalize(before)))];
-        let counts = B::fetch_counts(&mut conn, &self.sql.count_delivered_before, params).await?;
-        count(counts.first().copied().unwrap_or(0))
+        let counts = B::fetch_counts(&mut conn, &self.sql.count_delivered_before, params).await;
+        count(conn.finish(counts)?.first().copied().unwrap_or(0))
     }
 
     async fn requeue(
@@ -106,25 +118,29 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
             selection(which),
             selection(which),
         ];
-        B::execute(&mut conn, &self.sql.requeue, params).await
+        let requeued = B::execute(&mut conn, &self.sql.requeue, params).await;
+        conn.finish(requeued)
     }
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        let mut conn = self.connection().await?;
-        let conn = tokio::sync::Mutex::new(&mut conn);
-        crate::delete_in_batches(|| async {
-            let params = vec![
-                selection(which),
-                selection(which),
-                crate::DELETE_BATCH.into(),
-            ];
-            B::execute(
-                &mut **conn.lock().await,
-                &self.sql.purge_dead_letters,
-                params,
-            )
+        let mut lease = self.connection().await?;
+        let purged = {
+            let conn = tokio::sync::Mutex::new(&mut lease);
+            crate::delete_in_batches(|| async {
+                let params = vec![
+                    selection(which),
+                    selection(which),
+                    crate::DELETE_BATCH.into(),
+                ];
+                B::execute(
+                    &mut **conn.lock().await,
+                    &self.sql.purge_dead_letters,
+                    params,
+                )
+                .await
+            })
             .await
-        })
-        .await
+        };
+        lease.finish(purged)
     }
 }

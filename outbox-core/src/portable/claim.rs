@@ -38,6 +38,16 @@ impl<B: PortableBackend> PortableStore<B> {
     pub(super) async fn claim(&self, req: &ClaimRequest, kind: ClaimKind) -> Result<Vec<Claim>> {
         self.limits.check_claim(req)?;
         let mut conn = self.connection().await?;
+        let won = self.claim_on(&mut conn, req, kind).await;
+        conn.finish(won)
+    }
+
+    async fn claim_on(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        req: &ClaimRequest,
+        kind: ClaimKind,
+    ) -> Result<Vec<Claim>> {
         let candidates_sql = match kind {
             ClaimKind::Pending => &self.sql.claim_pending_candidates,
             ClaimKind::RetryReady => &self.sql.claim_retry_candidates,
@@ -48,7 +58,7 @@ impl<B: PortableBackend> PortableStore<B> {
             SqlParam::Text(req.topic.clone()),
             req.batch_size.into(),
         ];
-        let candidates = B::fetch_ids(&mut conn, candidates_sql, params).await?;
+        let candidates = B::fetch_ids(conn, candidates_sql, params).await?;
         // Every row carries the same instant: the request's, or the database's clock as the
         // candidate query saw it. The re-checks and the writes all use it.
         let Some(now) = candidates.first().map(|(at, _)| normalize(*at)) else {
@@ -57,7 +67,7 @@ impl<B: PortableBackend> PortableStore<B> {
         let expires = normalize(now + req.lease);
         let mut won = Vec::with_capacity(candidates.len());
         for (_, id) in candidates {
-            let Some((_, row)) = self.read(&mut conn, id, Some(now)).await? else {
+            let Some((_, row)) = self.read(conn, id, Some(now)).await? else {
                 continue; // deleted since the candidate query
             };
             if !kind.eligible(&row, req, now) {
@@ -82,7 +92,7 @@ impl<B: PortableBackend> PortableStore<B> {
                 id.into(),
                 read_stamp.into(),
             ];
-            if B::execute(&mut conn, &self.sql.claim_row, params).await? == 1 {
+            if B::execute(conn, &self.sql.claim_row, params).await? == 1 {
                 won.extend(Claim::from_claimed_entry(entry));
             }
         }

@@ -54,9 +54,12 @@ impl<B: PortableBackend> PortableStore<B> {
         let mut conn = self.connection().await?;
         let mut results = Vec::with_capacity(reqs.len());
         for req in reqs {
-            results.push(self.complete_one(&mut conn, req).await?);
+            match self.complete_one(&mut conn, req).await {
+                Ok(result) => results.push(result),
+                Err(e) => return conn.finish(Err(e)),
+            }
         }
-        Ok(results)
+        conn.finish(Ok(results))
     }
 
     async fn complete_one(
@@ -125,7 +128,17 @@ impl<B: PortableBackend> PortableStore<B> {
     ) -> Result<Vec<RenewOutcome>> {
         self.limits.check_renew(claims, req)?;
         let mut conn = self.connection().await?;
-        let now = self.clock(&mut conn, req.now).await?;
+        let outcomes = self.renew_on(&mut conn, claims, req).await;
+        conn.finish(outcomes)
+    }
+
+    async fn renew_on(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        claims: &[Claim],
+        req: &RenewRequest,
+    ) -> Result<Vec<RenewOutcome>> {
+        let now = self.clock(conn, req.now).await?;
         let expires = normalize(now + req.lease);
         let mut outcomes = Vec::with_capacity(claims.len());
         'claims: for claim in claims {
@@ -138,7 +151,7 @@ impl<B: PortableBackend> PortableStore<B> {
                     claim.owner.as_str().into(),
                     claim.token.into(),
                 ];
-                if B::execute(&mut conn, &self.sql.renew_row, params).await? == 1 {
+                if B::execute(conn, &self.sql.renew_row, params).await? == 1 {
                     // Owner and token matched, so nothing but renewals wrote the row since
                     // the claim: the snapshot with the new expiry and stamp is the row.
                     let mut entry = (*claim.entry).clone();
@@ -152,7 +165,7 @@ impl<B: PortableBackend> PortableStore<B> {
                         continue 'claims;
                     }
                 }
-                let current = self.read(&mut conn, claim.id(), Some(now)).await?;
+                let current = self.read(conn, claim.id(), Some(now)).await?;
                 let current = current.map(|(_, entry)| entry);
                 if let Some(outcome) = TransitionOutcome::precheck(current.as_ref(), claim) {
                     let entry = current.unwrap_or_else(|| (*claim.entry).clone());
@@ -160,7 +173,7 @@ impl<B: PortableBackend> PortableStore<B> {
                     continue 'claims;
                 }
             }
-            let entry = self.read(&mut conn, claim.id(), Some(now)).await?;
+            let entry = self.read(conn, claim.id(), Some(now)).await?;
             let entry = entry.map_or_else(|| (*claim.entry).clone(), |(_, e)| e);
             outcomes.push(RenewOutcome::Lost(TransitionResult::new(
                 TransitionOutcome::StaleClaim,
@@ -177,7 +190,17 @@ impl<B: PortableBackend> PortableStore<B> {
         now: Option<DateTime<Utc>>,
     ) -> Result<TransitionResult> {
         let mut conn = self.connection().await?;
-        let Some((now, current)) = self.read(&mut conn, entry.id, now).await? else {
+        let saved = self.save_on(&mut conn, entry, now).await;
+        conn.finish(saved)
+    }
+
+    async fn save_on(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        entry: &OutboxEntry,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<TransitionResult> {
+        let Some((now, current)) = self.read(conn, entry.id, now).await? else {
             return Ok(TransitionResult::new(
                 TransitionOutcome::Missing,
                 entry.clone(),
@@ -196,12 +219,12 @@ impl<B: PortableBackend> PortableStore<B> {
         let stamp = Uuid::new_v4();
         let mut params = target_params(&target, now);
         params.extend([stamp.into(), entry.id.into(), entry.stamp.into()]);
-        if B::execute(&mut conn, &self.sql.save_row, params).await? == 1 {
+        if B::execute(conn, &self.sql.save_row, params).await? == 1 {
             let mut updated = current;
             target.apply_to(&mut updated, now, stamp);
             return Ok(TransitionResult::new(TransitionOutcome::Applied, updated));
         }
-        Ok(match self.read(&mut conn, entry.id, Some(now)).await? {
+        Ok(match self.read(conn, entry.id, Some(now)).await? {
             None => TransitionResult::new(TransitionOutcome::Missing, entry.clone()),
             Some((_, durable)) => {
                 TransitionResult::new(TransitionOutcome::ConcurrencyLost, durable)

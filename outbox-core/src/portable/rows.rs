@@ -56,13 +56,20 @@ impl<B: PortableBackend> PortableStore<B> {
     pub(super) async fn enqueue_all(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.limits.check_new_entries(&entries)?;
         let mut conn = self.connection().await?;
+        let written = self.enqueue_on(&mut conn, entries).await;
+        conn.finish(written)
+    }
+
+    async fn enqueue_on(
+        &self,
+        conn: &mut <B::Db as sqlx::Database>::Connection,
+        entries: Vec<NewEntry>,
+    ) -> Result<Vec<OutboxEntry>> {
         // The clock is read before the transaction begins, so that on SQLite the
         // transaction's first statement is a write and waits for the lock instead of
         // failing on a snapshot another writer moved past.
-        let now = self.clock(&mut conn, None).await?;
-        let mut tx = sqlx::Connection::begin(&mut *conn)
-            .await
-            .map_err(B::map_err)?;
+        let now = self.clock(conn, None).await?;
+        let mut tx = sqlx::Connection::begin(conn).await.map_err(B::map_err)?;
         let written = self.insert_all(&mut tx, entries, now).await?;
         tx.commit().await.map_err(B::map_err)?;
         Ok(written)
@@ -100,7 +107,8 @@ impl<B: PortableBackend> PortableStore<B> {
     /// Reads one row.
     pub(super) async fn get_entry(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
         let mut conn = self.connection().await?;
-        Ok(self.read(&mut conn, id, None).await?.map(|(_, e)| e))
+        let row = self.read(&mut conn, id, None).await;
+        Ok(conn.finish(row)?.map(|(_, e)| e))
     }
 
     /// Runs a find template (`find_pending.sql` or `find_retry_ready.sql`).
@@ -113,8 +121,8 @@ impl<B: PortableBackend> PortableStore<B> {
             SqlParam::Text(req.topic.clone()),
             req.limit.into(),
         ];
-        let rows = B::fetch_entries(&mut conn, sql, params).await?;
-        Ok(rows.into_iter().map(|(_, e)| e).collect())
+        let rows = B::fetch_entries(&mut conn, sql, params).await;
+        Ok(conn.finish(rows)?.into_iter().map(|(_, e)| e).collect())
     }
 
     /// Deletes one bounded batch of old delivered rows.
@@ -123,6 +131,7 @@ impl<B: PortableBackend> PortableStore<B> {
         let before: DateTime<Utc> = normalize(req.delivered_before);
         let mut conn = self.connection().await?;
         let params = vec![before.into(), req.batch_size.into()];
-        B::execute(&mut conn, &self.sql.prune_delivered, params).await
+        let pruned = B::execute(&mut conn, &self.sql.prune_delivered, params).await;
+        conn.finish(pruned)
     }
 }

@@ -145,9 +145,14 @@ impl<B: PortableBackend> PortableStore<B> {
     }
 
     /// One pooled connection, held for a whole call so that its commands do not each pay
-    /// for a pool checkout.
-    pub(super) async fn connection(&self) -> Result<PoolConnection<B::Db>> {
-        self.pool.acquire().await.map_err(B::map_err)
+    /// for a pool checkout. Hand it back with [`Lease::finish`] once the call's last
+    /// statement has answered.
+    pub(super) async fn connection(&self) -> Result<Lease<B::Db>> {
+        let conn = self.pool.acquire().await.map_err(B::map_err)?;
+        Ok(Lease {
+            conn,
+            finished: false,
+        })
     }
 
     /// Reads one row together with `now` (or the database's clock when `None`).
@@ -174,6 +179,48 @@ impl<B: PortableBackend> PortableStore<B> {
                 let at = B::fetch_clock(conn, &self.sql.clock, vec![SqlParam::Time(None)]).await?;
                 Ok(normalize(at))
             }
+        }
+    }
+}
+
+/// A pooled connection lent to one call. Dropped without [`Lease::finish`], the call was
+/// abandoned (its future dropped by a deadline or a cancelled task), perhaps with a
+/// statement still waiting for its answer: the connection is then closed, not returned.
+/// Returned, sqlx would first wait for that answer, with no bound, which a server that
+/// stopped answering never sends, and the pool would lose the connection for as long as
+/// the kernel keeps the socket.
+pub(super) struct Lease<DB: sqlx::Database> {
+    conn: PoolConnection<DB>,
+    finished: bool,
+}
+
+impl<DB: sqlx::Database> Lease<DB> {
+    /// Ends the call that held it, passing its `result` through: every statement has
+    /// answered (with rows or an error), so the connection goes back to the pool.
+    pub(super) fn finish<T>(mut self, result: T) -> T {
+        self.finished = true;
+        result
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::Deref for Lease<DB> {
+    type Target = DB::Connection;
+
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::DerefMut for Lease<DB> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.conn
+    }
+}
+
+impl<DB: sqlx::Database> Drop for Lease<DB> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.conn.close_on_drop();
         }
     }
 }

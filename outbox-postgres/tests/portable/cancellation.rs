@@ -232,3 +232,188 @@ async fn a_completion_abandoned_at_its_deadline_is_applied_once_when_sent_again(
         assert_eq!(row, result.entry, "the result is not the durable row");
     }
 }
+
+/// A claim abandoned mid-statement in a black hole (its update waits on a lock, then the
+/// path goes dark, so no answer will ever come) must not keep the pool's only
+/// connection: once the path heals, the next call gets a connection within seconds, not
+/// when the kernel gives up on the old socket many minutes later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_abandoned_in_a_black_hole_gives_its_connection_back() {
+    use outbox_testkit::tcp_proxy::TcpProxy;
+
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    outbox_postgres::migrate(&mut db.connect().await, &table)
+        .await
+        .unwrap();
+    let proxy = TcpProxy::start(outbox_testkit::postgres::server_addr(&db.url))
+        .await
+        .unwrap();
+    let options: PgConnectOptions = db.url.parse().unwrap();
+    let options = options
+        .host("127.0.0.1")
+        .port(proxy.local_addr().port())
+        .application_name(&db.schema);
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    let portable = PortableStore::postgres(pool, PortableConfig::default().table(table.clone()))
+        .await
+        .unwrap();
+    let store = Bounded::new(portable, Duration::from_secs(3)).unwrap();
+    let written = store
+        .enqueue_batch(vec![NewEntry::new("t", b"x".to_vec())])
+        .await
+        .unwrap();
+    let locker = lock_row(&db, &table, written[0].id).await;
+    let observer = db.connect().await;
+    let gone = request("gone");
+    tokio::select! {
+        result = store.claim_pending(&gone) => {
+            assert!(result.is_err(), "the claim ran past the lock: {result:?}");
+        }
+        () = async {
+            loop {
+                let waiting: i64 = observer
+                    .query_one(
+                        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 \
+                         AND wait_event_type = 'Lock'",
+                        &[&db.schema],
+                    )
+                    .await
+                    .unwrap()
+                    .get(0);
+                if waiting > 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            proxy.black_hole();
+            // Past the deadline, still dark: the abandoned claim's answer is lost.
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        } => panic!("the claim outlived its deadline"),
+    }
+    locker.batch_execute("ROLLBACK").await.unwrap();
+    proxy.restore();
+    let healed = Instant::now();
+    let claim_request = request("next");
+    let claims = once_back("a claim after the path healed", || {
+        store.claim_pending(&claim_request)
+    })
+    .await;
+    let took = healed.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "the pool's connection came back only after {took:?}"
+    );
+    // The abandoned update went through once the lock was released, so the row is leased
+    // to the claim nobody heard back from.
+    assert!(claims.is_empty(), "{claims:?}");
+}
+
+/// The other side of closing abandoned connections: a call that runs to its end, with
+/// rows or with an error from the database, hands its connection back. Every operation
+/// runs on a pool of one connection, and none is opened after the first call's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_calls_keep_their_connection() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+
+    use outbox_core::{
+        DeadLetterSelection, FindRequest, ListRequest, OutboxAdmin, OutboxError, PruneRequest,
+        RenewRequest,
+    };
+
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    outbox_postgres::migrate(&mut db.connect().await, &table)
+        .await
+        .unwrap();
+    let opened = Arc::new(AtomicU32::new(0));
+    let counter = opened.clone();
+    let options: PgConnectOptions = db.url.parse().unwrap();
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .after_connect(move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { Ok(()) })
+        })
+        .connect_with(options)
+        .await
+        .unwrap();
+    let store = PortableStore::postgres(pool, PortableConfig::default().table(table))
+        .await
+        .unwrap();
+    store.get(EntryId::new()).await.unwrap();
+    let before = opened.load(Ordering::SeqCst);
+
+    let first = NewEntry::new("t", b"1".to_vec());
+    let again = first.clone();
+    let written = store.enqueue_batch(vec![first]).await.unwrap();
+    let duplicate = store.enqueue_batch(vec![again]).await.unwrap_err();
+    assert!(
+        matches!(duplicate, OutboxError::DuplicateId(_)),
+        "{duplicate}"
+    );
+    store.get(written[0].id).await.unwrap().unwrap();
+    store.find_pending(&FindRequest::new(10)).await.unwrap();
+    store.find_retry_ready(&FindRequest::new(10)).await.unwrap();
+    let claims = store.claim_pending(&request("w")).await.unwrap();
+    store.claim_retry_ready(&request("w")).await.unwrap();
+    store
+        .renew(&claims, &RenewRequest::new(TimeDelta::seconds(30)))
+        .await
+        .unwrap();
+    let current = store.get(written[0].id).await.unwrap().unwrap();
+    store.save(&current, None).await.unwrap();
+    // A day on, the lease has run out: claimed again, then given up on.
+    let later = request("w").at(chrono::Utc::now() + TimeDelta::days(1));
+    let fresh = store.claim_pending(&later).await.unwrap();
+    assert_eq!(fresh.len(), 1);
+    let done = fresh.into_iter().map(|c| {
+        CompletionRequest::new(
+            c,
+            Completion::DeadLettered {
+                error: outbox_core::EmissionError::new("by the test"),
+                reason: None,
+            },
+        )
+    });
+    store.complete_batch(done.collect()).await.unwrap();
+    store.stats(None).await.unwrap();
+    store.dead_letters(10).await.unwrap();
+    store
+        .list(&ListRequest::new(EmissionStatus::DeadLettered, 10))
+        .await
+        .unwrap();
+    store
+        .count_delivered_before(chrono::Utc::now())
+        .await
+        .unwrap();
+    store
+        .requeue_dead_letters(DeadLetterSelection::All, None)
+        .await
+        .unwrap();
+    store
+        .prune_delivered(&PruneRequest {
+            delivered_before: chrono::Utc::now(),
+            batch_size: 10,
+        })
+        .await
+        .unwrap();
+    store
+        .purge_dead_letters(DeadLetterSelection::All)
+        .await
+        .unwrap();
+    assert_eq!(
+        opened.load(Ordering::SeqCst),
+        before,
+        "a finished call closed its connection"
+    );
+}
