@@ -21,10 +21,7 @@ const WITHIN: Duration = Duration::from_secs(30);
 /// A bounded portable store on a pool of one connection tagged with the test's schema,
 /// holding four entries, and their ids in claim order.
 async fn store_of_four(db: &PgTestDb) -> (Bounded<PortablePgStore>, TableName, Vec<EntryId>) {
-    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
-    outbox_postgres::migrate(&mut db.connect().await, &table)
-        .await
-        .unwrap();
+    let table = super::migrated(db, "outbox").await;
     let options: PgConnectOptions = db.url.parse().unwrap();
     let pool = PgPoolOptions::new()
         .max_connections(1)
@@ -244,18 +241,11 @@ async fn a_claim_abandoned_in_a_black_hole_gives_its_connection_back() {
     let Some(db) = PgTestDb::create().await else {
         return;
     };
-    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
-    outbox_postgres::migrate(&mut db.connect().await, &table)
-        .await
-        .unwrap();
+    let table = super::migrated(&db, "outbox").await;
     let proxy = TcpProxy::start(outbox_testkit::postgres::server_addr(&db.url))
         .await
         .unwrap();
-    let options: PgConnectOptions = db.url.parse().unwrap();
-    let options = options
-        .host("127.0.0.1")
-        .port(proxy.local_addr().port())
-        .application_name(&db.schema);
+    let options = super::through(&db, &proxy).application_name(&db.schema);
     let pool = PgPoolOptions::new()
         .max_connections(1)
         .connect_with(options)
@@ -331,10 +321,7 @@ async fn finished_calls_keep_their_connection() {
     let Some(db) = PgTestDb::create().await else {
         return;
     };
-    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
-    outbox_postgres::migrate(&mut db.connect().await, &table)
-        .await
-        .unwrap();
+    let table = super::migrated(&db, "outbox").await;
     let opened = Arc::new(AtomicU32::new(0));
     let counter = opened.clone();
     let options: PgConnectOptions = db.url.parse().unwrap();

@@ -15,15 +15,27 @@ use outbox_testkit::postgres::PgTestDb;
 use outbox_testkit::race::{claim_and_complete, RaceConfig};
 use outbox_testkit::statement_log;
 use outbox_testkit::{HookFuture, InterleaveHook, Subject};
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-/// Migrates `table` in the test's schema and builds a portable store on a pool of up to
-/// `connections` connections.
-async fn portable_store(db: &PgTestDb, table: &str, connections: u32) -> PortablePgStore {
+/// `table` in the test's schema, migrated.
+async fn migrated(db: &PgTestDb, table: &str) -> TableName {
     let table = TableName::in_schema(&db.schema, table).unwrap();
     outbox_postgres::migrate(&mut db.connect().await, &table)
         .await
         .unwrap();
+    table
+}
+
+/// The test server's connect options, with the server reached through `proxy`.
+fn through(db: &PgTestDb, proxy: &outbox_testkit::tcp_proxy::TcpProxy) -> PgConnectOptions {
+    let options: PgConnectOptions = db.url.parse().unwrap();
+    options.host("127.0.0.1").port(proxy.local_addr().port())
+}
+
+/// Migrates `table` in the test's schema and builds a portable store on a pool of up to
+/// `connections` connections.
+async fn portable_store(db: &PgTestDb, table: &str, connections: u32) -> PortablePgStore {
+    let table = migrated(db, table).await;
     let pool = PgPoolOptions::new()
         .max_connections(connections)
         .connect(&db.url)
@@ -243,25 +255,19 @@ async fn bounded_calls_fail_within_their_deadline_through_a_black_hole() {
 
     use outbox_core::{Bounded, ClaimRequest, OutboxAdmin};
     use outbox_testkit::tcp_proxy::TcpProxy;
-    use sqlx::postgres::PgConnectOptions;
 
     const DEADLINE: Duration = Duration::from_millis(500);
     let Some(db) = PgTestDb::create().await else {
         return;
     };
-    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
-    outbox_postgres::migrate(&mut db.connect().await, &table)
-        .await
-        .unwrap();
+    let table = migrated(&db, "outbox").await;
     let proxy = TcpProxy::start(outbox_testkit::postgres::server_addr(&db.url))
         .await
         .unwrap();
-    let options: PgConnectOptions = db.url.parse().unwrap();
-    let options = options.host("127.0.0.1").port(proxy.local_addr().port());
     let pool = PgPoolOptions::new()
         .max_connections(2)
         .acquire_timeout(Duration::from_secs(60))
-        .connect_with(options)
+        .connect_with(through(&db, &proxy))
         .await
         .unwrap();
     let portable = PortableStore::postgres(pool, PortableConfig::default().table(table))
