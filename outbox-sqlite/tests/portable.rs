@@ -1,7 +1,7 @@
 //! The portable store (`outbox_core::portable`) on real SQLite files: the conformance
 //! suite, its command count measured from sqlx's statement log, contention, the race
-//! harness, switching to the optimized store on the same table, and enqueue inside the
-//! host's transaction.
+//! harness, switching to the optimized store on the same table, enqueue inside the
+//! host's transaction, and an enqueue abandoned at its deadline.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -265,4 +265,58 @@ async fn an_unmigrated_table_is_refused_at_construction() {
         matches!(err, OutboxError::SchemaNotMigrated { .. }),
         "{err}"
     );
+}
+
+/// An enqueue abandoned at its deadline (`Bounded`) while another connection holds the
+/// file's write lock: the abandoned call's transaction never commits (its connection is
+/// closed, which rolls it back, once the insert it was waiting in gets the lock), the
+/// lock's holder commits, and the pool's one connection is usable again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_enqueue_abandoned_on_the_write_lock_writes_nothing() {
+    use outbox_core::Bounded;
+    use sqlx::{Connection, SqliteConnection};
+
+    const DEADLINE: Duration = Duration::from_millis(300);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Bounded::new(portable_store(dir.path(), "outbox", 1).await, DEADLINE).unwrap();
+    let options = SqliteConnectOptions::new().filename(dir.path().join("outbox.db"));
+    let mut holder = SqliteConnection::connect_with(&options).await.unwrap();
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let doomed = NewEntry::new("t", b"doomed".to_vec());
+    let doomed_id = doomed.id;
+    outbox_testkit::faults::fails_within_the_deadline(
+        "an enqueue waiting on the write lock",
+        DEADLINE,
+        store.enqueue_batch(vec![doomed]),
+    )
+    .await;
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+
+    let started = std::time::Instant::now();
+    let kept = loop {
+        match store
+            .enqueue_batch(vec![NewEntry::new("t", b"kept".to_vec())])
+            .await
+        {
+            Ok(written) => break written,
+            Err(e) => {
+                assert!(started.elapsed() < Duration::from_secs(30), "not back: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    assert_eq!(
+        store.get(kept[0].id).await.unwrap().as_ref(),
+        Some(&kept[0])
+    );
+    // Read on a connection of its own, after the abandoned call's has gone.
+    let (rows,): (i64,) = sqlx::query_as("SELECT count(*) FROM outbox")
+        .fetch_one(&mut holder)
+        .await
+        .unwrap();
+    assert_eq!(rows, 1, "the abandoned enqueue was committed");
+    assert_eq!(store.get(doomed_id).await.unwrap(), None);
 }
