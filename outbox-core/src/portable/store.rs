@@ -34,6 +34,12 @@ type Interleaved = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// [`ConcurrencyLost`](crate::TransitionOutcome::ConcurrencyLost). Times come from the
 /// database's clock unless a request carries its own `now`. Wrap it in
 /// [`Observed`](crate::Observed) to count and log transitions.
+///
+/// It has no deadline of its own: wrap it in [`Bounded`](crate::Bounded). A call dropped
+/// before its end (a deadline, a cancelled task) closes the connection it held rather
+/// than returning it to the pool. Each of its row writes commits on its own, so the rows
+/// such a call had already written stay written: leased rows come back when their lease
+/// runs out, and a completion sent again is applied once.
 pub struct PortableStore<B: PortableBackend> {
     pub(super) pool: sqlx::Pool<B::Db>,
     pub(super) sql: Arc<Statements>,
