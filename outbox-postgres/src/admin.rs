@@ -16,7 +16,6 @@ use crate::{row, PgClaimStore};
 #[derive(Debug)]
 pub(crate) struct AdminStatements {
     stats: String,
-    cleanup: &'static str,
     dead_letters: String,
     requeue: String,
     purge: String,
@@ -28,7 +27,6 @@ impl AdminStatements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
             stats: table.render(include_str!("../sql/admin/stats.sql")),
-            cleanup: include_str!("../sql/admin/cleanup.sql"),
             dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
             requeue: table.render(include_str!("../sql/admin/requeue.sql")),
             purge: table.render(include_str!("../sql/admin/purge_dead_letters.sql")),
@@ -54,40 +52,34 @@ fn count(row: &tokio_postgres::Row, column: &str) -> Result<u64> {
     })
 }
 
-impl PgClaimStore {
-    /// The table's dead row versions and the oldest snapshot held elsewhere.
-    async fn cleanup(&self) -> Result<CleanupStats> {
-        let name = self.inner.table.qualified();
-        let rows = query(&self.inner.db, self.inner.admin_sql.cleanup, &[&name]).await?;
-        let row = rows.first().ok_or_else(|| OutboxError::Database {
-            message: "the cleanup query returned no row".into(),
-            source: None,
-        })?;
-        let xmin_age: Option<i64> = row.try_get("xmin_age").map_err(map_err)?;
-        let open_for_us: Option<i64> = row.try_get("open_for_us").map_err(map_err)?;
-        let holder: Option<String> = row.try_get("holder").map_err(map_err)?;
-        let oldest_snapshot = match (xmin_age, holder) {
-            (Some(age), Some(holder)) => Some(HeldSnapshot {
-                xmin_age: u64::try_from(age).unwrap_or(0),
-                open_for: open_for_us
-                    .map(|us| std::time::Duration::from_micros(u64::try_from(us).unwrap_or(0))),
-                holder,
-            }),
-            _ => None,
-        };
-        Ok(CleanupStats {
-            dead_rows: count(row, "dead_rows")?,
-            live_rows: count(row, "live_rows")?,
-            oldest_snapshot,
-        })
-    }
+/// The table's dead row versions and the oldest snapshot held elsewhere, from the stats
+/// row.
+fn cleanup(row: &tokio_postgres::Row) -> Result<CleanupStats> {
+    let xmin_age: Option<i64> = row.try_get("xmin_age").map_err(map_err)?;
+    let open_for_us: Option<i64> = row.try_get("open_for_us").map_err(map_err)?;
+    let holder: Option<String> = row.try_get("holder").map_err(map_err)?;
+    let oldest_snapshot = match (xmin_age, holder) {
+        (Some(age), Some(holder)) => Some(HeldSnapshot {
+            xmin_age: u64::try_from(age).unwrap_or(0),
+            open_for: open_for_us
+                .map(|us| std::time::Duration::from_micros(u64::try_from(us).unwrap_or(0))),
+            holder,
+        }),
+        _ => None,
+    };
+    Ok(CleanupStats {
+        dead_rows: count(row, "dead_rows")?,
+        live_rows: count(row, "live_rows")?,
+        oldest_snapshot,
+    })
 }
 
 #[async_trait]
 impl OutboxAdmin for PgClaimStore {
     async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
         let now = now.map(normalize_time);
-        let rows = query(&self.inner.db, &self.inner.admin_sql.stats, &[&now]).await?;
+        let name = self.inner.table.qualified();
+        let rows = query(&self.inner.db, &self.inner.admin_sql.stats, &[&now, &name]).await?;
         let row = rows.first().ok_or_else(|| OutboxError::Database {
             message: "the stats query returned no row".into(),
             source: None,
@@ -100,7 +92,7 @@ impl OutboxAdmin for PgClaimStore {
         stats.retry_ready = count(row, "retry_ready")?;
         stats.claims_in_flight = count(row, "in_flight")?;
         stats.expired_leases = count(row, "expired")?;
-        stats.cleanup = Some(self.cleanup().await?);
+        stats.cleanup = Some(cleanup(row)?);
         Ok(stats)
     }
 

@@ -1,18 +1,68 @@
+-- Everything `outbox stats` shows, in one statement and one row.
+--
 -- Counts by status (0 pending, 1 delivered, 2 deferred, 3 failed, 4 retryable failure,
 -- 5 dead-lettered), the oldest pending row and lease states, judged at $1 or the
 -- database's clock, in one pass. The outer join keeps one row for an empty table.
-WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS at)
-SELECT clock.at,
-       count(*) FILTER (WHERE status = 0) AS pending,
-       count(*) FILTER (WHERE status = 1) AS delivered,
-       count(*) FILTER (WHERE status = 2) AS deferred,
-       count(*) FILTER (WHERE status = 3) AS failed,
-       count(*) FILTER (WHERE status = 4) AS retryable_failure,
-       count(*) FILTER (WHERE status = 5) AS dead_lettered,
-       min(created_at) FILTER (WHERE status = 0) AS oldest_pending,
-       count(*) FILTER (WHERE status IN (2, 4)
-                          AND (next_retry_at IS NULL OR next_retry_at <= clock.at)) AS retry_ready,
-       count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at > clock.at) AS in_flight,
-       count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at <= clock.at) AS expired
-FROM clock LEFT JOIN {table} ON true
-GROUP BY clock.at
+--
+-- Beside them, what holds back the removal of the table's dead row versions: its dead
+-- and live row counts as the server's statistics last had them ($2 is the table's
+-- quoted, qualified name; zero before the statistics know the table), and the oldest
+-- snapshot still held by another session, a prepared transaction or a replication slot:
+-- its age in transactions, how long its transaction has been open (in microseconds,
+-- unknown for a slot), and who holds it. Only a role with pg_read_all_stats (granted by
+-- pg_monitor) sees the sessions of other roles.
+WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS at),
+counts AS (
+    SELECT clock.at,
+           count(*) FILTER (WHERE status = 0) AS pending,
+           count(*) FILTER (WHERE status = 1) AS delivered,
+           count(*) FILTER (WHERE status = 2) AS deferred,
+           count(*) FILTER (WHERE status = 3) AS failed,
+           count(*) FILTER (WHERE status = 4) AS retryable_failure,
+           count(*) FILTER (WHERE status = 5) AS dead_lettered,
+           min(created_at) FILTER (WHERE status = 0) AS oldest_pending,
+           count(*) FILTER (WHERE status IN (2, 4)
+                              AND (next_retry_at IS NULL OR next_retry_at <= clock.at)) AS retry_ready,
+           count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at > clock.at) AS in_flight,
+           count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at <= clock.at) AS expired
+    FROM clock LEFT JOIN {table} ON true
+    GROUP BY clock.at
+),
+held AS (
+    -- A session idle in a writing transaction has no snapshot between statements, but
+    -- its transaction id holds dead rows back all the same.
+    SELECT coalesce(backend_xmin, backend_xid) AS xmin,
+           clock_timestamp() - xact_start AS open_for,
+           format('session %s (%s, application %s)', pid, coalesce(state, 'state unknown'),
+                  coalesce(nullif(application_name, ''), 'unnamed')) AS holder
+    FROM pg_stat_activity
+    WHERE coalesce(backend_xmin, backend_xid) IS NOT NULL
+      AND pid <> pg_backend_pid()
+    UNION ALL
+    SELECT transaction, clock_timestamp() - prepared, format('prepared transaction %L', gid)
+    FROM pg_prepared_xacts
+    UNION ALL
+    SELECT xmin, NULL, format('replication slot %L', slot_name)
+    FROM pg_replication_slots
+    WHERE xmin IS NOT NULL
+),
+oldest AS (
+    SELECT age(xmin)::bigint AS xmin_age,
+           (extract(epoch FROM open_for) * 1000000)::bigint AS open_for_us,
+           holder
+    FROM held
+    ORDER BY age(xmin) DESC
+    LIMIT 1
+),
+cleanup AS (
+    SELECT coalesce(s.n_dead_tup, 0)::bigint AS dead_rows,
+           coalesce(s.n_live_tup, 0)::bigint AS live_rows,
+           o.xmin_age,
+           o.open_for_us,
+           o.holder
+    FROM (SELECT 1) AS one
+    LEFT JOIN pg_stat_user_tables AS s ON s.relid = to_regclass($2::text)
+    LEFT JOIN oldest AS o ON true
+)
+SELECT counts.*, cleanup.*
+FROM counts CROSS JOIN cleanup

@@ -1,6 +1,6 @@
 //! What each call costs on the wire, counted by a proxy between the store and the server
 //! (not by the store): a claim batch of any size is one statement and one round trip, and
-//! so are a batch completion, a renewal and a bulk enqueue.
+//! so are a batch completion, a renewal, a bulk enqueue and the operator's stats.
 
 use std::time::{Duration, Instant};
 
@@ -136,6 +136,29 @@ async fn enqueue_in_a_host_transaction_is_one_round_trip() {
         proxy.traffic().since(&before),
     );
     tx.commit().await.unwrap();
+}
+
+/// `outbox stats` reads the counts and what holds back the table's cleanup in one
+/// statement; it used to take two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_are_one_statement_in_one_round_trip() {
+    use outbox_core::OutboxAdmin;
+
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let (proxy, store) = support::proxied_store(&db).await;
+    store
+        .enqueue_batch(vec![NewEntry::new("t", b"x".to_vec())])
+        .await
+        .unwrap();
+    // The first call also prepares the statement on the connection.
+    store.stats(None).await.unwrap();
+    let before = proxy.traffic();
+    let stats = store.stats(None).await.unwrap();
+    assert_one_statement("stats (prepared)", proxy.traffic().since(&before));
+    assert_eq!(stats.counts[&outbox_core::EmissionStatus::Pending], 1);
+    assert!(stats.cleanup.is_some(), "the cleanup figures are missing");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
