@@ -142,17 +142,13 @@ impl Drain {
         &self,
         reqs: Vec<CompletionRequest>,
     ) -> Result<Vec<crate::TransitionResult>> {
-        // Measured on the monotonic clock from the lease time left now, so a test clock
-        // that stands still cannot keep a failing store retried for ever.
-        let lease_left = reqs
-            .iter()
-            .map(|r| r.claim.expires_at - self.clock.now())
-            .min()
-            .and_then(|left| left.to_std().ok())
-            .unwrap_or_default();
-        let started = tokio::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(100);
         let mut attempts = 0;
+        // When the batch's first lease runs out, worked out at the first failure only (the
+        // usual first attempt pays nothing for it). Measured on the monotonic clock from
+        // the lease time left then, so a test clock that stands still cannot keep a
+        // failing store retried for ever.
+        let mut leases_end = None;
         loop {
             attempts += 1;
             let e = match self.store.complete_batch(reqs.clone()).await {
@@ -160,10 +156,15 @@ impl Drain {
                 Err(e) if e.is_invalid_input() => return Err(e),
                 Err(e) => e,
             };
+            let ends = *leases_end.get_or_insert_with(|| {
+                let first = reqs.iter().map(|r| r.claim.expires_at).min();
+                let left = first.and_then(|at| (at - self.clock.now()).to_std().ok());
+                tokio::time::Instant::now() + left.unwrap_or_default()
+            });
             // The next attempt must start, with a second to spare for its round trip,
             // before the first lease of the batch runs out.
-            let next = started.elapsed() + pause + std::time::Duration::from_secs(1);
-            if attempts >= 3 && next >= lease_left {
+            let next = tokio::time::Instant::now() + pause + std::time::Duration::from_secs(1);
+            if attempts >= 3 && next >= ends {
                 return Err(e);
             }
             tracing::warn!(error = %e, attempts, "recording the batch failed; trying again while its leases last");
