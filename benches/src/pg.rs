@@ -1,17 +1,19 @@
-//! The PostgreSQL server the benches use: the testkit's (the one `OUTBOX_TEST_POSTGRES_URL`
-//! names, or a throwaway cluster), its address for the latency proxy, and what it is.
+//! The PostgreSQL server the benches use: the one `OUTBOX_TEST_POSTGRES_URL` names, or else
+//! a cluster of the bench's own with production settings (durable commits, the default
+//! autovacuum and analyze), its address for the latency proxy, and what it is.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use outbox_testkit::postgres::{server, PgTestDb};
+use outbox_testkit::postgres::{production_server, PgTestDb};
 
 use crate::results::PgServerInfo;
 
-/// The server's URL, or why there is none.
+/// The server's URL, or why there is none. Called before any schema is made, so the
+/// bench's own cluster is the one with production settings.
 pub fn url() -> Result<String, String> {
-    server().map(|s| s.url.clone())
+    production_server().map(|s| s.url.clone())
 }
 
 /// The driver configuration for `url`, connecting to `via` (a proxy) when given.
@@ -30,6 +32,9 @@ pub async fn client(url: &str) -> tokio_postgres::Client {
 
 /// A fresh schema (dropped with its contents when the value is dropped).
 pub async fn schema() -> Option<PgTestDb> {
+    // Whoever asks first decides the server: make it the bench's (an error is reported
+    // by the schema's own start just below).
+    let _ = tokio::task::spawn_blocking(production_server).await;
     PgTestDb::create().await
 }
 

@@ -44,6 +44,25 @@ pub fn server() -> Result<&'static PgServer, String> {
         .map_err(Clone::clone)
 }
 
+/// Settings a production server keeps that the test clusters turn off for speed: every
+/// commit flushed, full pages written, and the default autovacuum and analyze (given after
+/// the test defaults, so they win). Benchmarks measure on these.
+const PRODUCTION_SETTINGS: &str = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on \
+     -c shared_buffers=128MB -c autovacuum=on";
+
+/// The server for this process as [`server`] gives it, except that a throwaway cluster
+/// runs with production settings (durable commits, autovacuum on) instead of the test
+/// defaults. Call it before anything else asks for the server: the first caller decides.
+pub fn production_server() -> Result<&'static PgServer, String> {
+    SERVER
+        .get_or_init(|| match std::env::var(URL_VAR) {
+            Ok(url) if !url.trim().is_empty() => Ok(PgServer { url, cluster: None }),
+            _ => start_cluster_with(PRODUCTION_SETTINGS.to_owned()),
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 impl PgServer {
     /// Restarts the throwaway cluster (fast shutdown, then start on the same port).
     /// Errors for a server named by URL, which these tests may not restart.
@@ -149,7 +168,11 @@ fn free_port() -> Result<u16, String> {
 }
 
 fn start_cluster() -> Result<PgServer, String> {
-    let (cluster, dir) = init_cluster(String::new())?;
+    start_cluster_with(String::new())
+}
+
+fn start_cluster_with(extra: String) -> Result<PgServer, String> {
+    let (cluster, dir) = init_cluster(extra)?;
     start(&cluster, &dir)?;
     Ok(PgServer {
         url: format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port),

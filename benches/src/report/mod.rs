@@ -8,6 +8,8 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::Path;
 
+use crate::scenarios::scale::ANALYZED;
+
 use crate::results::{
     CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow, HeldRow, OverlapRow,
     Results, ScaleRow, SoakRow, StorePath,
@@ -111,8 +113,28 @@ fn claim_ratio(r: &Results, engine: Engine, batch: u32, latency: u32) -> Option<
     )
 }
 
-/// A scale case's drain rate over the same engine's `pending-10k` (clean) case.
+/// A scale case's drain rate over the same engine's `pending-10k` (clean) case with the
+/// same statistics (analyzed cases over the analyzed clean case).
 fn scale_ratio(r: &Results, engine: Engine, case: &str) -> Option<f64> {
+    let find = |name: &str| {
+        r.scale
+            .iter()
+            .find(|s| s.engine == engine && s.case == name)
+    };
+    let clean = if case.ends_with(ANALYZED) {
+        format!("pending-10k{ANALYZED}")
+    } else {
+        "pending-10k".to_owned()
+    };
+    div(
+        find(case)?.drain.entries_per_s,
+        find(&clean)?.drain.entries_per_s,
+    )
+}
+
+/// An analyzed scale case's drain rate over the same case never analyzed.
+fn analyzed_ratio(r: &Results, engine: Engine, case: &str) -> Option<f64> {
+    let never = case.strip_suffix(ANALYZED)?;
     let find = |name: &str| {
         r.scale
             .iter()
@@ -120,7 +142,7 @@ fn scale_ratio(r: &Results, engine: Engine, case: &str) -> Option<f64> {
     };
     div(
         find(case)?.drain.entries_per_s,
-        find("pending-10k")?.drain.entries_per_s,
+        find(never)?.drain.entries_per_s,
     )
 }
 
@@ -380,10 +402,23 @@ fn target_rows(r: &Results) -> Vec<Target> {
         ("pending-1m", "1M pending ÷ 10k pending", 0.85),
         ("history-1m", "1M delivered history ÷ clean", 0.90),
         ("parked-100k", "100k parked retries ÷ clean", 0.90),
+        (
+            "pending-1m-analyzed",
+            "1M pending ÷ 10k pending, both analyzed",
+            0.85,
+        ),
+        (
+            "history-1m-analyzed",
+            "1M delivered history ÷ clean, both analyzed",
+            0.90,
+        ),
     ] {
         let what = format!("{what}, PostgreSQL drain");
         t.push(AtLeast(floor).judge(what, scale_ratio(r, pg, case), ratio));
     }
+    let what = "200k pending, analyzed ÷ never analyzed, PostgreSQL drain";
+    let v = analyzed_ratio(r, pg, "pending-200k-analyzed");
+    t.push(AtLeast(0.95).judge(what.into(), v, ratio));
     for l in [1u32, 5] {
         let key = (pg, StorePath::Optimized, 1, 100, l);
         let at = |d: &&DrainRow| (d.engine, d.path, d.workers, d.batch, d.latency_ms) == key;

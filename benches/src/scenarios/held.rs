@@ -3,8 +3,8 @@
 //! On one table, round after round of fresh pending entries is loaded and drained (two
 //! workers, batch 100, no-op emitter) for a fixed time: once with nothing else open, once
 //! with a repeatable-read transaction held open from the start. The table is vacuumed
-//! after every round, as autovacuum would in time (the bench server runs without it), so
-//! the only difference between the runs is what the held snapshot keeps from the vacuum.
+//! after every round besides what autovacuum does, so that both runs are vacuumed at the
+//! same points whatever autovacuum's timing, and the only difference between the runs is what the held snapshot keeps from the vacuum.
 //! Each run's last rounds are compared with its first. PostgreSQL only: SQLite keeps no
 //! old row versions.
 

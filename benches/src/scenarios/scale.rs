@@ -1,6 +1,10 @@
 //! Scale: the optimized drain's rate must not fall as the table fills. Each case loads a
-//! never-analyzed table, then two workers (batch 100, no-op emitter) deliver the same
-//! number of entries; the rate is compared with the first case, a small clean backlog.
+//! table, then two workers (batch 100, no-op emitter) deliver the same number of entries;
+//! the rate is compared with the first case, a small clean backlog. On PostgreSQL every
+//! case runs twice: on a table that was never analyzed (its autovacuum off, so it stays
+//! so), and on one analyzed after the load (its autovacuum left on), as a busy table is in
+//! production; the analyzed cases carry the suffix [`ANALYZED`] and are compared with the
+//! analyzed clean backlog.
 
 use std::time::Duration;
 
@@ -12,7 +16,11 @@ use crate::plan::size_label;
 use crate::results::{Engine, ScaleRow, StorePath};
 use crate::subject::Place;
 
+/// The suffix of a case measured on an analyzed table.
+pub const ANALYZED: &str = "-analyzed";
+
 /// One scale case: what the table holds besides its pending rows.
+#[derive(Clone)]
 struct Case {
     name: String,
     description: String,
@@ -21,6 +29,8 @@ struct Case {
     /// Rows loaded before the pending ones, and leases taken after.
     before: Option<Rows>,
     after: Option<Rows>,
+    /// Analyzed after the load; otherwise never analyzed.
+    analyzed: bool,
 }
 
 fn cases(ctx: &Ctx) -> Vec<Case> {
@@ -35,6 +45,7 @@ fn cases(ctx: &Ctx) -> Vec<Case> {
             pending: n,
             before: None,
             after: None,
+            analyzed: false,
         })
         .collect();
     cases.push(Case {
@@ -46,6 +57,7 @@ fn cases(ctx: &Ctx) -> Vec<Case> {
         pending: clean,
         before: Some(Rows::Delivered(plan.scale_history)),
         after: None,
+        analyzed: false,
     });
     cases.push(Case {
         name: format!("parked-{}", size_label(plan.scale_parked)),
@@ -56,6 +68,7 @@ fn cases(ctx: &Ctx) -> Vec<Case> {
         pending: clean,
         before: Some(Rows::Parked(plan.scale_parked)),
         after: None,
+        analyzed: false,
     });
     cases.push(Case {
         name: "leased-head".to_owned(),
@@ -66,13 +79,49 @@ fn cases(ctx: &Ctx) -> Vec<Case> {
         pending: clean,
         before: None,
         after: Some(Rows::LeaseHead(plan.scale_leased_head)),
+        analyzed: false,
     });
     cases
+}
+
+/// The cases of `engine`: on PostgreSQL each also on an analyzed table.
+fn cases_of(ctx: &Ctx, engine: Engine) -> Vec<Case> {
+    let never = cases(ctx);
+    if engine != Engine::Postgres {
+        return never;
+    }
+    let analyzed = never.iter().map(|c| Case {
+        name: format!("{}{ANALYZED}", c.name),
+        description: format!("{}, analyzed", c.description),
+        analyzed: true,
+        ..c.clone()
+    });
+    let mut all = never.clone();
+    all.extend(analyzed);
+    all
+}
+
+/// Leaves a PostgreSQL table as the case wants its statistics: analyzed now (autovacuum
+/// stays on, as in production), or never (autovacuum off for this table alone).
+async fn set_statistics(place: &Place, analyzed: bool) {
+    let client = crate::pg::client(&place.location.url).await;
+    let sql = if analyzed {
+        "ANALYZE {table}"
+    } else {
+        "ALTER TABLE {table} SET (autovacuum_enabled = false)"
+    };
+    client
+        .batch_execute(&place.location.table_name().render(sql))
+        .await
+        .expect("set the table's statistics");
 }
 
 /// A fresh table holding `case`'s rows; `None` when the engine cannot be reached.
 async fn filled(engine: Engine, case: &Case, payload_bytes: u32) -> Option<Place> {
     let place = Place::create(engine, "outbox").await?;
+    if engine == Engine::Postgres && !case.analyzed {
+        set_statistics(&place, false).await;
+    }
     if let Some(rows) = case.before {
         load(&place.location, rows, payload_bytes).await;
     }
@@ -85,6 +134,9 @@ async fn filled(engine: Engine, case: &Case, payload_bytes: u32) -> Option<Place
         after: 0,
     };
     load(&place.location, rows, payload_bytes).await;
+    if case.analyzed {
+        set_statistics(&place, true).await;
+    }
     if let Some(rows) = case.after {
         load(&place.location, rows, payload_bytes).await;
     }
@@ -97,7 +149,7 @@ async fn filled(engine: Engine, case: &Case, payload_bytes: u32) -> Option<Place
 pub async fn run(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
     for engine in ctx.engines.clone() {
-        for case in cases(ctx) {
+        for case in cases_of(ctx, engine) {
             let Some(place) = filled(engine, &case, plan.payload_bytes).await else {
                 continue;
             };
