@@ -3,7 +3,7 @@
 use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
 use tokio_postgres::Client;
 
-static MIGRATIONS: [Migration; 2] = [
+static MIGRATIONS: [Migration; 3] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -15,6 +15,12 @@ static MIGRATIONS: [Migration; 2] = [
         name: "claim_function",
         up: include_str!("../migrations/0002_claim_function.up.sql"),
         down: include_str!("../migrations/0002_claim_function.down.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "plans_without_statistics",
+        up: include_str!("../migrations/0003_plans_without_statistics.up.sql"),
+        down: include_str!("../migrations/0003_plans_without_statistics.down.sql"),
     },
 ];
 

@@ -46,11 +46,18 @@ mod tests {
     fn every_placeholder_is_substituted() {
         let table = TableName::in_schema("app", "events").unwrap();
         let s = Statements::render(&table);
-        assert!(s.claim.contains("\"app\".\"events_claim\"("), "{}", s.claim);
-        assert!(!s.claim.contains('{'), "{}", s.claim);
+        for (sql, function) in [
+            (&s.claim, "claim"),
+            (&s.complete_batch, "complete_batch"),
+            (&s.renew, "renew"),
+        ] {
+            assert!(
+                sql.contains(&format!("\"app\".\"events_{function}\"(")),
+                "{sql}"
+            );
+            assert!(!sql.contains('{'), "unrendered placeholder in {sql}");
+        }
         for sql in [
-            &s.complete_batch,
-            &s.renew,
             &s.get,
             &s.find_pending,
             &s.find_retry_ready,
@@ -78,5 +85,39 @@ mod tests {
         }
         let s = Statements::render(&TableName::default());
         assert!(s.claim.contains("\"outbox_claim\"("), "{}", s.claim);
+    }
+
+    /// Statistics choose none of the hot plans: the claim loses hash and merge joins too,
+    /// and completion and renewal run in functions that allow only per-row lookups.
+    #[test]
+    fn hot_statements_price_out_whole_table_plans() {
+        let settings = include_str!("../migrations/0003_plans_without_statistics.up.sql");
+        let alter = &settings[settings.find("ALTER FUNCTION").unwrap()..];
+        let alter = &alter[..alter.find(';').unwrap()];
+        for setting in ["enable_hashjoin", "enable_mergejoin"] {
+            assert!(alter.contains(&format!("SET {setting} = off")), "{alter}");
+        }
+        for function in ["complete_batch", "renew"] {
+            let start = settings.find(&format!("\"{{name}}_{function}\"")).unwrap();
+            let body = &settings[start..];
+            let body = &body[..body.find("\nEND\n").unwrap()];
+            for setting in [
+                "enable_seqscan",
+                "enable_bitmapscan",
+                "enable_hashjoin",
+                "enable_mergejoin",
+            ] {
+                assert!(body.contains(&format!("SET {setting} = off")), "{function}");
+            }
+            // Plans are cached per connection (an SQL function is planned on every call).
+            assert!(body.contains("LANGUAGE plpgsql"), "{function}");
+            // Without hash joins a join of two CTEs is batch × batch: the UPDATE joins
+            // only the locked rows, and the refused rows are read without a join.
+            assert!(
+                body.contains("FROM locked AS l\n    WHERE t.id = l.id"),
+                "{function}"
+            );
+            assert!(!body.contains("NOT EXISTS"), "{function}");
+        }
     }
 }
