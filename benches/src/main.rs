@@ -162,6 +162,13 @@ async fn main() {
                 for scenario in &only {
                     kept.take_scenario(&mut results, scenario);
                 }
+                // The server and proxy the header describes are the latest run's, when it
+                // reached one: most PostgreSQL figures then come from it.
+                if results.environment.postgres.is_some() {
+                    kept.environment.postgres = results.environment.postgres.take();
+                    kept.environment.proxy_round_trips =
+                        std::mem::take(&mut results.environment.proxy_round_trips);
+                }
                 results = kept;
             }
             write(&results, &out);

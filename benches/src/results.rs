@@ -414,8 +414,16 @@ impl Results {
             other => panic!("no scenario {other:?}"),
         }
         let e = &newer.environment;
+        let server = e.postgres.as_ref().map_or_else(String::new, |pg| {
+            let set: Vec<String> = pg
+                .settings
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            format!(", PostgreSQL with {}", set.join(", "))
+        });
         self.environment.reruns.push(format!(
-            "{scenario}: measured again from {} ({} mode, {:.0} s run)",
+            "{scenario}: measured again from {} ({} mode, {:.0} s run{server})",
             e.started, e.mode, e.seconds
         ));
         self.environment

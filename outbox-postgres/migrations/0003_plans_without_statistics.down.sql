@@ -6,4 +6,5 @@ DROP FUNCTION IF EXISTS {schema_prefix}"{name}_complete_batch"(
 ALTER FUNCTION {schema_prefix}"{name}_claim"(
     timestamptz, text, bigint, text, bigint, boolean, boolean)
     RESET enable_hashjoin
-    RESET enable_mergejoin;
+    RESET enable_mergejoin
+    RESET jit;

@@ -94,7 +94,7 @@ mod tests {
         let settings = include_str!("../migrations/0003_plans_without_statistics.up.sql");
         let alter = &settings[settings.find("ALTER FUNCTION").unwrap()..];
         let alter = &alter[..alter.find(';').unwrap()];
-        for setting in ["enable_hashjoin", "enable_mergejoin"] {
+        for setting in ["enable_hashjoin", "enable_mergejoin", "jit"] {
             assert!(alter.contains(&format!("SET {setting} = off")), "{alter}");
         }
         for function in ["complete_batch", "renew"] {
@@ -106,6 +106,7 @@ mod tests {
                 "enable_bitmapscan",
                 "enable_hashjoin",
                 "enable_mergejoin",
+                "jit",
             ] {
                 assert!(body.contains(&format!("SET {setting} = off")), "{function}");
             }

@@ -335,3 +335,63 @@ async fn claim_cost_does_not_grow_with_the_backlog() {
         );
     }
 }
+
+/// The functions the migrations installed carry the settings the plans depend on: the
+/// claim's walk and the batch's per-row lookups, and no JIT compilation (on a large
+/// analyzed table the server would compile each call's expressions, 20-75 ms a call).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_installed_functions_carry_their_planner_settings() {
+    let Some((db, client)) = table().await else {
+        return;
+    };
+    let schema = db.schema.clone();
+    for (function, settings) in [
+        (
+            "outbox_claim",
+            &[
+                "enable_sort=off",
+                "enable_bitmapscan=off",
+                "enable_seqscan=off",
+                "enable_hashjoin=off",
+                "enable_mergejoin=off",
+                "jit=off",
+            ][..],
+        ),
+        (
+            "outbox_complete_batch",
+            &[
+                "enable_seqscan=off",
+                "enable_bitmapscan=off",
+                "enable_hashjoin=off",
+                "enable_mergejoin=off",
+                "jit=off",
+            ][..],
+        ),
+        (
+            "outbox_renew",
+            &[
+                "enable_seqscan=off",
+                "enable_bitmapscan=off",
+                "enable_hashjoin=off",
+                "enable_mergejoin=off",
+                "jit=off",
+            ][..],
+        ),
+    ] {
+        let row = client
+            .query_one(
+                "SELECT p.proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                 WHERE n.nspname = $1 AND p.proname = $2",
+                &[&schema, &function],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{function}: {e}"));
+        let config: Vec<String> = row.get(0);
+        for setting in settings {
+            assert!(
+                config.iter().any(|c| c == setting),
+                "{function} lacks {setting}: {config:?}"
+            );
+        }
+    }
+}
