@@ -161,3 +161,46 @@ async fn a_host_transaction_that_met_a_full_disk_does_not_spoil_the_pool() {
     store.enqueue_batch(big_batch()).await.unwrap();
     assert_eq!(rows(&store).await, 2_000);
 }
+
+#[tokio::test]
+async fn the_portable_store_hands_back_no_connection_a_full_disk_left_in_a_transaction() {
+    use outbox_core::portable::{PortableConfig, PortableStore};
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    // The host's own pool, with none of the checks the SQLite store adds to its pools.
+    let options = SqliteConnectOptions::new()
+        .filename(fs.db())
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    outbox_sqlite::migrate(&pool, &outbox_core::TableName::default())
+        .await
+        .unwrap();
+    let store = PortableStore::sqlite(pool.clone(), PortableConfig::default())
+        .await
+        .unwrap();
+    truncate_wal(&pool).await;
+    let filler = fs.fill_but(64 * 1024);
+
+    let err = store.enqueue_batch(big_batch()).await.unwrap_err();
+    assert_disk_full("a portable enqueue larger than the space left", &err);
+
+    std::fs::remove_file(filler).unwrap();
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0, "a refused batch left rows behind");
+    // The pool's one connection: a host transaction on it begins as it should.
+    let tx = pool
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .expect("the pool's connection, once space returned");
+    tx.rollback().await.unwrap();
+    assert_eq!(store.enqueue_batch(big_batch()).await.unwrap().len(), 1_000);
+}
