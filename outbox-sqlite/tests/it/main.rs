@@ -7,6 +7,7 @@ mod corrupt_rows;
 mod drain;
 mod full_disk;
 mod full_disk_drain;
+mod lock_held;
 mod migrations;
 mod opening;
 mod plans;
