@@ -105,9 +105,8 @@ impl OutboxAdmin for SqliteClaimStore {
                 .bind(i64::from(from.code()))
                 .execute(&mut *tx)
                 .await
-                .map_err(map_err)?;
-            tx.commit().await.map_err(map_err)?;
-            Ok(done.rows_affected())
+                .map_err(map_err);
+            tx.finish(done).await.map(|d| d.rows_affected())
         })
         .await
     }
@@ -121,9 +120,8 @@ impl OutboxAdmin for SqliteClaimStore {
                     .bind(i64::from(outbox_core::DELETE_BATCH))
                     .execute(&mut *tx)
                     .await
-                    .map_err(map_err)?;
-                tx.commit().await.map_err(map_err)?;
-                Ok(done.rows_affected())
+                    .map_err(map_err);
+                tx.finish(done).await.map(|d| d.rows_affected())
             })
         })
         .await

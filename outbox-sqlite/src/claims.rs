@@ -41,8 +41,8 @@ impl SqliteClaimStore {
             .bind(groups.pending)
             .fetch_all(&mut *tx)
             .await
-            .map_err(map_err)?;
-        tx.commit().await.map_err(map_err)?;
+            .map_err(map_err);
+        let rows = tx.finish(rows).await?;
         let mut entries = rows.iter().map(decode).collect::<Result<Vec<_>>>()?;
         // RETURNING gives no order; hand the claims back in claim order.
         entries.sort_by_key(claim_order);
@@ -124,9 +124,20 @@ impl ClaimStore for SqliteClaimStore {
 
 impl SqliteClaimStore {
     async fn renew_now(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
+        let mut tx = self.write_tx().await?;
+        let outcomes = self.renew_in(&mut tx, claims, req).await;
+        tx.finish(outcomes).await
+    }
+
+    /// Extends each claim's lease that still holds, and judges the ones that do not.
+    async fn renew_in(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        claims: &[Claim],
+        req: &RenewRequest,
+    ) -> Result<Vec<RenewOutcome>> {
         let now = self.now(req.now);
         let expires = normalize_time(now + req.lease);
-        let mut tx = self.write_tx().await?;
         let mut outcomes = Vec::with_capacity(claims.len());
         for claim in claims {
             let renewed = sqlx::query(&self.sql.renew)
@@ -135,7 +146,7 @@ impl SqliteClaimStore {
                 .bind(claim.id().as_uuid().as_bytes().to_vec())
                 .bind(claim.owner.clone())
                 .bind(claim.token.as_bytes().to_vec())
-                .fetch_optional(&mut *tx)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(map_err)?;
             let outcome = match renewed {
@@ -147,14 +158,13 @@ impl SqliteClaimStore {
                     )),
                 },
                 None => {
-                    let current = self.fetch_one_entry(&mut tx, claim.id()).await?;
+                    let current = self.fetch_one_entry(conn, claim.id()).await?;
                     let judged = TransitionOutcome::precheck(current.as_ref(), claim);
                     RenewOutcome::Lost(not_applied(judged, current, claim))
                 }
             };
             outcomes.push(outcome);
         }
-        tx.commit().await.map_err(map_err)?;
         Ok(outcomes)
     }
 }

@@ -7,6 +7,8 @@ use outbox_core::{
     CompletionRequest, EntryId, OutboxEntry, Result, TransitionOutcome, TransitionResult,
 };
 
+use sqlx::SqliteConnection;
+
 use crate::batch_json::{self, CompletionRow};
 use crate::claims::not_applied;
 use crate::error::map_err;
@@ -39,9 +41,21 @@ impl SqliteClaimStore {
         let batch = batch_json::array(&rows)?;
         drop(rows);
         let mut tx = self.write_tx().await?;
+        let results = self.complete_in(&mut tx, batch, reqs, written).await;
+        tx.finish(results).await
+    }
+
+    /// The batch statement, then the judgement of each completion it refused.
+    async fn complete_in(
+        &self,
+        conn: &mut SqliteConnection,
+        batch: String,
+        reqs: &[CompletionRequest],
+        written: Vec<OutboxEntry>,
+    ) -> Result<Vec<TransitionResult>> {
         let applied: HashSet<EntryId> = sqlx::query_scalar::<_, Vec<u8>>(&self.sql.complete_batch)
             .bind(batch)
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut *conn)
             .await
             .map_err(map_err)?
             .iter()
@@ -53,11 +67,10 @@ impl SqliteClaimStore {
                 results.push(TransitionResult::new(TransitionOutcome::Applied, entry));
                 continue;
             }
-            let current = self.fetch_one_entry(&mut tx, req.claim.id()).await?;
+            let current = self.fetch_one_entry(conn, req.claim.id()).await?;
             let judged = TransitionOutcome::precheck_completion(current.as_ref(), req);
             results.push(not_applied(judged, current, &req.claim));
         }
-        tx.commit().await.map_err(map_err)?;
         Ok(results)
     }
 }

@@ -5,6 +5,7 @@ mod batch_json;
 mod claims;
 mod complete;
 mod config;
+mod connection;
 mod enqueue;
 mod error;
 mod migrate;

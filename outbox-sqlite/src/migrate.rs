@@ -1,8 +1,9 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
 use outbox_core::{latest_version, Migration, Result, TableName};
-use sqlx::SqlitePool;
+use sqlx::{SqliteConnection, SqlitePool};
 
+use crate::connection::WriteTx;
 use crate::error::map_err;
 
 static MIGRATIONS: [Migration; 2] = [
@@ -58,27 +59,37 @@ pub async fn migrate(pool: &SqlitePool, table: &TableName) -> Result<i64> {
         .await
         .map_err(map_err)?;
     for m in &MIGRATIONS {
-        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
-        let current: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(map_err)?;
-        if current.unwrap_or(0) < m.version {
-            script(&table.render(m.up))
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-            sqlx::query(&table.render(RECORD_MIGRATION))
-                .bind(m.version)
-                .bind(m.name)
-                .bind(chrono::Utc::now().timestamp_micros())
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-        }
-        tx.commit().await.map_err(map_err)?;
+        let mut tx = WriteTx::begin(pool).await?;
+        let applied = apply_if_missing(&mut tx, table, m).await;
+        tx.finish(applied).await?;
     }
     Ok(required_version())
+}
+
+/// Applies `m` on `conn` (inside the caller's transaction) unless the database has it.
+async fn apply_if_missing(
+    conn: &mut SqliteConnection,
+    table: &TableName,
+    m: &Migration,
+) -> Result<()> {
+    let current: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(map_err)?;
+    if current.unwrap_or(0) < m.version {
+        script(&table.render(m.up))
+            .execute(&mut *conn)
+            .await
+            .map_err(map_err)?;
+        sqlx::query(&table.render(RECORD_MIGRATION))
+            .bind(m.version)
+            .bind(m.name)
+            .bind(chrono::Utc::now().timestamp_micros())
+            .execute(&mut *conn)
+            .await
+            .map_err(map_err)?;
+    }
+    Ok(())
 }
 
 /// A multi-statement script; SQLite runs every statement of it, in order. Not cached.

@@ -11,9 +11,10 @@ use outbox_core::{
     TransitionOutcome, TransitionResult,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::{Sqlite, SqlitePool};
 use uuid::Uuid;
 
+use crate::connection::WriteTx;
 use crate::error::map_err;
 use crate::row::{decode, micros, opt_micros};
 use crate::statements::Statements;
@@ -63,6 +64,7 @@ impl SqliteClaimStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections)
             .test_before_acquire(false)
+            .after_release(crate::connection::returned_outside_a_transaction)
             .connect_with(options)
             .await
             .map_err(|e| OutboxError::Connection {
@@ -74,13 +76,13 @@ impl SqliteClaimStore {
         }
         // A read-only file or directory only shows itself on the first write: write
         // something in a transaction and roll it back.
-        let mut probe = pool.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
-        sqlx::query("CREATE TABLE outbox_write_probe (x INTEGER)")
+        let mut probe = WriteTx::begin(&pool).await?;
+        let wrote = sqlx::query("CREATE TABLE outbox_write_probe (x INTEGER)")
             .persistent(false)
             .execute(&mut *probe)
             .await
-            .map_err(map_err)?;
-        probe.rollback().await.map_err(map_err)?;
+            .map_err(map_err);
+        probe.roll_back(wrote).await?;
         Ok(pool)
     }
 
@@ -134,13 +136,9 @@ impl SqliteClaimStore {
             })?
     }
 
-    /// Starts a write transaction that takes the write lock at once, so a statement never
-    /// has to upgrade a read lock (which SQLite may refuse without waiting).
-    pub(crate) async fn write_tx(&self) -> Result<Transaction<'static, Sqlite>> {
-        self.pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(map_err)
+    /// Starts a write transaction that takes the write lock at once (see [`WriteTx`]).
+    pub(crate) async fn write_tx(&self) -> Result<WriteTx> {
+        WriteTx::begin(&self.pool).await
     }
 
     pub(crate) async fn fetch_one_entry(
@@ -216,9 +214,8 @@ impl OutboxStore for SqliteClaimStore {
         self.config.limits.check_new_entries(&entries)?;
         self.detached(|store| async move {
             let mut tx = store.write_tx().await?;
-            let written = store.writer.insert_all(&mut tx, entries).await?;
-            tx.commit().await.map_err(map_err)?;
-            Ok(written)
+            let written = store.writer.insert_all(&mut tx, entries).await;
+            tx.finish(written).await
         })
         .await
     }
@@ -264,24 +261,33 @@ impl SqliteClaimStore {
         let mut target = entry.clone();
         TargetState::from_entry(entry).apply_to(&mut target, now, Uuid::new_v4());
         let mut tx = self.write_tx().await?;
-        let written = bind_outcome(sqlx::query(&self.sql.save_stamped), &target)
+        let result = self.save_in(&mut tx, entry, &target).await;
+        tx.finish(result).await
+    }
+
+    /// The stamp-checked write of `target` over `entry`, and its judgement when refused.
+    async fn save_in(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        entry: &OutboxEntry,
+        target: &OutboxEntry,
+    ) -> Result<TransitionResult> {
+        let written = bind_outcome(sqlx::query(&self.sql.save_stamped), target)
             .bind(entry.id.as_uuid().as_bytes().to_vec())
             .bind(entry.stamp.as_bytes().to_vec())
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(map_err)?;
-        let result = match written {
+        Ok(match written {
             Some(row) => TransitionResult::new(TransitionOutcome::Applied, decode(&row)?),
-            None => match self.fetch_one_entry(&mut tx, entry.id).await? {
+            None => match self.fetch_one_entry(conn, entry.id).await? {
                 None => TransitionResult::new(TransitionOutcome::Missing, entry.clone()),
                 Some(row) if row.status.is_terminal() => {
                     TransitionResult::new(TransitionOutcome::Terminal, row)
                 }
                 Some(row) => TransitionResult::new(TransitionOutcome::ConcurrencyLost, row),
             },
-        };
-        tx.commit().await.map_err(map_err)?;
-        Ok(result)
+        })
     }
 
     async fn prune_now(&self, req: &PruneRequest) -> Result<u64> {
@@ -291,8 +297,7 @@ impl SqliteClaimStore {
             .bind(i64::from(req.batch_size))
             .execute(&mut *tx)
             .await
-            .map_err(map_err)?;
-        tx.commit().await.map_err(map_err)?;
-        Ok(done.rows_affected())
+            .map_err(map_err);
+        tx.finish(done).await.map(|d| d.rows_affected())
     }
 }

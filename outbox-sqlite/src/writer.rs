@@ -29,6 +29,14 @@ use crate::statements::Statements;
 /// savepoint, so a refused batch (an id that already exists fails with
 /// [`OutboxError::DuplicateId`]) leaves nothing of itself and the host's transaction
 /// stays usable.
+///
+/// A full disk (`SQLITE_FULL`) or an I/O error is different: SQLite may then roll the
+/// host's whole transaction back on its own, and sqlx, which does not see it, goes on
+/// counting the transaction as open, so the host's `rollback()` fails too. Pools opened by
+/// [`crate::SqliteClaimStore::open_pool`] close such a connection when it comes back
+/// instead of lending it again; on a pool of the host's own, begin on a connection you
+/// acquired and close it (`PoolConnection::close`) after a failed `COMMIT` or `ROLLBACK`,
+/// or every later `begin_with` on it fails.
 #[derive(Debug, Clone)]
 pub struct SqliteWriter {
     sql: Arc<Statements>,
@@ -82,9 +90,21 @@ impl SqliteWriter {
     ) -> Result<Vec<OutboxEntry>> {
         self.limits.check_new_entries(&entries)?;
         let mut savepoint = conn.begin().await.map_err(map_err)?;
-        let written = self.insert_all(&mut savepoint, entries).await?;
-        savepoint.commit().await.map_err(map_err)?;
-        Ok(written)
+        match self.insert_all(&mut savepoint, entries).await {
+            Ok(written) => {
+                savepoint.commit().await.map_err(map_err)?;
+                Ok(written)
+            }
+            Err(e) => {
+                // Awaited rather than left to the drop, so sqlx's count of open
+                // transactions is right when this returns; see `crate::connection` for
+                // the case it cannot be (SQLite ended the host's transaction itself).
+                if let Err(undo) = savepoint.rollback().await {
+                    tracing::warn!(error = %undo, "rolling back a refused enqueue failed; the host's transaction is gone");
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Inserts already-validated entries on `conn` with one statement per chunk; the

@@ -70,9 +70,18 @@ impl<B: PortableBackend> PortableStore<B> {
         // failing on a snapshot another writer moved past.
         let now = self.clock(conn, None).await?;
         let mut tx = sqlx::Connection::begin(conn).await.map_err(B::map_err)?;
-        let written = self.insert_all(&mut tx, entries, now).await?;
-        tx.commit().await.map_err(B::map_err)?;
-        Ok(written)
+        match self.insert_all(&mut tx, entries, now).await {
+            Ok(written) => {
+                tx.commit().await.map_err(B::map_err)?;
+                Ok(written)
+            }
+            Err(e) => {
+                // Awaited, not left to the drop, so that sqlx's count of open transactions
+                // is settled when the lease judges the connection (see `Lease::finish`).
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
     }
 
     async fn insert_all(

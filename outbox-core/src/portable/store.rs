@@ -195,6 +195,11 @@ impl<B: PortableBackend> PortableStore<B> {
 /// Returned, sqlx would first wait for that answer, with no bound, which a server that
 /// stopped answering never sends, and the pool would lose the connection for as long as
 /// the kernel keeps the socket.
+///
+/// Finished, it is still closed if sqlx counts a transaction open on it. After a failed
+/// `COMMIT` (on SQLite: `SQLITE_FULL`, which makes SQLite roll the transaction back
+/// itself) sqlx's count stays up, the rollback it queues fails, and returned, the
+/// connection would refuse every later `begin_with` for the rest of the process (#30).
 pub(super) struct Lease<DB: sqlx::Database> {
     conn: PoolConnection<DB>,
     finished: bool,
@@ -202,9 +207,10 @@ pub(super) struct Lease<DB: sqlx::Database> {
 
 impl<DB: sqlx::Database> Lease<DB> {
     /// Ends the call that held it, passing its `result` through: every statement has
-    /// answered (with rows or an error), so the connection goes back to the pool.
+    /// answered (with rows or an error), so the connection goes back to the pool, unless
+    /// it is still inside a transaction.
     pub(super) fn finish<T>(mut self, result: T) -> T {
-        self.finished = true;
+        self.finished = !sqlx::Connection::is_in_transaction(&*self.conn);
         result
     }
 }

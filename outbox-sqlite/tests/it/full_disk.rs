@@ -1,0 +1,206 @@
+//! A disk that fills up under the store (issue #30): every call that meets it fails with
+//! `SQLITE_FULL` and writes nothing, and once space returns the same store, on the same
+//! pooled connections, goes on as if nothing had happened.
+
+use outbox_core::{
+    ClaimStore, Completion, CompletionRequest, EmissionResult, EmissionStatus, OutboxAdmin,
+    OutboxError, OutboxStore,
+};
+use outbox_sqlite::SqliteStoreConfig;
+use outbox_testkit::fixtures::{claim_req, new_entry, t0};
+
+use crate::tmpfs::{truncate_wal, Tmpfs};
+
+/// SQLite's primary result code for a full disk.
+const SQLITE_FULL: &str = "13";
+
+/// Asserts that `err` is SQLite's `SQLITE_FULL`, by its code.
+pub(crate) fn assert_disk_full(what: &str, err: &OutboxError) {
+    let code = match err {
+        OutboxError::Database {
+            source: Some(source),
+            ..
+        } => source
+            .downcast_ref::<sqlx::Error>()
+            .and_then(|e| e.as_database_error())
+            .and_then(|db| db.code())
+            .map(|c| c.into_owned()),
+        _ => None,
+    };
+    assert_eq!(
+        code.as_deref(),
+        Some(SQLITE_FULL),
+        "{what} should fail with SQLITE_FULL, got: {err:?}"
+    );
+}
+
+fn delivered(claims: &[outbox_core::Claim]) -> Vec<CompletionRequest> {
+    claims
+        .iter()
+        .map(|c| {
+            CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new())).at(t0())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_store_that_met_a_full_disk_serves_again_once_space_returns() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    // One connection: the one that meets the full disk is the one every later call gets.
+    let store = fs.store(SqliteStoreConfig::new().max_connections(1)).await;
+    store
+        .enqueue_batch((0..100).map(|i| new_entry(i - 100)).collect())
+        .await
+        .unwrap();
+    let claims = store
+        .claim_pending(&claim_req("worker", 10, t0()))
+        .await
+        .unwrap();
+    truncate_wal(store.pool()).await;
+    let filler = fs.fill();
+
+    let err = store.complete_batch(delivered(&claims)).await.unwrap_err();
+    assert_disk_full("a completion on a full disk", &err);
+    let err = store
+        .claim_pending(&claim_req("worker", 10, t0()))
+        .await
+        .unwrap_err();
+    assert_disk_full("a claim on a full disk", &err);
+
+    std::fs::remove_file(filler).unwrap();
+    let results = store
+        .complete_batch(delivered(&claims))
+        .await
+        .expect("the completion, sent again once space returned");
+    assert!(results.iter().all(|r| r.is_applied()), "{results:?}");
+    let rest = store
+        .claim_pending(&claim_req("worker", 100, t0()))
+        .await
+        .expect("a claim once space returned");
+    assert_eq!(rest.len(), 90, "the failed claim took nothing");
+    store.complete_batch(delivered(&rest)).await.unwrap();
+    let stats = store.stats(Some(t0())).await.unwrap();
+    assert_eq!(stats.counts[&EmissionStatus::Delivered], 100);
+}
+
+/// A batch far larger than the space left: it cannot all fit, whichever statement or the
+/// COMMIT meets the full disk.
+fn big_batch() -> Vec<outbox_core::NewEntry> {
+    (0..1_000)
+        .map(|i| outbox_core::NewEntry::new("orders", vec![u8::try_from(i % 251).unwrap(); 1_024]))
+        .collect()
+}
+
+async fn rows(store: &outbox_sqlite::SqliteClaimStore) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM outbox")
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_enqueue_the_disk_cannot_hold_is_refused_whole_and_the_next_one_works() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let store = fs.store(SqliteStoreConfig::new().max_connections(1)).await;
+    store
+        .enqueue_batch((0..10).map(|i| new_entry(i - 10)).collect())
+        .await
+        .unwrap();
+    truncate_wal(store.pool()).await;
+    let filler = fs.fill_but(64 * 1024);
+
+    let err = store.enqueue_batch(big_batch()).await.unwrap_err();
+    assert_disk_full("an enqueue larger than the space left", &err);
+    assert_eq!(rows(&store).await, 10, "a refused batch left rows behind");
+
+    std::fs::remove_file(filler).unwrap();
+    let written = store
+        .enqueue_batch(big_batch())
+        .await
+        .expect("the same batch once space returned");
+    assert_eq!(written.len(), 1_000);
+    assert_eq!(rows(&store).await, 1_010);
+}
+
+#[tokio::test]
+async fn a_host_transaction_that_met_a_full_disk_does_not_spoil_the_pool() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let store = fs.store(SqliteStoreConfig::new().max_connections(1)).await;
+    truncate_wal(store.pool()).await;
+    let filler = fs.fill_but(64 * 1024);
+
+    // The host's own transaction, with the outbox write in it, the way the docs show it.
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+    let err = match store.enqueue_in(&mut tx, big_batch()).await {
+        Err(e) => {
+            // The host gives up on it; SQLite may already have ended it, so this may fail.
+            let _ = tx.rollback().await;
+            e
+        }
+        Ok(_) => tx
+            .commit()
+            .await
+            .map_err(outbox_core::sqlite_format::map_sqlx_error)
+            .expect_err("a COMMIT larger than the space left"),
+    };
+    assert_disk_full("a host transaction larger than the space left", &err);
+    assert_eq!(
+        rows(&store).await,
+        0,
+        "a refused host transaction left rows"
+    );
+
+    std::fs::remove_file(filler).unwrap();
+    let mut tx = store
+        .pool()
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .expect("the pool's connection, once space returned");
+    store.enqueue_in(&mut tx, big_batch()).await.unwrap();
+    tx.commit().await.unwrap();
+    store.enqueue_batch(big_batch()).await.unwrap();
+    assert_eq!(rows(&store).await, 2_000);
+}
+
+#[tokio::test]
+async fn the_portable_store_hands_back_no_connection_a_full_disk_left_in_a_transaction() {
+    use outbox_core::portable::{PortableConfig, PortableStore};
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    // The host's own pool, with none of the checks the SQLite store adds to its pools.
+    let options = SqliteConnectOptions::new()
+        .filename(fs.db())
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    outbox_sqlite::migrate(&pool, &outbox_core::TableName::default())
+        .await
+        .unwrap();
+    let store = PortableStore::sqlite(pool.clone(), PortableConfig::default())
+        .await
+        .unwrap();
+    truncate_wal(&pool).await;
+    let filler = fs.fill_but(64 * 1024);
+
+    let err = store.enqueue_batch(big_batch()).await.unwrap_err();
+    assert_disk_full("a portable enqueue larger than the space left", &err);
+
+    std::fs::remove_file(filler).unwrap();
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0, "a refused batch left rows behind");
+    // The pool's one connection: a host transaction on it begins as it should.
+    let tx = pool
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .expect("the pool's connection, once space returned");
+    tx.rollback().await.unwrap();
+    assert_eq!(store.enqueue_batch(big_batch()).await.unwrap().len(), 1_000);
+}

@@ -1,0 +1,132 @@
+//! A drain that meets a full disk mid-drain (issue #30): its claims and completions fail
+//! while the disk is full, and once the filesystem grows the same drain, in the same
+//! process, delivers every entry, each exactly once.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use outbox_core::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
+use outbox_core::{EmissionStatus, EntryId, NewEntry, OutboxAdmin, OutboxStore};
+use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
+use tokio::sync::Notify;
+
+use crate::tmpfs::{truncate_wal, Tmpfs};
+
+/// Delivers every entry and counts each entry's emissions; at the `fill_at`-th emission
+/// it fills the disk, so the completion of the batch in flight and the claims after it
+/// meet `SQLITE_FULL`.
+struct FillsTheDiskMidDrain {
+    fs: Arc<Tmpfs>,
+    fill_at: usize,
+    filled: AtomicBool,
+    disk_full: Notify,
+    emissions: Mutex<HashMap<EntryId, u32>>,
+}
+
+#[outbox_core::async_trait]
+impl Emitter for FillsTheDiskMidDrain {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        let seen = {
+            let mut counts = self.emissions.lock().expect("the counts' lock");
+            *counts.entry(emission.entry.id).or_default() += 1;
+            counts.values().map(|&n| n as usize).sum::<usize>()
+        };
+        if seen >= self.fill_at && !self.filled.swap(true, Ordering::SeqCst) {
+            self.fs.fill();
+            self.disk_full.notify_one();
+        }
+        EmitOutcome::delivered()
+    }
+}
+
+/// Entries to drain: a few batches before the disk fills, many after.
+const ENTRIES: usize = 2_000;
+
+async fn all_done(store: &SqliteClaimStore) -> bool {
+    let stats = store
+        .stats(None)
+        .await
+        .expect("stats (a read, works on a full disk)");
+    let open = [
+        EmissionStatus::Pending,
+        EmissionStatus::RetryableFailure,
+        EmissionStatus::Deferred,
+    ];
+    open.iter()
+        .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
+        && stats.claims_in_flight == 0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_that_met_a_full_disk_delivers_everything_once_the_filesystem_grows() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let fs = Arc::new(fs);
+    let store = fs.store(SqliteStoreConfig::new()).await;
+    for batch in 0..ENTRIES / 500 {
+        let entries = (0..500)
+            .map(|i| NewEntry::new("orders", format!("{{\"order\":{batch}-{i}}}").into_bytes()))
+            .collect();
+        store.enqueue_batch(entries).await.unwrap();
+    }
+    truncate_wal(store.pool()).await;
+
+    let emitter = Arc::new(FillsTheDiskMidDrain {
+        fs: Arc::clone(&fs),
+        fill_at: 300,
+        filled: AtomicBool::new(false),
+        disk_full: Notify::new(),
+        emissions: Mutex::default(),
+    });
+    // Leases far longer than the outage: an entry emitted twice is a duplicate no expired
+    // lease explains.
+    let options = DrainOptions::new()
+        .owner("full-disk")
+        .batch_size(50)
+        .lease(TimeDelta::seconds(60))
+        .poll_interval(Duration::from_millis(10), Duration::from_millis(100));
+    let drain = Drain::new(Arc::new(store.clone()), emitter.clone(), options).unwrap();
+    let watched = store.clone();
+    let running = tokio::spawn(async move {
+        let done = move || {
+            let store = watched.clone();
+            async move { all_done(&store).await }
+        };
+        drain.run_until(done, std::future::pending::<()>()).await
+    });
+
+    tokio::time::timeout(Duration::from_secs(20), emitter.disk_full.notified())
+        .await
+        .expect("the drain never reached the emission that fills the disk");
+    // The outage: the drain meets the full disk on every write for a while.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let refused = store
+        .enqueue(NewEntry::new("orders", b"late".to_vec()))
+        .await
+        .expect_err("an enqueue on the full disk");
+    crate::full_disk::assert_disk_full("an enqueue during the outage", &refused);
+    let stuck = store.stats(None).await.unwrap().counts[&EmissionStatus::Delivered];
+    assert!(
+        stuck < ENTRIES as u64,
+        "the drain finished before the disk filled; the test proved nothing"
+    );
+    fs.resize("30m");
+
+    let summary = tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("the drain did not recover once the filesystem grew")
+        .unwrap();
+    let emissions = emitter.emissions.lock().unwrap().clone();
+    assert_eq!(emissions.len(), ENTRIES, "entries never emitted");
+    let twice: Vec<_> = emissions.iter().filter(|(_, &n)| n > 1).collect();
+    assert!(twice.is_empty(), "emitted more than once: {twice:?}");
+    let stats = store.stats(None).await.unwrap();
+    assert_eq!(
+        stats.counts[&EmissionStatus::Delivered],
+        ENTRIES as u64,
+        "{stats:?}"
+    );
+    assert_eq!(summary.delivered, ENTRIES as u64, "{summary:?}");
+}
