@@ -90,6 +90,25 @@ impl OutboxError {
         }
     }
 
+    /// The error's kind as a stable, low-cardinality name (the variant in snake case), for
+    /// metric labels and for telling one kind of failure from another without reading the
+    /// message: `invalid_input`, `duplicate_id`, `schema_not_migrated`,
+    /// `schema_version_mismatch`, `connection`, `conflict`, `unsupported`, `corrupt_row`,
+    /// `database`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::InvalidInput { .. } => "invalid_input",
+            Self::DuplicateId(_) => "duplicate_id",
+            Self::SchemaNotMigrated { .. } => "schema_not_migrated",
+            Self::SchemaVersionMismatch { .. } => "schema_version_mismatch",
+            Self::Connection { .. } => "connection",
+            Self::Conflict { .. } => "conflict",
+            Self::Unsupported(_) => "unsupported",
+            Self::CorruptRow { .. } => "corrupt_row",
+            Self::Database { .. } => "database",
+        }
+    }
+
     /// True when the error is a refusal of the caller's input (nothing was written).
     pub fn is_invalid_input(&self) -> bool {
         matches!(self, Self::InvalidInput { .. })

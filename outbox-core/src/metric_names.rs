@@ -27,6 +27,11 @@ pub const BATCH_SIZE: &str = "outbox.batch_size";
 /// entry after the lease ran out, or an operator requeued it).
 pub const LOST_RENEWALS: &str = "outbox.lost_renewals";
 
+/// Counter, one per drain cycle that failed with a store error (the drain backs off and
+/// tries again); labels `step` (`claim`, `complete`) and `kind` (the error's
+/// [`crate::OutboxError::kind`], such as `database` for a full disk or `connection`).
+pub const FAILED_CYCLES: &str = "outbox.failed_cycles";
+
 /// Gauge, rows per status (label `status`), sampled from the store's stats.
 pub const BACKLOG: &str = "outbox.entries";
 
@@ -50,7 +55,7 @@ pub const DEAD_ROWS: &str = "outbox.dead_rows";
 pub const OLDEST_SNAPSHOT_AGE: &str = "outbox.oldest_snapshot_age_seconds";
 
 /// Every name above, for listing and checking.
-pub const ALL: [&str; 14] = [
+pub const ALL: [&str; 15] = [
     TRANSITIONS,
     EMISSIONS,
     CLAIM_LATENCY,
@@ -58,6 +63,7 @@ pub const ALL: [&str; 14] = [
     COMPLETE_LATENCY,
     BATCH_SIZE,
     LOST_RENEWALS,
+    FAILED_CYCLES,
     BACKLOG,
     OLDEST_PENDING_AGE,
     LIVE_LEASES,

@@ -8,6 +8,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::ahead::{Ahead, Prefetch};
+use super::failures::{CycleError, Step};
 use super::record::tally;
 use super::{Drain, DrainSummary, Emission, EmitOutcome, Emitter};
 use crate::{
@@ -70,13 +71,17 @@ struct Emitted {
 impl Drain {
     /// One cycle: take a batch (the one claimed ahead, or a fresh claim), emit it, record
     /// it. With `look_ahead`, a full batch starts the claim of the next one, which comes
-    /// back with the summary for the next cycle (also when this cycle fails).
+    /// back with the summary for the next cycle (also when this cycle fails), or the error
+    /// that claim met (the caller tells it; this cycle's own summary stands).
     pub(super) async fn cycle(
         &self,
         stop: &watch::Receiver<bool>,
         ahead: Option<Ahead>,
         look_ahead: bool,
-    ) -> (Result<DrainSummary>, Option<Ahead>) {
+    ) -> (
+        std::result::Result<DrainSummary, CycleError>,
+        Result<Option<Ahead>>,
+    ) {
         let mut summary = DrainSummary {
             cycles: 1,
             ..DrainSummary::default()
@@ -85,13 +90,16 @@ impl Drain {
             Some(ahead) => self.take_ahead(ahead, &mut summary).await,
             None => match self.acquire().await {
                 Ok(work) => work,
-                Err(e) => return (Err(e), None),
+                Err(error) => {
+                    let step = Step::Claim;
+                    return (Err(CycleError { step, error }), Ok(None));
+                }
             },
         };
         metrics::histogram!(crate::metric_names::BATCH_SIZE).record(work.len() as f64);
         summary.claimed = work.len() as u64;
         if work.is_empty() {
-            return (Ok(summary), None);
+            return (Ok(summary), Ok(None));
         }
         let full = work.len() >= self.options.batch_size as usize;
         let mut prefetch = if look_ahead && self.claims_ahead_now() && full && !*stop.borrow() {
@@ -127,19 +135,19 @@ impl Drain {
         metrics::histogram!(crate::metric_names::COMPLETE_LATENCY)
             .record(started.elapsed().as_secs_f64());
         let next = match prefetch {
-            Prefetch::Back(Ok(ahead)) if !ahead.claims.is_empty() => Some(ahead),
+            Prefetch::Back(Ok(ahead)) if !ahead.claims.is_empty() => Ok(Some(ahead)),
             Prefetch::Back(Ok(ahead)) => {
                 summary.not_applied += ahead.lost;
-                None
+                Ok(None)
             }
-            Prefetch::Back(Err(e)) => {
-                tracing::error!(error = %e, owner = %self.options.owner, "claiming the next batch failed");
-                summary.errors += 1;
-                None
-            }
-            _ => None,
+            Prefetch::Back(Err(e)) => Err(e),
+            _ => Ok(None),
         };
-        (recorded.map(|()| summary), next)
+        let recorded = recorded.map(|()| summary).map_err(|error| CycleError {
+            step: Step::Complete,
+            error,
+        });
+        (recorded, next)
     }
 
     /// The batch claimed ahead, its leases renewed first if they have aged past a renewal

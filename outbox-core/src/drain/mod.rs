@@ -3,6 +3,7 @@
 mod ahead;
 mod cycle;
 mod emitter;
+mod failures;
 mod options;
 mod record;
 mod retry;
@@ -145,12 +146,14 @@ impl Drain {
     pub async fn run_once(&self) -> Result<DrainSummary> {
         let (_keep, stop) = watch::channel(false);
         let (summary, _) = self.cycle(&stop, None, false).instrument(self.span()).await;
-        summary
+        summary.map_err(|failed| failed.error)
     }
 
     /// Runs cycles until `shutdown` completes, then stops claiming, lets running emissions
     /// finish and be recorded, releases the claims it had not started, and returns what it
-    /// did. Store errors are logged and retried with backoff; they do not end the drain.
+    /// did. Store errors are retried with backoff; they do not end the drain. A run of
+    /// failures of one kind is logged once when it starts and once, with its count, when
+    /// it ends; every failed cycle is counted in [`crate::metric_names::FAILED_CYCLES`].
     pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) -> DrainSummary {
         self.drive::<fn() -> std::future::Ready<bool>, _>(None, shutdown)
             .await
@@ -206,23 +209,40 @@ impl Drain {
         let mut idle = self.options.poll_interval;
         let wake = self.store.wake_signal();
         let mut ahead = None;
+        let mut failures = failures::FailedCycles::default();
+        let owner = self.options.owner.as_str();
         while !*stop.borrow() {
             let (result, next) = self
                 .cycle(&stop, ahead.take(), true)
                 .instrument(self.span())
                 .await;
-            ahead = next;
+            let claim_ahead_failed = match next {
+                Ok(next) => {
+                    ahead = next;
+                    None
+                }
+                Err(e) => Some(e),
+            };
+            let went_through = result.is_ok() && claim_ahead_failed.is_none();
             let found_work = match result {
                 Ok(summary) => {
                     total.add(&summary);
                     summary.claimed > 0 || ahead.is_some()
                 }
-                Err(e) => {
-                    tracing::error!(error = %e, owner = %self.options.owner, "drain cycle failed; backing off");
+                Err(failed) => {
+                    failures.failed(owner, failed.step, &failed.error, self.clock.now());
                     total.errors += 1;
                     ahead.is_some()
                 }
             };
+            if let Some(e) = claim_ahead_failed {
+                // The batch went through; claiming the next one did not.
+                failures.failed(owner, failures::Step::Claim, &e, self.clock.now());
+                total.errors += 1;
+            }
+            if went_through {
+                failures.succeeded(owner);
+            }
             if found_work {
                 idle = self.options.poll_interval;
                 continue;
@@ -246,6 +266,7 @@ impl Drain {
             }
             idle = (idle * 2).min(self.options.max_idle_interval);
         }
+        failures.stopped(owner);
         if let Some(ahead) = ahead {
             total.add(&self.release_ahead(ahead).instrument(self.span()).await);
         }

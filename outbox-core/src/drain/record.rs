@@ -152,7 +152,16 @@ impl Drain {
         loop {
             attempts += 1;
             let e = match self.store.complete_batch(reqs.clone()).await {
-                Ok(results) => return Ok(results),
+                Ok(results) => {
+                    if attempts > 1 {
+                        tracing::warn!(
+                            attempts,
+                            entries = reqs.len(),
+                            "recorded the batch after {attempts} attempts"
+                        );
+                    }
+                    return Ok(results);
+                }
                 Err(e) if e.is_invalid_input() => return Err(e),
                 Err(e) => e,
             };
@@ -167,7 +176,13 @@ impl Drain {
             if attempts >= 3 && next >= ends {
                 return Err(e);
             }
-            tracing::warn!(error = %e, attempts, "recording the batch failed; trying again while its leases last");
+            // One line when the batch first fails, and one when it is recorded or given
+            // up (the cycle's failure); the retries in between are only traced.
+            if attempts == 1 {
+                tracing::warn!(error = %e, entries = reqs.len(), "recording the batch failed; trying again while its leases last");
+            } else {
+                tracing::debug!(error = %e, attempts, "recording the batch failed again");
+            }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(std::time::Duration::from_secs(1));
         }

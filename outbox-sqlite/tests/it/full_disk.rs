@@ -204,3 +204,31 @@ async fn the_portable_store_hands_back_no_connection_a_full_disk_left_in_a_trans
     tx.rollback().await.unwrap();
     assert_eq!(store.enqueue_batch(big_batch()).await.unwrap().len(), 1_000);
 }
+
+/// `outbox stats` opens the file read-only (no write probe): on a full disk, with the
+/// write-ahead log truncated so that any write would have to grow it, a read-only store
+/// still opens and reports the counts.
+#[tokio::test]
+async fn a_read_only_store_opens_and_reads_stats_on_a_full_disk() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let store = fs.store(SqliteStoreConfig::new()).await;
+    store
+        .enqueue_batch((0..100).map(|i| new_entry(i - 100)).collect())
+        .await
+        .unwrap();
+    truncate_wal(store.pool()).await;
+    let _filler = fs.fill();
+    let err = store
+        .claim_pending(&claim_req("worker", 10, t0()))
+        .await
+        .unwrap_err();
+    assert_disk_full("a claim on the full disk", &err);
+
+    let url = fs.db().to_str().expect("utf-8 path").to_owned();
+    let reader =
+        outbox_sqlite::SqliteClaimStore::open(&url, SqliteStoreConfig::new().read_only(true))
+            .await
+            .expect("a read-only open on a full disk");
+    let stats = reader.stats(None).await.expect("stats on a full disk");
+    assert_eq!(stats.counts[&EmissionStatus::Pending], 100, "{stats:?}");
+}

@@ -130,3 +130,78 @@ async fn a_drain_that_met_a_full_disk_delivers_everything_once_the_filesystem_gr
     );
     assert_eq!(summary.delivered, ENTRIES as u64, "{summary:?}");
 }
+
+/// Delivers everything.
+struct Accept;
+
+#[outbox_core::async_trait]
+impl Emitter for Accept {
+    async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+        EmitOutcome::delivered()
+    }
+}
+
+/// The failed claims of kind `database` counted so far in this binary.
+fn failed_claims() -> u64 {
+    crate::metrics_seen::counters(outbox_core::metric_names::FAILED_CYCLES)
+        .iter()
+        .filter(|(labels, _)| labels == "step=claim,kind=database")
+        .map(|(_, n)| n)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_started_on_a_full_disk_counts_its_failed_claims_then_delivers_once_space_returns()
+{
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    crate::metrics_seen::start();
+    let store = fs.store(SqliteStoreConfig::new()).await;
+    store
+        .enqueue_batch(
+            (0..100)
+                .map(|i| NewEntry::new("orders", format!("{{\"order\":{i}}}").into_bytes()))
+                .collect(),
+        )
+        .await
+        .unwrap();
+    truncate_wal(store.pool()).await;
+    let filler = fs.fill();
+    let before = failed_claims();
+
+    let options = DrainOptions::new()
+        .owner("started-full")
+        .batch_size(50)
+        .poll_interval(Duration::from_millis(5), Duration::from_millis(20));
+    let drain = Drain::new(Arc::new(store.clone()), Arc::new(Accept), options).unwrap();
+    let watched = store.clone();
+    let running = tokio::spawn(async move {
+        let done = move || {
+            let store = watched.clone();
+            async move { all_done(&store).await }
+        };
+        drain.run_until(done, std::future::pending::<()>()).await
+    });
+    // Every claim meets the full disk: each is one failed cycle, counted.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while failed_claims() - before < 5 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the drain's claims on the full disk were not counted as failed cycles");
+    let delivered = store.stats(None).await.unwrap().counts[&EmissionStatus::Delivered];
+    assert_eq!(delivered, 0, "a claim went through on the full disk");
+
+    std::fs::remove_file(filler).unwrap();
+    let summary = tokio::time::timeout(Duration::from_secs(20), running)
+        .await
+        .expect("the drain did not recover once space returned")
+        .unwrap();
+    assert_eq!(summary.delivered, 100, "{summary:?}");
+    let counted = failed_claims() - before;
+    assert!(counted >= 5, "{counted} failed claims counted");
+    assert_eq!(
+        counted, summary.errors,
+        "every failed cycle is counted once, as a claim that met a database error"
+    );
+}

@@ -8,6 +8,7 @@ mod drain;
 mod full_disk;
 mod full_disk_drain;
 mod lock_held;
+mod metrics_seen;
 mod migrations;
 mod opening;
 mod plans;
