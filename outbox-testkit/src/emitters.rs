@@ -42,21 +42,26 @@ pub async fn drain_all(
     let drain = Drain::new(claims, emitter, options).expect("drain");
     let done = || {
         let store = store.clone();
-        async move {
-            let stats = store.stats(None).await.expect("stats");
-            let open = [
-                EmissionStatus::Pending,
-                EmissionStatus::RetryableFailure,
-                EmissionStatus::Deferred,
-            ];
-            open.iter()
-                .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
-                && stats.claims_in_flight == 0
-        }
+        async move { nothing_left_to_send(&*store).await }
     };
     tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
         .await
         .unwrap_or_else(|_| panic!("the drain did not finish within {limit:?}"))
+}
+
+/// Whether nothing is pending, retryable, deferred or leased in `store`: a drain's
+/// `run_until` condition for "everything was sent". Stats are a read, so this works on a
+/// store that cannot write (a full disk).
+pub async fn nothing_left_to_send(store: &dyn AdminClaimStore) -> bool {
+    let stats = store.stats(None).await.expect("stats");
+    let open = [
+        EmissionStatus::Pending,
+        EmissionStatus::RetryableFailure,
+        EmissionStatus::Deferred,
+    ];
+    open.iter()
+        .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
+        && stats.claims_in_flight == 0
 }
 
 /// The durable rows of `entries`.

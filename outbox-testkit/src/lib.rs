@@ -17,6 +17,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub mod admin_cases;
+pub mod child;
 pub mod corrupt_rows;
 pub mod drain_cases;
 pub mod emitters;
