@@ -21,6 +21,9 @@
 //!   rolls back whatever was left open) and the pool opens a fresh one;
 //! - dropped before it finished (a cancelled future, a panic): closed, never returned.
 //!
+//! Every error a [`WriteTx`] passes on that is about the file (a full disk, a read-only or
+//! failing file system) names the file, so the warning an operator reads says where.
+//!
 //! Pools the store opens also check every connection the host hands back
 //! ([`returned_outside_a_transaction`]): a host transaction whose `COMMIT` met a full
 //! disk leaves the same stale count behind, and that connection is closed, not reused.
@@ -32,7 +35,7 @@ use outbox_core::{OutboxError, Result};
 use sqlx::pool::{PoolConnection, PoolConnectionMetadata};
 use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
 
-use crate::error::map_err;
+use crate::error::{map_err, naming_the_file};
 
 /// Takes the write lock at once, so a statement never has to upgrade a read lock (which
 /// SQLite may refuse without waiting).
@@ -44,6 +47,8 @@ const ROLLBACK: &str = "ROLLBACK";
 /// [`WriteTx::finish`]. Dereferences to the connection for the transaction's statements.
 pub(crate) struct WriteTx {
     conn: PoolConnection<Sqlite>,
+    /// The pool, for the file's name on an error.
+    pool: SqlitePool,
     /// Whether the connection is known to hold no transaction (it may go back).
     clean: bool,
 }
@@ -51,7 +56,10 @@ pub(crate) struct WriteTx {
 impl WriteTx {
     /// Takes a connection from `pool` and begins an immediate transaction on it.
     pub(crate) async fn begin(pool: &SqlitePool) -> Result<Self> {
-        let conn = pool.acquire().await.map_err(map_err)?;
+        let conn = pool
+            .acquire()
+            .await
+            .map_err(|e| naming_the_file(map_err(e), pool.connect_options().get_filename()))?;
         if conn.is_in_transaction() {
             // A pool the host built without our check can hand out a connection a failed
             // host transaction left counted as open: not ours to repair. Closed on drop.
@@ -66,11 +74,15 @@ impl WriteTx {
         }
         // From the BEGIN on until `finish` sees the transaction end, dropping the guard
         // (a cancelled call) closes the connection.
-        let mut tx = Self { conn, clean: false };
+        let mut tx = Self {
+            conn,
+            pool: pool.clone(),
+            clean: false,
+        };
         if let Err(e) = tx.run(BEGIN).await {
             // A BEGIN that fails (the lock stayed busy past the timeout) starts nothing.
             tx.clean = true;
-            return Err(e);
+            return Err(tx.named(e));
         }
         Ok(tx)
     }
@@ -92,7 +104,7 @@ impl WriteTx {
         // The transaction failed (a statement, or the COMMIT): undo it, and keep the
         // connection only if SQLite says it did.
         self.clean = self.run(ROLLBACK).await.is_ok();
-        outcome
+        outcome.map_err(|e| self.named(e))
     }
 
     /// Rolls the transaction back whatever `result` says (a probe's write), and passes
@@ -100,8 +112,14 @@ impl WriteTx {
     pub(crate) async fn roll_back<T>(mut self, result: Result<T>) -> Result<T> {
         let undone = self.run(ROLLBACK).await;
         self.clean = undone.is_ok();
-        let value = result?;
-        undone.map(|()| value)
+        result
+            .and_then(|value| undone.map(|()| value))
+            .map_err(|e| self.named(e))
+    }
+
+    /// `err`, naming the database file when it is about the file.
+    fn named(&self, err: OutboxError) -> OutboxError {
+        naming_the_file(err, self.pool.connect_options().get_filename())
     }
 
     async fn run(&mut self, sql: &str) -> Result<()> {

@@ -68,7 +68,10 @@ impl SqliteClaimStore {
             .connect_with(options)
             .await
             .map_err(|e| OutboxError::Connection {
-                message: format!("cannot open the SQLite database {url:?}: {e}"),
+                message: match crate::error::file_hint(&e) {
+                    Some(hint) => format!("cannot open the SQLite database {url:?}: {e} ({hint})"),
+                    None => format!("cannot open the SQLite database {url:?}: {e}"),
+                },
                 source: Some(Box::new(e)),
             })?;
         if config.read_only {
