@@ -108,6 +108,7 @@ fn metrics_are_served_during_a_drain_and_agree_with_its_summary() {
     assert!(value(&body, "outbox_claim_latency_seconds_count") >= Some(10.0));
     assert!(value(&body, "outbox_complete_latency_seconds_count") >= Some(1.0));
     assert_eq!(value(&body, "outbox_lost_renewals"), Some(0.0), "{body}");
+    assert_eq!(value(&body, "outbox_failed_renewals"), Some(0.0), "{body}");
     assert_eq!(value(&body, "outbox_live_leases"), Some(0.0));
     assert_eq!(value(&body, "outbox_oldest_pending_age_seconds"), Some(0.0));
 

@@ -27,6 +27,12 @@ pub const BATCH_SIZE: &str = "outbox.batch_size";
 /// entry after the lease ran out, or an operator requeued it).
 pub const LOST_RENEWALS: &str = "outbox.lost_renewals";
 
+/// Counter, one per lease renewal the drain asked for that failed with a store error
+/// (a write lock held elsewhere, a full disk, a lost connection); label `kind` (the error's
+/// [`crate::OutboxError::kind`]). The drain tries again at the next renewal; leases it
+/// could not renew in time may be taken over, which [`LOST_RENEWALS`] then counts.
+pub const FAILED_RENEWALS: &str = "outbox.failed_renewals";
+
 /// Counter, one per drain cycle that failed with a store error (the drain backs off and
 /// tries again); labels `step` (`claim`, `complete`) and `kind` (the error's
 /// [`crate::OutboxError::kind`], such as `database` for a full disk or `connection`).
@@ -55,7 +61,7 @@ pub const DEAD_ROWS: &str = "outbox.dead_rows";
 pub const OLDEST_SNAPSHOT_AGE: &str = "outbox.oldest_snapshot_age_seconds";
 
 /// Every name above, for listing and checking.
-pub const ALL: [&str; 15] = [
+pub const ALL: [&str; 16] = [
     TRANSITIONS,
     EMISSIONS,
     CLAIM_LATENCY,
@@ -63,6 +69,7 @@ pub const ALL: [&str; 15] = [
     COMPLETE_LATENCY,
     BATCH_SIZE,
     LOST_RENEWALS,
+    FAILED_RENEWALS,
     FAILED_CYCLES,
     BACKLOG,
     OLDEST_PENDING_AGE,

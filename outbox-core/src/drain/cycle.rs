@@ -427,7 +427,9 @@ impl Drain {
                 })
                 .collect()),
             Err(e) => {
-                tracing::warn!(error = %e, "lease renewal failed; will try again");
+                metrics::counter!(crate::metric_names::FAILED_RENEWALS, "kind" => e.kind())
+                    .increment(1);
+                tracing::warn!(owner = %self.options.owner, held = claims.len(), error = %e, "lease renewal failed; will try again");
                 None
             }
         }
