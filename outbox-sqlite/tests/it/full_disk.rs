@@ -6,7 +6,7 @@ use outbox_core::{
     ClaimStore, Completion, CompletionRequest, EmissionResult, EmissionStatus, OutboxAdmin,
     OutboxError, OutboxStore,
 };
-use outbox_sqlite::SqliteStoreConfig;
+use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 use outbox_testkit::fixtures::{claim_req, new_entry, t0};
 
 use crate::tmpfs::{truncate_wal, Tmpfs};
@@ -66,6 +66,11 @@ async fn a_store_that_met_a_full_disk_serves_again_once_space_returns() {
         .await
         .unwrap_err();
     assert_disk_full("a claim on a full disk", &err);
+    let told = err.to_string();
+    assert!(
+        told.contains(&fs.db().display().to_string()) && told.contains("disk holding it is full"),
+        "the error does not say which file's disk is full: {told}"
+    );
 
     std::fs::remove_file(filler).unwrap();
     let results = store
@@ -231,4 +236,51 @@ async fn a_read_only_store_opens_and_reads_stats_on_a_full_disk() {
             .expect("a read-only open on a full disk");
     let stats = reader.stats(None).await.expect("stats on a full disk");
     assert_eq!(stats.counts[&EmissionStatus::Pending], 100, "{stats:?}");
+}
+
+/// SQLite cannot open a WAL database that no process has open without room for its
+/// shared-memory file: a drain started on a full disk stops at once with an error naming
+/// the file and the full disk (a supervisor restarts it), and starts once there is room.
+#[tokio::test]
+async fn a_store_opened_on_a_full_disk_says_so_and_opens_once_space_returns() {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let store = fs.store(SqliteStoreConfig::new()).await;
+    store
+        .enqueue_batch((0..100).map(|i| new_entry(i - 100)).collect())
+        .await
+        .unwrap();
+    truncate_wal(store.pool()).await;
+    // The last connection closed: SQLite removes the log and the shared-memory file.
+    store.pool().close().await;
+    let shm = fs.path().join("outbox.db-shm");
+    for _ in 0..500 {
+        if !shm.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(!shm.exists(), "the closed pool left its shared memory file");
+    let filler = fs.fill();
+
+    // What `outbox drain` does first.
+    let url = fs.db().to_str().expect("utf-8 path").to_owned();
+    let Err(err) = SqliteClaimStore::open(&url, SqliteStoreConfig::new()).await else {
+        panic!("the store opened on a full disk; SQLite needs room to open the file");
+    };
+    let told = err.to_string();
+    assert!(
+        matches!(err, OutboxError::Connection { .. })
+            && told.contains(&url)
+            && told.contains("no room on its disk"),
+        "{told}"
+    );
+    std::fs::remove_file(filler).unwrap();
+    let store = SqliteClaimStore::open(&url, SqliteStoreConfig::new())
+        .await
+        .expect("the store opens once space returned");
+    let claims = store
+        .claim_pending(&claim_req("worker", 100, t0()))
+        .await
+        .unwrap();
+    assert_eq!(claims.len(), 100);
 }

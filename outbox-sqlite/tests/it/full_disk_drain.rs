@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::TimeDelta;
-use outbox_core::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
+use outbox_core::drain::{DrainOptions, Emission, EmitOutcome, Emitter};
 use outbox_core::{EmissionStatus, EntryId, NewEntry, OutboxAdmin, OutboxStore};
-use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
+use outbox_sqlite::SqliteStoreConfig;
 use tokio::sync::Notify;
 
+use crate::support::{enqueue_orders, spawn_drain};
 use crate::tmpfs::{truncate_wal, Tmpfs};
 
 /// Delivers every entry and counts each entry's emissions; at the `fill_at`-th emission
@@ -45,32 +46,12 @@ impl Emitter for FillsTheDiskMidDrain {
 /// Entries to drain: a few batches before the disk fills, many after.
 const ENTRIES: usize = 2_000;
 
-async fn all_done(store: &SqliteClaimStore) -> bool {
-    let stats = store
-        .stats(None)
-        .await
-        .expect("stats (a read, works on a full disk)");
-    let open = [
-        EmissionStatus::Pending,
-        EmissionStatus::RetryableFailure,
-        EmissionStatus::Deferred,
-    ];
-    open.iter()
-        .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
-        && stats.claims_in_flight == 0
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drain_that_met_a_full_disk_delivers_everything_once_the_filesystem_grows() {
     let Some(fs) = Tmpfs::mount("3m") else { return };
     let fs = Arc::new(fs);
     let store = fs.store(SqliteStoreConfig::new()).await;
-    for batch in 0..ENTRIES / 500 {
-        let entries = (0..500)
-            .map(|i| NewEntry::new("orders", format!("{{\"order\":{batch}-{i}}}").into_bytes()))
-            .collect();
-        store.enqueue_batch(entries).await.unwrap();
-    }
+    enqueue_orders(&store, ENTRIES).await;
     truncate_wal(store.pool()).await;
 
     let emitter = Arc::new(FillsTheDiskMidDrain {
@@ -87,15 +68,7 @@ async fn a_drain_that_met_a_full_disk_delivers_everything_once_the_filesystem_gr
         .batch_size(50)
         .lease(TimeDelta::seconds(60))
         .poll_interval(Duration::from_millis(10), Duration::from_millis(100));
-    let drain = Drain::new(Arc::new(store.clone()), emitter.clone(), options).unwrap();
-    let watched = store.clone();
-    let running = tokio::spawn(async move {
-        let done = move || {
-            let store = watched.clone();
-            async move { all_done(&store).await }
-        };
-        drain.run_until(done, std::future::pending::<()>()).await
-    });
+    let running = spawn_drain(&store, emitter.clone(), options, std::future::pending());
 
     tokio::time::timeout(Duration::from_secs(20), emitter.disk_full.notified())
         .await
@@ -156,14 +129,7 @@ async fn a_drain_started_on_a_full_disk_counts_its_failed_claims_then_delivers_o
     let Some(fs) = Tmpfs::mount("3m") else { return };
     crate::metrics_seen::start();
     let store = fs.store(SqliteStoreConfig::new()).await;
-    store
-        .enqueue_batch(
-            (0..100)
-                .map(|i| NewEntry::new("orders", format!("{{\"order\":{i}}}").into_bytes()))
-                .collect(),
-        )
-        .await
-        .unwrap();
+    enqueue_orders(&store, 100).await;
     truncate_wal(store.pool()).await;
     let filler = fs.fill();
     let before = failed_claims();
@@ -172,15 +138,7 @@ async fn a_drain_started_on_a_full_disk_counts_its_failed_claims_then_delivers_o
         .owner("started-full")
         .batch_size(50)
         .poll_interval(Duration::from_millis(5), Duration::from_millis(20));
-    let drain = Drain::new(Arc::new(store.clone()), Arc::new(Accept), options).unwrap();
-    let watched = store.clone();
-    let running = tokio::spawn(async move {
-        let done = move || {
-            let store = watched.clone();
-            async move { all_done(&store).await }
-        };
-        drain.run_until(done, std::future::pending::<()>()).await
-    });
+    let running = spawn_drain(&store, Arc::new(Accept), options, std::future::pending());
     // Every claim meets the full disk: each is one failed cycle, counted.
     tokio::time::timeout(Duration::from_secs(10), async {
         while failed_claims() - before < 5 {

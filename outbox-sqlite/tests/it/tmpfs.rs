@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use outbox_core::TableName;
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 
 /// The name the skip report uses and `OUTBOX_TEST_REQUIRE` lists to make a skip a failure.
@@ -102,14 +101,7 @@ impl Tmpfs {
 
     /// A migrated store on [`Tmpfs::db`].
     pub(crate) async fn store(&self, config: SqliteStoreConfig) -> SqliteClaimStore {
-        let url = self.db().to_str().expect("utf-8 path").to_owned();
-        let pool = SqliteClaimStore::open_pool(&url, &config)
-            .await
-            .expect("open");
-        outbox_sqlite::migrate(&pool, &TableName::default())
-            .await
-            .expect("migrate");
-        SqliteClaimStore::new(pool, config).await.expect("store")
+        crate::support::store_at(&self.db(), config).await
     }
 }
 
@@ -120,10 +112,11 @@ impl Drop for Tmpfs {
     }
 }
 
-fn refuse(why: &str) {
+/// Reports the fault tests' file system as unavailable (loudly; a failure where required).
+pub(crate) fn refuse(why: &str) {
     outbox_testkit::engines::unavailable(
         REQUIRE_NAME,
-        &format!("{why}; these tests mount a tmpfs and need root"),
+        &format!("{why}; these tests mount small file systems and need root"),
     );
 }
 

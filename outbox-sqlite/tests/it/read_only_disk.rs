@@ -1,0 +1,127 @@
+//! The file system under the database turns read-only mid-drain (ext4 remounting itself
+//! read-only after a disk error): every write fails with an error that names the file, the
+//! drain backs off instead of spinning and counts its failed cycles, and the file can
+//! still be read, by the same store and by a read-only one.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use outbox_core::drain::{DrainOptions, Emission, EmitOutcome, Emitter};
+use outbox_core::{EmissionStatus, NewEntry, OutboxAdmin, OutboxStore};
+use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
+use tokio::sync::Notify;
+
+use crate::ext4::Ext4;
+use crate::support::{enqueue_orders, spawn_drain, store_at};
+
+/// Delivers every entry; at the `fail_at`-th emission it makes the file system fail.
+struct FailsTheDiskMidDrain {
+    fs: Arc<Ext4>,
+    fail_at: usize,
+    seen: AtomicUsize,
+    failed: Notify,
+}
+
+#[outbox_core::async_trait]
+impl Emitter for FailsTheDiskMidDrain {
+    async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
+        if self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
+            self.fs.fail();
+            self.failed.notify_one();
+        }
+        EmitOutcome::delivered()
+    }
+}
+
+/// Drain cycles that failed so far in this binary, whatever the step and kind.
+fn failed_cycles() -> u64 {
+    crate::metrics_seen::counters(outbox_core::metric_names::FAILED_CYCLES)
+        .iter()
+        .map(|(_, n)| n)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_system_turned_read_only_fails_writes_naming_the_file_and_the_drain_backs_off() {
+    let Some(fs) = Ext4::mount(16) else { return };
+    crate::metrics_seen::start();
+    let fs = Arc::new(fs);
+    let db = fs.db();
+    let store = store_at(&db, SqliteStoreConfig::new()).await;
+    enqueue_orders(&store, 2_000).await;
+
+    let emitter = Arc::new(FailsTheDiskMidDrain {
+        fs: Arc::clone(&fs),
+        fail_at: 300,
+        seen: AtomicUsize::new(0),
+        failed: Notify::new(),
+    });
+    // Short leases, so the drain gives up recording the batch it emitted when the disk
+    // failed within the test, and polls that back off from 10 ms to 200 ms.
+    let options = DrainOptions::new()
+        .owner("read-only")
+        .batch_size(50)
+        .lease(TimeDelta::seconds(2))
+        .poll_interval(Duration::from_millis(10), Duration::from_millis(200));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = spawn_drain(&store, emitter.clone(), options, async {
+        let _ = stopped.await;
+    });
+    tokio::time::timeout(Duration::from_secs(20), emitter.failed.notified())
+        .await
+        .expect("the drain never reached the emission that fails the disk");
+
+    // Writes are refused, naming the file.
+    let refused = store
+        .enqueue(NewEntry::new("orders", b"late".to_vec()))
+        .await
+        .expect_err("an enqueue on a read-only file system");
+    let message = refused.to_string();
+    assert!(
+        message.contains(&db.display().to_string()) && message.contains("read-only"),
+        "the error does not name the file and what to look at: {message}"
+    );
+    println!("an enqueue on the read-only file system: {message}");
+
+    // Let the drain give up the batch it could not record (its leases end after 2 s),
+    // then count its failed cycles over 3 s: backing off to one attempt every 200 ms is
+    // about 15; a drain that spins would make thousands.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before = failed_cycles();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let during = failed_cycles() - before;
+    assert!(
+        (1..=40).contains(&during),
+        "{during} failed cycles in 3 s: the drain should keep trying, backing off"
+    );
+    let _ = stop.send(());
+    let summary = tokio::time::timeout(Duration::from_secs(20), running)
+        .await
+        .expect("the drain did not stop")
+        .unwrap();
+    assert!(summary.errors > during, "{summary:?}");
+
+    // What the drain recorded before the failure is still there to read.
+    let read_only = SqliteClaimStore::open(
+        db.to_str().expect("utf-8 path"),
+        SqliteStoreConfig::new().read_only(true),
+    )
+    .await
+    .expect("open the file read-only");
+    let stats = read_only
+        .stats(None)
+        .await
+        .expect("stats on the read-only file");
+    let delivered = stats
+        .counts
+        .get(&EmissionStatus::Delivered)
+        .copied()
+        .unwrap_or(0);
+    assert!(
+        delivered >= 250 && delivered + stats.counts[&EmissionStatus::Pending] == 2_000,
+        "{stats:?}"
+    );
+    assert_eq!(summary.delivered, delivered, "{summary:?}");
+}
