@@ -38,10 +38,11 @@ pub use ident::{TableName, MAX_IDENTIFIER_BYTES};
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;
 pub use migration::{latest_version, Migration};
+pub use model::slice_hash;
 pub use model::{
     Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult,
-    EmissionStatus, EntryId, Headers, NewEntry, OutboxEntry, RenewOutcome, RenewRequest,
-    TargetState, TransitionOutcome, TransitionResult,
+    EmissionStatus, EntryId, Headers, NewEntry, OutboxEntry, RenewOutcome, RenewRequest, Slice,
+    TargetState, TransitionOutcome, TransitionResult, MAX_SLICES,
 };
 pub use observe::{record_transition, Observed, CLAIM_TRANSITION_ATTEMPTS};
 pub use store::{

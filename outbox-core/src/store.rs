@@ -28,6 +28,23 @@ pub struct Capabilities {
     pub concurrent_writes: bool,
     /// Where `now` comes from when a request does not carry one.
     pub clock: ClockSource,
+    /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]) and
+    /// restricted to a slice ([`ClaimRequest::slice`]).
+    pub keyed_claims: bool,
+}
+
+impl Capabilities {
+    /// Refuses a claim request that asks for what this store cannot do (per-key order or
+    /// a slice on a store without [`Capabilities::keyed_claims`]), rather than ignoring it.
+    pub fn check_claim(&self, req: &ClaimRequest) -> Result<()> {
+        if !self.keyed_claims && (req.ordered || req.slice.is_some()) {
+            return Err(crate::OutboxError::Unsupported(format!(
+                "the {} store cannot claim in per-key order or by slice yet",
+                self.name
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The authority on the current time for a store.

@@ -74,6 +74,7 @@ impl PgClaimStore {
     /// Runs one claim statement and returns its claims in claim order.
     async fn claim(&self, req: &ClaimRequest, groups: Groups) -> Result<Vec<Claim>> {
         self.inner.limits.check_claim(req)?;
+        outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
         let now = req.now.map(normalize_time);
         let limit = i64::from(req.batch_size);
         let lease = lease_micros(req.lease)?;

@@ -28,6 +28,7 @@ impl OutboxStore for PgClaimStore {
             notifications: self.inner.listener.is_some(),
             concurrent_writes: true,
             clock: ClockSource::Database,
+            keyed_claims: false,
         }
     }
 

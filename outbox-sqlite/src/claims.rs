@@ -22,6 +22,7 @@ struct Groups {
 impl SqliteClaimStore {
     async fn claim(&self, groups: Groups, req: &ClaimRequest) -> Result<Vec<Claim>> {
         self.config.limits.check_claim(req)?;
+        outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
         let req = req.clone();
         self.detached(move |store| async move { store.claim_now(groups, &req).await })
             .await

@@ -206,6 +206,7 @@ impl OutboxStore for SqliteClaimStore {
             // One writer at a time, whatever the pool size.
             concurrent_writes: false,
             clock: ClockSource::Injected,
+            keyed_claims: false,
         }
     }
 

@@ -45,6 +45,7 @@ impl SqlServerClaimStore {
     /// Runs one claim batch and returns its claims in claim order.
     async fn claim(&self, req: &ClaimRequest, retry: bool, pending: bool) -> Result<Vec<Claim>> {
         self.inner.limits.check_claim(req)?;
+        outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
         let rows = self
             .query(&self.inner.sql.claim, &params::claim(req, retry, pending)?)
             .await?;

@@ -29,6 +29,7 @@ impl OutboxStore for SqlServerClaimStore {
             notifications: false,
             concurrent_writes: true,
             clock: ClockSource::Database,
+            keyed_claims: false,
         }
     }
 

@@ -31,6 +31,7 @@ pub mod postgres_tls;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 pub mod race;
+pub mod race_ordered;
 pub mod scripted;
 pub mod statement_log;
 pub mod suite;
@@ -143,11 +144,51 @@ macro_rules! conformance_suite {
                 validation: batch_size_zero_is_refused, batch_size_above_maximum_is_refused,
                     non_positive_lease_is_refused, empty_owner_is_refused,
                     oversized_payload_is_refused, empty_topic_is_refused,
-                    find_and_renew_validate_their_input;
+                    find_and_renew_validate_their_input, keyed_claims_need_the_capability;
             }
             subject {
                 concurrency: concurrency_lost_to_a_reclaim, concurrency_lost_to_a_terminal_winner;
             }
+        }
+    };
+}
+
+/// Stamps out one `#[tokio::test]` per per-key order and slice case
+/// ([`suite::keyed`]), for a store whose `Capabilities::keyed_claims` is true; `$factory`
+/// as for [`conformance_suite!`].
+#[macro_export]
+macro_rules! keyed_suite {
+    ($factory:expr) => {
+        $crate::keyed_suite! { @cases $factory;
+            ordered_claims_take_the_head_of_each_key,
+            a_retry_holds_back_the_later_entries_of_its_key,
+            a_dead_letter_frees_its_key_and_a_failure_for_an_operator_holds_it,
+            an_expired_head_is_reclaimed_before_later_entries,
+            entries_without_a_key_are_claimed_as_usual,
+            workers_taking_turns_follow_each_keys_order,
+            slices_take_every_entry_exactly_once,
+            ordered_slices_combine
+        }
+    };
+    (@cases $factory:expr; $($case:ident),+) => {
+        mod keyed {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(subject) = $crate::IntoSubject::into_subject(($factory)().await)
+                    else {
+                        return;
+                    };
+                    assert!(
+                        subject.store.capabilities().keyed_claims,
+                        "keyed_suite! runs on stores with keyed claims only"
+                    );
+                    $crate::suite::keyed::$case(subject.store.clone()).await;
+                    drop(subject);
+                }
+            )+
         }
     };
 }

@@ -11,6 +11,7 @@ async fn memory_subject() -> Subject {
 }
 
 outbox_testkit::conformance_suite!(memory_subject);
+outbox_testkit::keyed_suite!(memory_subject);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn race_eight_workers_ten_thousand_entries() {
@@ -30,6 +31,7 @@ async fn drain_subject() -> Option<outbox_testkit::drain_cases::DrainSubject> {
 }
 
 outbox_testkit::drain_suite!(drain_subject);
+outbox_testkit::keyed_drain_suite!(drain_subject);
 
 async fn admin_subject() -> Option<(outbox_testkit::admin_cases::AdminStore, ())> {
     Some((Arc::new(MemoryClaimStore::new()), ()))
@@ -50,4 +52,18 @@ async fn race_with_leases_that_expire_under_slow_emissions() {
         "no lease ran out under a slow emission: {report:?}"
     );
     assert!(report.lost > 0, "no renewal raced a reclaim: {report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ordered_race_eight_workers_a_thousand_keys_fifty_thousand_entries() {
+    let store = Arc::new(MemoryClaimStore::new());
+    let report = outbox_testkit::race_ordered::ordered_race(
+        store,
+        outbox_testkit::race_ordered::OrderedRaceConfig::default(),
+    )
+    .await;
+    assert!(
+        report.repeated > 0,
+        "no lease ran out under a slow emission, so no reclaim was raced: {report:?}"
+    );
 }

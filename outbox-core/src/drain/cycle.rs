@@ -228,6 +228,8 @@ impl Drain {
         let started = Instant::now();
         let mut req = ClaimRequest::new(o.owner.clone(), o.batch_size, o.lease);
         req.topic = o.topic.clone();
+        req.ordered = o.ordered;
+        req.slice = o.slice;
         req.now = self.request_time();
         let claims = self.store.claim_next(&req).await?;
         metrics::histogram!(crate::metric_names::CLAIM_LATENCY)

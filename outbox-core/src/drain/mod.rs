@@ -17,7 +17,7 @@ use tracing::Instrument;
 
 pub use emitter::{Emission, EmitOutcome, Emitter};
 pub mod url_params;
-pub use options::DrainOptions;
+pub use options::{DrainOptions, HeadFailure};
 pub use retry::RetryPolicy;
 pub use summary::DrainSummary;
 
@@ -86,7 +86,10 @@ impl Drain {
         let mut sample =
             crate::ClaimRequest::new(options.owner.clone(), options.batch_size, options.lease);
         sample.topic = options.topic.clone();
+        sample.ordered = options.ordered;
+        sample.slice = options.slice;
         store.limits().check_claim(&sample)?;
+        store.capabilities().check_claim(&sample)?;
         let claim_ahead = match options.claim_ahead {
             Some(true) => AheadPolicy::Always,
             Some(false) => AheadPolicy::Never,

@@ -24,6 +24,22 @@ pub struct DrainOptions {
     pub(crate) emit_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
     pub(crate) max_age: Option<Duration>,
+    pub(crate) ordered: bool,
+    pub(crate) head_failure: HeadFailure,
+    pub(crate) slice: Option<crate::Slice>,
+}
+
+/// What an ordered drain does when the entry at the head of a key fails and could be
+/// retried: the later entries of the key wait behind it either way until it is settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HeadFailure {
+    /// Retry it as any entry is retried (the retry policy, up to the attempt limit): the
+    /// key waits, and its order is kept whole.
+    #[default]
+    Block,
+    /// Dead-letter it at once, so the key moves on; an operator can requeue it later (it
+    /// is then delivered after the entries that overtook it).
+    DeadLetter,
 }
 
 impl Default for DrainOptions {
@@ -43,6 +59,9 @@ impl Default for DrainOptions {
             emit_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(30),
             max_age: Some(Duration::from_secs(7 * 86_400)),
+            ordered: false,
+            head_failure: HeadFailure::Block,
+            slice: None,
         }
     }
 }
@@ -164,6 +183,31 @@ impl DrainOptions {
         self
     }
 
+    /// Drains in per-key order (see [`crate::ClaimRequest::ordered`]): of the entries
+    /// sharing a partition key, one at a time, oldest first, across every worker that
+    /// drains in order; entries without a key as usual. Needs claim leases, and a store
+    /// whose [`crate::Capabilities::keyed_claims`] is true ([`super::Drain::new`] refuses
+    /// otherwise).
+    pub fn ordered(mut self, on: bool) -> Self {
+        self.ordered = on;
+        self
+    }
+
+    /// What an ordered drain does with a key's head that fails and could be retried
+    /// (default [`HeadFailure::Block`]).
+    pub fn head_failure(mut self, policy: HeadFailure) -> Self {
+        self.head_failure = policy;
+        self
+    }
+
+    /// Only drain the entries of one slice of the table (see [`crate::Slice`]); N
+    /// drains over the N slices take every entry exactly once between them. Needs claim
+    /// leases, and a store whose [`crate::Capabilities::keyed_claims`] is true.
+    pub fn slice(mut self, slice: crate::Slice) -> Self {
+        self.slice = Some(slice);
+        self
+    }
+
     /// Checks every setting; the store checks owner, batch size and lease again per call.
     pub fn validate(&self) -> Result<()> {
         if self.owner.trim().is_empty() {
@@ -210,6 +254,12 @@ impl DrainOptions {
             return Err(OutboxError::invalid(
                 "shutdown grace",
                 format!("must not exceed 1 day, got {:?}", self.shutdown_grace),
+            ));
+        }
+        if !self.use_claim_leases && (self.ordered || self.slice.is_some()) {
+            return Err(OutboxError::invalid(
+                "ordered or slice",
+                "per-key order and slices need claim leases (use_claim_leases(true))",
             ));
         }
         self.retry.validate()

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::cycle::{Recording, Work};
-use super::{Drain, DrainSummary, EmitOutcome};
+use super::{Drain, DrainSummary, EmitOutcome, HeadFailure};
 use crate::{
     Claim, Completion, CompletionRequest, EmissionError, EmissionResult, EntryId, OutboxEntry,
     Result, TransitionOutcome,
@@ -223,6 +223,19 @@ impl Drain {
                     too_old.unwrap_or_default()
                 )),
             },
+            EmitOutcome::Retryable { error, .. }
+                if self.options.ordered
+                    && entry.partition_key.is_some()
+                    && self.options.head_failure == HeadFailure::DeadLetter =>
+            {
+                Completion::DeadLettered {
+                    error: EmissionError::new(error.clone()),
+                    reason: Some(
+                        "dead-lettered at its first failure so the later entries of its key move on (ordered drain, HeadFailure::DeadLetter)"
+                            .into(),
+                    ),
+                }
+            }
             EmitOutcome::Deferred { until, reason } => Completion::Deferred {
                 until: *until,
                 reason: reason.clone(),

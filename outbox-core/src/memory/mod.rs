@@ -14,7 +14,7 @@ use crate::{
     OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
 };
 
-use state::State;
+use state::{Selection, State};
 
 /// A claim store in process memory, safe to share between tasks and threads.
 ///
@@ -88,6 +88,7 @@ impl OutboxStore for MemoryClaimStore {
             notifications: false,
             concurrent_writes: true,
             clock: ClockSource::Injected,
+            keyed_claims: true,
         }
     }
 
@@ -108,17 +109,21 @@ impl OutboxStore for MemoryClaimStore {
     async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
         self.limits.check_find(req)?;
         let now = self.now(req.now);
-        Ok(self
-            .lock()
-            .find_pending(now, req.limit as usize, req.topic.as_deref(), false))
+        Ok(self.lock().find_pending(
+            now,
+            req.limit as usize,
+            Selection::find(req.topic.as_deref()),
+        ))
     }
 
     async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
         self.limits.check_find(req)?;
         let now = self.now(req.now);
-        Ok(self
-            .lock()
-            .find_retry_ready(now, req.limit as usize, req.topic.as_deref(), false))
+        Ok(self.lock().find_retry_ready(
+            now,
+            req.limit as usize,
+            Selection::find(req.topic.as_deref()),
+        ))
     }
 
     async fn save(
@@ -182,7 +187,7 @@ impl ClaimStore for MemoryClaimStore {
         let now = self.now(req.now);
         let mut state = self.lock();
         let ids = state
-            .find_pending(now, req.batch_size as usize, req.topic.as_deref(), true)
+            .find_pending(now, req.batch_size as usize, Selection::claim(req))
             .into_iter()
             .map(|e| e.id)
             .collect::<Vec<_>>();
@@ -194,7 +199,7 @@ impl ClaimStore for MemoryClaimStore {
         let now = self.now(req.now);
         let mut state = self.lock();
         let ids = state
-            .find_retry_ready(now, req.batch_size as usize, req.topic.as_deref(), true)
+            .find_retry_ready(now, req.batch_size as usize, Selection::claim(req))
             .into_iter()
             .map(|e| e.id)
             .collect::<Vec<_>>();

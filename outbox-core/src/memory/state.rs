@@ -19,6 +19,47 @@ pub(super) struct State {
     pending: BTreeSet<OrderKey>,
     /// Deferred and retryable rows by (next retry ?? updated, id): the retry claim order.
     retry: BTreeSet<OrderKey>,
+    /// Rows with a partition key that are not terminal, by (key, created, id): each key's
+    /// first row is its head, the only one a claim in key order may take.
+    keyed: BTreeSet<(String, DateTime<Utc>, EntryId)>,
+}
+
+/// What a claim takes beyond the plain eligibility rules.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Selection<'a> {
+    pub(super) topic: Option<&'a str>,
+    /// Skip rows under an unexpired lease (claims do; plain finds do not).
+    pub(super) skip_leased: bool,
+    /// Per-key order: only a key's head, and only while no row of the key is leased.
+    pub(super) ordered: bool,
+    pub(super) slice: Option<crate::Slice>,
+}
+
+impl<'a> Selection<'a> {
+    /// What a plain find selects: rows of `topic`, leased or not.
+    pub(super) fn find(topic: Option<&'a str>) -> Self {
+        Self {
+            topic,
+            skip_leased: false,
+            ordered: false,
+            slice: None,
+        }
+    }
+
+    /// What `req` claims.
+    pub(super) fn claim(req: &'a crate::ClaimRequest) -> Self {
+        Self {
+            topic: req.topic.as_deref(),
+            skip_leased: true,
+            ordered: req.ordered,
+            slice: req.slice,
+        }
+    }
+}
+
+fn keyed_key(e: &OutboxEntry) -> Option<(String, DateTime<Utc>, EntryId)> {
+    let key = e.partition_key.as_ref()?;
+    (!e.status.is_terminal()).then(|| (key.clone(), e.created_at, e.id))
 }
 
 fn pending_key(e: &OutboxEntry) -> Option<OrderKey> {
@@ -49,6 +90,12 @@ impl State {
             if let Some(k) = retry_key(old) {
                 self.retry.remove(&k);
             }
+            if let Some(k) = keyed_key(old) {
+                self.keyed.remove(&k);
+            }
+        }
+        if let Some(k) = keyed_key(&entry) {
+            self.keyed.insert(k);
         }
         if let Some(k) = pending_key(&entry) {
             self.pending.insert(k);
@@ -77,34 +124,60 @@ impl State {
         Ok(written)
     }
 
-    /// The first `limit` rows of `index` that `eligible` accepts, optionally skipping rows
-    /// under an unexpired lease (claims skip them; plain finds do not).
+    /// The first `limit` rows of `index` that `eligible` and `selection` accept.
     fn scan(
         &self,
         index: &BTreeSet<OrderKey>,
         limit: usize,
-        topic: Option<&str>,
+        selection: Selection<'_>,
+        now: DateTime<Utc>,
         eligible: impl Fn(&OutboxEntry) -> bool,
     ) -> Vec<OutboxEntry> {
         index
             .iter()
             .filter_map(|(_, id)| self.rows.get(id))
-            .filter(|e| topic.is_none_or(|t| e.topic == t))
+            .filter(|e| selection.topic.is_none_or(|t| e.topic == t))
+            .filter(|e| !(selection.skip_leased && e.is_claimed_at(now)))
+            .filter(|e| {
+                selection
+                    .slice
+                    .is_none_or(|s| s.contains(e.partition_key.as_deref(), e.id))
+            })
+            .filter(|e| !selection.ordered || self.is_free_head(e, now))
             .filter(|e| eligible(e))
             .take(limit)
             .cloned()
             .collect()
     }
 
+    /// Whether `e` may be claimed in key order at `now`: it has no key, or it is the
+    /// oldest row of its key not yet terminal and no row of its key is under a lease.
+    fn is_free_head(&self, e: &OutboxEntry, now: DateTime<Utc>) -> bool {
+        let Some(key) = e.partition_key.as_ref() else {
+            return true;
+        };
+        let first = (
+            key.clone(),
+            DateTime::<Utc>::MIN_UTC,
+            EntryId::from_uuid(Uuid::nil()),
+        );
+        let mut of_key = self
+            .keyed
+            .range(first..)
+            .take_while(|(k, ..)| k == key)
+            .map(|(_, _, id)| &self.rows[id]);
+        of_key.clone().next().is_some_and(|head| head.id == e.id)
+            && !of_key.any(|row| row.is_claimed_at(now))
+    }
+
     pub(super) fn find_pending(
         &self,
         now: DateTime<Utc>,
         limit: usize,
-        topic: Option<&str>,
-        skip_leased: bool,
+        selection: Selection<'_>,
     ) -> Vec<OutboxEntry> {
-        self.scan(&self.pending, limit, topic, |e| {
-            e.not_before.is_none_or(|t| t <= now) && !(skip_leased && e.is_claimed_at(now))
+        self.scan(&self.pending, limit, selection, now, |e| {
+            e.not_before.is_none_or(|t| t <= now)
         })
     }
 
@@ -112,11 +185,10 @@ impl State {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-        topic: Option<&str>,
-        skip_leased: bool,
+        selection: Selection<'_>,
     ) -> Vec<OutboxEntry> {
-        self.scan(&self.retry, limit, topic, |e| {
-            e.next_retry_at.is_none_or(|t| t <= now) && !(skip_leased && e.is_claimed_at(now))
+        self.scan(&self.retry, limit, selection, now, |e| {
+            e.next_retry_at.is_none_or(|t| t <= now)
         })
     }
 

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use chrono::{DateTime, TimeDelta, Utc};
 use uuid::Uuid;
 
-use super::{OutboxEntry, TransitionResult};
+use super::{OutboxEntry, Slice, TransitionResult};
 
 /// A request to lease a batch of claimable entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +19,16 @@ pub struct ClaimRequest {
     pub now: Option<DateTime<Utc>>,
     /// Only claim entries of this topic.
     pub topic: Option<String>,
+    /// Per-key order: of the entries sharing a partition key, only the oldest one not
+    /// yet delivered or dead-lettered (by creation time, then id) may be claimed, and
+    /// only while no entry of that key is under a live lease. An entry that waits for a
+    /// retry, or has failed and waits for an operator, holds back the later entries of
+    /// its key. Entries without a key are claimed as usual. Stores whose
+    /// [`crate::Capabilities::keyed_claims`] is false refuse such a request.
+    pub ordered: bool,
+    /// Only claim entries of this slice (see [`Slice`]). Stores whose
+    /// [`crate::Capabilities::keyed_claims`] is false refuse such a request.
+    pub slice: Option<Slice>,
 }
 
 impl ClaimRequest {
@@ -30,6 +40,8 @@ impl ClaimRequest {
             lease,
             now: None,
             topic: None,
+            ordered: false,
+            slice: None,
         }
     }
 
@@ -42,6 +54,18 @@ impl ClaimRequest {
     /// Restricts the claim to one topic.
     pub fn topic(mut self, topic: impl Into<String>) -> Self {
         self.topic = Some(topic.into());
+        self
+    }
+
+    /// Claims in per-key order (see [`ClaimRequest::ordered`]).
+    pub fn in_key_order(mut self) -> Self {
+        self.ordered = true;
+        self
+    }
+
+    /// Restricts the claim to one slice of the table.
+    pub fn slice(mut self, slice: Slice) -> Self {
+        self.slice = Some(slice);
         self
     }
 }

@@ -37,6 +37,7 @@ impl<B: PortableBackend> PortableStore<B> {
     /// Claims up to `req.batch_size` rows of `kind` for `req.owner`.
     pub(super) async fn claim(&self, req: &ClaimRequest, kind: ClaimKind) -> Result<Vec<Claim>> {
         self.limits.check_claim(req)?;
+        Self::capabilities_of().check_claim(req)?;
         let mut conn = self.connection().await?;
         let won = self.claim_on(&mut conn, req, kind).await;
         conn.finish(won)

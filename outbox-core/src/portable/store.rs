@@ -147,6 +147,7 @@ impl<B: PortableBackend> PortableStore<B> {
             notifications: false,
             concurrent_writes: B::CONCURRENT_WRITES,
             clock: ClockSource::Database,
+            keyed_claims: false,
         }
     }
 

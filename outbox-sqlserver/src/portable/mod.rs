@@ -73,6 +73,7 @@ impl PortableSqlServerStore {
 
     async fn claim(&self, req: &ClaimRequest, retry: bool) -> Result<Vec<Claim>> {
         self.store.limits().check_claim(req)?;
+        self.capabilities().check_claim(req)?;
         let mut conn = self.connection().await?;
         let claims = steps::claim(&mut conn, &self.sql, &self.interleave, req, retry).await?;
         conn.finish();
@@ -90,6 +91,7 @@ impl OutboxStore for PortableSqlServerStore {
             notifications: false,
             concurrent_writes: true,
             clock: ClockSource::Database,
+            keyed_claims: false,
         }
     }
 

@@ -12,8 +12,10 @@ use crate::scripted::ScriptedEmitter;
 use crate::DynStore;
 
 mod liveness;
+mod ordered;
 
 pub use liveness::*;
+pub use ordered::*;
 
 /// A fresh store whose clock the case controls.
 pub struct DrainSubject {
@@ -610,10 +612,27 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
         options("w").emit_timeout(Duration::from_secs(2 * 86_400)),
         options("w").shutdown_grace(Duration::from_secs(2 * 86_400)),
         options("w").max_age(Some(Duration::ZERO)),
+        options("w").ordered(true).use_claim_leases(false),
+        options("w")
+            .slice(outbox_core::Slice::new(0, 2).expect("a slice"))
+            .use_claim_leases(false),
     ];
     for o in bad {
         let err = Drain::new(s.store.clone(), emitter.clone(), o.clone()).unwrap_err();
         assert!(err.is_invalid_input(), "{o:?}: {err}");
+    }
+    // Per-key order where the store has it; refused up front where it does not.
+    let ordered = Drain::new(s.store.clone(), emitter.clone(), options("w").ordered(true));
+    if s.store.capabilities().keyed_claims {
+        ordered.expect("an ordered drain on a store with keyed claims");
+    } else {
+        let err = ordered
+            .err()
+            .expect("an ordered drain on a store without keyed claims");
+        assert!(
+            matches!(err, outbox_core::OutboxError::Unsupported(_)),
+            "{err}"
+        );
     }
 }
 
@@ -633,6 +652,36 @@ macro_rules! drain_suite {
             a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period,
             an_entry_deferred_forever_is_dead_lettered_past_its_max_age,
             the_batch_claimed_ahead_is_emitted_before_the_running_one_ends);
+    };
+}
+
+/// Stamps out the ordered drain cases for a store with keyed claims
+/// (`Capabilities::keyed_claims`); `$factory` as for [`drain_suite!`].
+#[macro_export]
+macro_rules! keyed_drain_suite {
+    ($factory:expr) => {
+        mod keyed_drain_cases {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn an_ordered_drain_holds_a_key_behind_its_failing_head() {
+                let Some(subject) = ($factory)().await else {
+                    return;
+                };
+                $crate::drain_cases::an_ordered_drain_holds_a_key_behind_its_failing_head(subject)
+                    .await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn an_ordered_drain_can_dead_letter_a_failing_head_and_move_on() {
+                let Some(subject) = ($factory)().await else {
+                    return;
+                };
+                $crate::drain_cases::an_ordered_drain_can_dead_letter_a_failing_head_and_move_on(
+                    subject,
+                )
+                .await;
+            }
+        }
     };
 }
 

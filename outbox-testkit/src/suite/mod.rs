@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod concurrency;
 pub mod eligibility;
+pub mod keyed;
 pub mod ordering;
 pub mod outcomes;
 pub mod release;

@@ -1,0 +1,102 @@
+//! Ordered drains, for stores with keyed claims: a key's head that fails holds the key
+//! back (retried in place), or is dead-lettered so the key moves on, as the drain says.
+
+use chrono::TimeDelta;
+use outbox_core::drain::HeadFailure;
+use outbox_core::{Clock, EmissionStatus, EntryId, NewEntry};
+
+use super::{drain, options, row, DrainSubject};
+use crate::scripted::ScriptedEmitter;
+
+/// Enqueues `(key, payload)` entries, each created a millisecond after the one before.
+async fn enqueue_keyed(s: &DrainSubject, entries: &[(&str, &str)]) -> Vec<EntryId> {
+    let n = i64::try_from(entries.len()).expect("few entries");
+    let first = s.clock.now() - TimeDelta::milliseconds(n);
+    let batch = entries
+        .iter()
+        .zip(0..)
+        .map(|((key, payload), i)| {
+            NewEntry::new("drain", payload.as_bytes().to_vec())
+                .partition_key(*key)
+                .created_at(first + TimeDelta::milliseconds(i))
+        })
+        .collect();
+    let written = s.store.enqueue_batch(batch).await.unwrap();
+    written.iter().map(|e| e.id).collect()
+}
+
+/// The order in which `ids` were emitted (repeats in a row counted once), ignoring the
+/// other entries.
+fn emission_order(emitter: &ScriptedEmitter, ids: &[EntryId]) -> Vec<usize> {
+    let mut order = Vec::new();
+    for e in emitter.emitted() {
+        let Some(at) = ids.iter().position(|id| *id == e.id) else {
+            continue;
+        };
+        if order.last() != Some(&at) {
+            order.push(at);
+        }
+    }
+    order
+}
+
+/// Blocking (the default): a head that fails is retried on its schedule while the rest
+/// of its key waits; other keys go on; the key's entries come out in order.
+pub async fn an_ordered_drain_holds_a_key_behind_its_failing_head(s: DrainSubject) {
+    let ids = enqueue_keyed(&s, &[("a", "flaky"), ("b", "ok"), ("a", "ok"), ("b", "ok")]).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let d = drain(&s, &emitter, options("w").ordered(true));
+    let first = d.run_once().await.unwrap();
+    assert_eq!((first.retried, first.delivered), (1, 1), "{first:?}");
+    let second = d.run_once().await.unwrap();
+    assert_eq!(
+        (second.claimed, second.delivered),
+        (1, 1),
+        "only b's second: {second:?}"
+    );
+    assert_eq!(
+        row(&s, ids[2]).await.status,
+        EmissionStatus::Pending,
+        "a's second waits"
+    );
+    s.clock.advance(TimeDelta::seconds(1));
+    assert_eq!(d.run_once().await.unwrap().retried, 1, "the head again");
+    s.clock.advance(TimeDelta::seconds(2));
+    assert_eq!(
+        d.run_once().await.unwrap().delivered,
+        1,
+        "the head, third attempt"
+    );
+    assert_eq!(d.run_once().await.unwrap().delivered, 1, "then a's second");
+    let a: Vec<EntryId> = vec![ids[0], ids[2]];
+    assert_eq!(emission_order(&emitter, &a), vec![0, 1]);
+    assert_eq!(row(&s, ids[2]).await.status, EmissionStatus::Delivered);
+}
+
+/// `HeadFailure::DeadLetter`: a head that fails is dead-lettered at once and its key
+/// moves on.
+pub async fn an_ordered_drain_can_dead_letter_a_failing_head_and_move_on(s: DrainSubject) {
+    let ids = enqueue_keyed(&s, &[("a", "flaky"), ("a", "ok"), ("b", "ok")]).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let options = options("w")
+        .ordered(true)
+        .head_failure(HeadFailure::DeadLetter);
+    let d = drain(&s, &emitter, options);
+    let first = d.run_once().await.unwrap();
+    assert_eq!((first.dead_lettered, first.delivered), (1, 1), "{first:?}");
+    let head = row(&s, ids[0]).await;
+    assert_eq!(head.status, EmissionStatus::DeadLettered);
+    assert!(
+        head.dead_letter_reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("later entries of its key"),
+        "{head:?}"
+    );
+    assert_eq!(
+        d.run_once().await.unwrap().delivered,
+        1,
+        "a's second, at once"
+    );
+    assert_eq!(row(&s, ids[1]).await.status, EmissionStatus::Delivered);
+}

@@ -1,0 +1,190 @@
+//! The ordered race: many workers drain keyed entries in per-key order, some of them too
+//! slowly for their leases, and every key's emissions must come out in creation order.
+//! A lease that runs out may repeat an entry (another worker reclaims and emits it again);
+//! it must never let a later entry of the key overtake it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{TimeDelta, Utc};
+use outbox_core::{
+    ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, EntryId, NewEntry,
+};
+
+/// How an ordered race is run.
+#[derive(Debug, Clone)]
+pub struct OrderedRaceConfig {
+    /// Concurrent workers (tasks).
+    pub workers: usize,
+    /// Partition keys the entries are spread over, round robin.
+    pub keys: usize,
+    /// Entries enqueued before the workers start.
+    pub entries: usize,
+    /// Claim batch size per worker call.
+    pub batch_size: u32,
+    /// Lease length.
+    pub lease: TimeDelta,
+    /// Every this many emissions, one takes `slow` (longer than the lease).
+    pub slow_every: usize,
+    /// How long a slow emission takes.
+    pub slow: Duration,
+    /// Give up (and fail) after this long.
+    pub deadline: Duration,
+}
+
+impl Default for OrderedRaceConfig {
+    fn default() -> Self {
+        Self {
+            workers: 8,
+            keys: 1_000,
+            entries: 50_000,
+            batch_size: 100,
+            lease: TimeDelta::milliseconds(300),
+            slow_every: 2_000,
+            slow: Duration::from_millis(600),
+            deadline: Duration::from_secs(300),
+        }
+    }
+}
+
+/// What an ordered race observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderedRaceReport {
+    /// Entries delivered (applied delivered transitions).
+    pub delivered: usize,
+    /// Emissions in all, repeats included.
+    pub emissions: usize,
+    /// Emissions of an entry already emitted before (after its lease ran out).
+    pub repeated: usize,
+}
+
+/// Enqueues `config.entries` entries over `config.keys` keys, each key's entries created
+/// a microsecond apart in enqueue order, then runs `config.workers` workers claiming in
+/// key order until all are delivered. Panics if a key's emissions ever went backwards,
+/// if an entry was not delivered exactly once, or past the deadline.
+pub async fn ordered_race(
+    store: Arc<dyn ClaimStore>,
+    config: OrderedRaceConfig,
+) -> OrderedRaceReport {
+    let sequence = enqueue_keyed(store.as_ref(), &config).await;
+    let sequence = Arc::new(sequence);
+    // Emissions in the order they started: (key, position within the key).
+    let log: Arc<Mutex<Vec<(usize, usize, EntryId)>>> = Arc::default();
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let emissions = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for w in 0..config.workers {
+        let (store, sequence, log) = (Arc::clone(&store), Arc::clone(&sequence), Arc::clone(&log));
+        let (delivered, emissions, config) = (
+            Arc::clone(&delivered),
+            Arc::clone(&emissions),
+            config.clone(),
+        );
+        workers.push(tokio::spawn(async move {
+            let request =
+                ClaimRequest::new(format!("ordered-{w}"), config.batch_size, config.lease)
+                    .in_key_order();
+            while delivered.load(Ordering::SeqCst) < config.entries {
+                assert!(
+                    started.elapsed() < config.deadline,
+                    "the ordered race did not finish in {:?}",
+                    config.deadline
+                );
+                let claims = store.claim_next(&request).await.expect("claim");
+                if claims.is_empty() {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                }
+                for claim in &claims {
+                    let (key, position) = sequence[&claim.id()];
+                    log.lock()
+                        .expect("the log's lock")
+                        .push((key, position, claim.id()));
+                    if emissions.fetch_add(1, Ordering::SeqCst) % config.slow_every
+                        == config.slow_every - 1
+                    {
+                        tokio::time::sleep(config.slow).await;
+                    }
+                }
+                let reqs = claims
+                    .iter()
+                    .map(|c| {
+                        CompletionRequest::new(
+                            c.clone(),
+                            Completion::Delivered(EmissionResult::new()),
+                        )
+                    })
+                    .collect();
+                let results = store.complete_batch(reqs).await.expect("complete");
+                let applied = results.iter().filter(|r| r.is_applied()).count();
+                delivered.fetch_add(applied, Ordering::SeqCst);
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.expect("a worker panicked");
+    }
+    let log = log.lock().expect("the log's lock").clone();
+    check_order(&log, config.keys);
+    let mut seen: HashMap<EntryId, usize> = HashMap::new();
+    for (_, _, id) in &log {
+        *seen.entry(*id).or_default() += 1;
+    }
+    assert_eq!(seen.len(), config.entries, "entries never emitted");
+    let delivered = delivered.load(Ordering::SeqCst);
+    assert_eq!(delivered, config.entries, "deliveries applied");
+    OrderedRaceReport {
+        delivered,
+        emissions: log.len(),
+        repeated: log.len() - seen.len(),
+    }
+}
+
+/// Panics unless, for every key, the positions of its emissions never go backwards.
+fn check_order(log: &[(usize, usize, EntryId)], keys: usize) {
+    let mut last = vec![None::<usize>; keys];
+    let mut violations = Vec::new();
+    for &(key, position, id) in log {
+        if let Some(before) = last[key] {
+            if position < before {
+                violations.push(format!(
+                    "key {key}: entry {position} ({id}) emitted after entry {before}"
+                ));
+            }
+        }
+        last[key] = Some(last[key].map_or(position, |b| b.max(position)));
+    }
+    assert!(
+        violations.is_empty(),
+        "{} emissions out of key order, first: {:?}",
+        violations.len(),
+        &violations[..violations.len().min(5)]
+    );
+}
+
+/// Enqueues the race's entries; returns each id's key and position within its key.
+async fn enqueue_keyed(
+    store: &dyn ClaimStore,
+    config: &OrderedRaceConfig,
+) -> HashMap<EntryId, (usize, usize)> {
+    let base = Utc::now() - TimeDelta::hours(1);
+    let max = store.limits().max_batch_size as usize;
+    let mut sequence = HashMap::with_capacity(config.entries);
+    for first in (0..config.entries).step_by(max) {
+        let batch: Vec<NewEntry> = (first..config.entries.min(first + max))
+            .map(|i| {
+                let micros = i64::try_from(i).expect("a small count");
+                let entry = NewEntry::new("ordered-race", i.to_le_bytes().to_vec())
+                    .partition_key(format!("key-{}", i % config.keys))
+                    .created_at(base + TimeDelta::microseconds(micros));
+                sequence.insert(entry.id, (i % config.keys, i / config.keys));
+                entry
+            })
+            .collect();
+        store.enqueue_batch(batch).await.expect("enqueue");
+    }
+    sequence
+}
