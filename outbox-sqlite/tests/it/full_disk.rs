@@ -2,12 +2,15 @@
 //! `SQLITE_FULL` and writes nothing, and once space returns the same store, on the same
 //! pooled connections, goes on as if nothing had happened.
 
+use outbox_core::TableName;
 use outbox_core::{
     ClaimStore, Completion, CompletionRequest, EmissionResult, EmissionStatus, OutboxAdmin,
     OutboxError, OutboxStore,
 };
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 use outbox_testkit::fixtures::{claim_req, new_entry, t0};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+use sqlx::{Connection, SqliteConnection};
 
 use crate::tmpfs::{truncate_wal, Tmpfs};
 
@@ -244,22 +247,28 @@ async fn a_read_only_store_opens_and_reads_stats_on_a_full_disk() {
 #[tokio::test]
 async fn a_store_opened_on_a_full_disk_says_so_and_opens_once_space_returns() {
     let Some(fs) = Tmpfs::mount("3m") else { return };
-    let store = fs.store(SqliteStoreConfig::new()).await;
-    store
-        .enqueue_batch((0..100).map(|i| new_entry(i - 100)).collect())
+    // The file as a process that stopped left it: migrated, 100 entries, every connection
+    // closed (the last close removes the log and the shared-memory file). One connection,
+    // closed explicitly: a pool closes its connections in the background.
+    let options = SqliteConnectOptions::new()
+        .filename(fs.db())
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal);
+    let mut conn = SqliteConnection::connect_with(&options).await.unwrap();
+    sqlx::raw_sql(&outbox_sqlite::migration_script(&TableName::default()))
+        .execute(&mut conn)
         .await
         .unwrap();
-    truncate_wal(store.pool()).await;
-    // The last connection closed: SQLite removes the log and the shared-memory file.
-    store.pool().close().await;
-    let shm = fs.path().join("outbox.db-shm");
-    for _ in 0..500 {
-        if !shm.exists() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert!(!shm.exists(), "the closed pool left its shared memory file");
+    sqlx::raw_sql(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) \
+         INSERT INTO outbox (id, topic, payload, created_at, updated_at, stamp) \
+         SELECT randomblob(16), 't', x'00', i, i, randomblob(16) FROM n",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+    assert!(!fs.path().join("outbox.db-shm").exists());
     let filler = fs.fill();
 
     // What `outbox drain` does first.
