@@ -262,6 +262,20 @@ pub(crate) struct DrainArgs {
     /// abandoned and their claims released (e.g. 30s).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub(crate) shutdown_grace: TimeDelta,
+    /// Per-key order: of the entries sharing a partition key, one at a time, oldest
+    /// first, across every drain started with --ordered; a key's entry that fails holds
+    /// back the rest of its key until it is delivered or dead-lettered.
+    #[arg(long)]
+    pub(crate) ordered: bool,
+    /// With --ordered: dead-letter a key's entry at its first failure so the key moves on,
+    /// instead of retrying it while the key waits.
+    #[arg(long, requires = "ordered")]
+    pub(crate) dead_letter_failing_heads: bool,
+    /// Only the entries of slice INDEX of COUNT (e.g. 0/4): COUNT drains over the COUNT
+    /// slices take every entry exactly once; an entry's slice is the FNV-1a hash of its
+    /// partition key (of its id without one) modulo COUNT.
+    #[arg(long, value_parser = parse_slice)]
+    pub(crate) slice: Option<outbox_core::Slice>,
     /// Stop once nothing is pending, retry-ready or under an unexpired lease.
     #[arg(long)]
     pub(crate) until_empty: bool,
@@ -306,6 +320,12 @@ pub(crate) struct Selection {
     /// Every dead letter.
     #[arg(long)]
     pub(crate) all: bool,
+}
+
+/// A slice, `INDEX/COUNT`.
+fn parse_slice(text: &str) -> Result<outbox_core::Slice, String> {
+    text.parse()
+        .map_err(|e: outbox_core::OutboxError| e.to_string())
 }
 
 /// A call deadline: a duration of at most an hour.

@@ -28,22 +28,28 @@ pub struct Capabilities {
     pub concurrent_writes: bool,
     /// Where `now` comes from when a request does not carry one.
     pub clock: ClockSource,
-    /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]) and
-    /// restricted to a slice ([`ClaimRequest::slice`]).
-    pub keyed_claims: bool,
+    /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]).
+    pub ordered_claims: bool,
+    /// True when claims can be restricted to a slice ([`ClaimRequest::slice`]).
+    pub slice_claims: bool,
 }
 
 impl Capabilities {
-    /// Refuses a claim request that asks for what this store cannot do (per-key order or
-    /// a slice on a store without [`Capabilities::keyed_claims`]), rather than ignoring it.
+    /// Refuses a claim request that asks for what this store cannot do (per-key order
+    /// without [`Capabilities::ordered_claims`], a slice without
+    /// [`Capabilities::slice_claims`]), rather than ignoring it.
     pub fn check_claim(&self, req: &ClaimRequest) -> Result<()> {
-        if !self.keyed_claims && (req.ordered || req.slice.is_some()) {
-            return Err(crate::OutboxError::Unsupported(format!(
-                "the {} store cannot claim in per-key order or by slice yet",
-                self.name
-            )));
-        }
-        Ok(())
+        let missing = if req.ordered && !self.ordered_claims {
+            "claim in per-key order"
+        } else if req.slice.is_some() && !self.slice_claims {
+            "claim by slice"
+        } else {
+            return Ok(());
+        };
+        Err(crate::OutboxError::Unsupported(format!(
+            "the {} store cannot {missing} yet",
+            self.name
+        )))
     }
 }
 

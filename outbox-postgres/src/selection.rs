@@ -28,7 +28,8 @@ impl OutboxStore for PgClaimStore {
             notifications: self.inner.listener.is_some(),
             concurrent_writes: true,
             clock: ClockSource::Database,
-            keyed_claims: false,
+            ordered_claims: false,
+            slice_claims: false,
         }
     }
 

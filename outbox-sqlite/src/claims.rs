@@ -32,7 +32,12 @@ impl SqliteClaimStore {
         let now = self.now(req.now);
         let expires = normalize_time(now + req.lease);
         let mut tx = self.write_tx().await?;
-        let rows = sqlx::query(&self.sql.claim)
+        let statement = if req.ordered {
+            &self.sql.claim_ordered
+        } else {
+            &self.sql.claim
+        };
+        let rows = sqlx::query(statement)
             .bind(req.owner.clone())
             .bind(micros(now))
             .bind(micros(expires))

@@ -6,7 +6,7 @@ use sqlx::{SqliteConnection, SqlitePool};
 use crate::connection::WriteTx;
 use crate::error::map_err;
 
-static MIGRATIONS: [Migration; 2] = [
+static MIGRATIONS: [Migration; 3] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -18,6 +18,12 @@ static MIGRATIONS: [Migration; 2] = [
         name: "rowid_table",
         up: include_str!("../migrations/0002_rowid_table.up.sql"),
         down: include_str!("../migrations/0002_rowid_table.down.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "key_heads",
+        up: include_str!("../migrations/0003_key_heads.up.sql"),
+        down: include_str!("../migrations/0003_key_heads.down.sql"),
     },
 ];
 

@@ -206,7 +206,8 @@ impl OutboxStore for SqliteClaimStore {
             // One writer at a time, whatever the pool size.
             concurrent_writes: false,
             clock: ClockSource::Injected,
-            keyed_claims: false,
+            ordered_claims: true,
+            slice_claims: false,
         }
     }
 

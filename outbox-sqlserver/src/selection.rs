@@ -29,7 +29,8 @@ impl OutboxStore for SqlServerClaimStore {
             notifications: false,
             concurrent_writes: true,
             clock: ClockSource::Database,
-            keyed_claims: false,
+            ordered_claims: false,
+            slice_claims: false,
         }
     }
 

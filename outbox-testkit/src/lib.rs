@@ -153,25 +153,42 @@ macro_rules! conformance_suite {
     };
 }
 
-/// Stamps out one `#[tokio::test]` per per-key order and slice case
-/// ([`suite::keyed`]), for a store whose `Capabilities::keyed_claims` is true; `$factory`
-/// as for [`conformance_suite!`].
+/// Stamps out one `#[tokio::test]` per per-key order case ([`suite::keyed`]), for a
+/// store whose `Capabilities::ordered_claims` is true; `$factory` as for
+/// [`conformance_suite!`].
 #[macro_export]
-macro_rules! keyed_suite {
+macro_rules! ordered_suite {
     ($factory:expr) => {
-        $crate::keyed_suite! { @cases $factory;
+        $crate::__keyed_cases! { $factory; ordered; ordered_claims;
             ordered_claims_take_the_head_of_each_key,
             a_retry_holds_back_the_later_entries_of_its_key,
             a_dead_letter_frees_its_key_and_a_failure_for_an_operator_holds_it,
             an_expired_head_is_reclaimed_before_later_entries,
             entries_without_a_key_are_claimed_as_usual,
             workers_taking_turns_follow_each_keys_order,
+            a_late_entry_older_than_the_head_takes_its_place
+        }
+    };
+}
+
+/// Stamps out one `#[tokio::test]` per slice case ([`suite::keyed`]), for a store whose
+/// `Capabilities::slice_claims` is true (and `ordered_claims`, for the case that combines
+/// both); `$factory` as for [`conformance_suite!`].
+#[macro_export]
+macro_rules! slice_suite {
+    ($factory:expr) => {
+        $crate::__keyed_cases! { $factory; slices; slice_claims;
             slices_take_every_entry_exactly_once,
             ordered_slices_combine
         }
     };
-    (@cases $factory:expr; $($case:ident),+) => {
-        mod keyed {
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __keyed_cases {
+    ($factory:expr; $module:ident; $capability:ident; $($case:ident),+) => {
+        mod $module {
             #[allow(unused_imports)]
             use super::*;
             $(
@@ -182,8 +199,9 @@ macro_rules! keyed_suite {
                         return;
                     };
                     assert!(
-                        subject.store.capabilities().keyed_claims,
-                        "keyed_suite! runs on stores with keyed claims only"
+                        subject.store.capabilities().$capability,
+                        "this suite runs on stores with {} only",
+                        stringify!($capability)
                     );
                     $crate::suite::keyed::$case(subject.store.clone()).await;
                     drop(subject);

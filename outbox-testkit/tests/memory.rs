@@ -11,7 +11,8 @@ async fn memory_subject() -> Subject {
 }
 
 outbox_testkit::conformance_suite!(memory_subject);
-outbox_testkit::keyed_suite!(memory_subject);
+outbox_testkit::ordered_suite!(memory_subject);
+outbox_testkit::slice_suite!(memory_subject);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn race_eight_workers_ten_thousand_entries() {

@@ -1,8 +1,9 @@
 //! `outbox demo`: the main job on the embedded default.
 //!
 //! Orders and their outbox entries are written in the same SQLite transactions; several
-//! drain workers deliver the entries to a JSONL file; the stats and a check of the file
-//! follow: every order's event emitted, and how often.
+//! drain workers deliver the entries, in per-customer order (the partition key), to a
+//! JSONL file; the stats and a check of the file follow: every order's event emitted,
+//! how often, and each customer's in the order written.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -104,6 +105,10 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         max_age: TimeDelta::days(7),
         emit_timeout: TimeDelta::seconds(60),
         shutdown_grace: TimeDelta::seconds(30),
+        // Each customer's events in the order they were written, across every worker.
+        ordered: true,
+        dead_letter_failing_heads: false,
+        slice: None,
         until_empty: true,
         fail_on_dead_letters: false,
         json: false,
@@ -137,10 +142,22 @@ fn check_emissions(
         std::fs::read_to_string(jsonl).map_err(|e| io_err("cannot read the emissions", e))?;
     let mut per_entry: HashMap<String, u32> = HashMap::new();
     let mut owners: HashMap<String, u32> = HashMap::new();
+    // The last order id emitted per customer: each customer's must only go up.
+    let mut last_order: HashMap<String, u64> = HashMap::new();
+    let mut out_of_order = 0;
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
             OutboxError::invalid("emissions file", format!("a line is not JSON: {e}"))
         })?;
+        let event: serde_json::Value =
+            serde_json::from_str(v["payload"].as_str().unwrap_or_default()).unwrap_or_default();
+        let order = event["order_id"].as_u64().unwrap_or_default();
+        let customer = v["partition_key"].as_str().unwrap_or_default().to_owned();
+        if let Some(before) = last_order.insert(customer, order) {
+            if order < before {
+                out_of_order += 1;
+            }
+        }
         *per_entry
             .entry(v["id"].as_str().unwrap_or_default().to_owned())
             .or_default() += 1;
@@ -157,15 +174,23 @@ fn check_emissions(
         .collect();
     out!("emissions per worker: {}", shares.join(", "));
     let delivered = stats.count(EmissionStatus::Delivered);
-    if per_entry.len() != orders as usize || delivered != u64::from(orders) || duplicates > 0 {
+    if per_entry.len() != orders as usize
+        || delivered != u64::from(orders)
+        || duplicates > 0
+        || out_of_order > 0
+    {
         return Err(OutboxError::invalid(
             "demo",
             format!(
-                "expected {orders} distinct emissions all delivered; saw {} distinct, {delivered} delivered, {duplicates} emitted twice",
+                "expected {orders} distinct emissions all delivered, each customer's in order; saw {} distinct, {delivered} delivered, {duplicates} emitted twice, {out_of_order} out of order",
                 per_entry.len()
             ),
         ));
     }
-    out!("every one of the {orders} order events was emitted exactly once and recorded delivered");
+    out!(
+        "every one of the {orders} order events was emitted exactly once and recorded delivered, \
+         each of the {} customers' in the order written",
+        last_order.len()
+    );
     Ok(())
 }

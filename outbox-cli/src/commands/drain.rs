@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use outbox_core::drain::{Drain, DrainOptions, DrainSummary, Emitter};
+use outbox_core::drain::{Drain, DrainOptions, DrainSummary, Emitter, HeadFailure};
 use outbox_core::{AdminClaimStore, EmissionStatus, OutboxError, OutboxStats, Result};
 use tokio::sync::watch;
 
@@ -95,7 +95,17 @@ pub(crate) async fn drain(
         .max_attempts(args.max_attempts)
         .max_age(Some(args.max_age.to_std().unwrap_or_default()))
         .emit_timeout(args.emit_timeout.to_std().unwrap_or_default())
-        .shutdown_grace(args.shutdown_grace.to_std().unwrap_or_default());
+        .shutdown_grace(args.shutdown_grace.to_std().unwrap_or_default())
+        .ordered(args.ordered)
+        .head_failure(if args.dead_letter_failing_heads {
+            HeadFailure::DeadLetter
+        } else {
+            HeadFailure::Block
+        });
+    let base = match args.slice {
+        Some(slice) => base.slice(slice),
+        None => base,
+    };
     let prefix = args
         .owner
         .clone()

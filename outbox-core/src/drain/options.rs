@@ -186,8 +186,8 @@ impl DrainOptions {
     /// Drains in per-key order (see [`crate::ClaimRequest::ordered`]): of the entries
     /// sharing a partition key, one at a time, oldest first, across every worker that
     /// drains in order; entries without a key as usual. Needs claim leases, and a store
-    /// whose [`crate::Capabilities::keyed_claims`] is true ([`super::Drain::new`] refuses
-    /// otherwise).
+    /// whose [`crate::Capabilities::ordered_claims`] is true ([`super::Drain::new`]
+    /// refuses otherwise).
     pub fn ordered(mut self, on: bool) -> Self {
         self.ordered = on;
         self
@@ -202,7 +202,7 @@ impl DrainOptions {
 
     /// Only drain the entries of one slice of the table (see [`crate::Slice`]); N
     /// drains over the N slices take every entry exactly once between them. Needs claim
-    /// leases, and a store whose [`crate::Capabilities::keyed_claims`] is true.
+    /// leases, and a store whose [`crate::Capabilities::slice_claims`] is true.
     pub fn slice(mut self, slice: crate::Slice) -> Self {
         self.slice = Some(slice);
         self

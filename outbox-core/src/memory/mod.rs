@@ -88,7 +88,8 @@ impl OutboxStore for MemoryClaimStore {
             notifications: false,
             concurrent_writes: true,
             clock: ClockSource::Injected,
-            keyed_claims: true,
+            ordered_claims: true,
+            slice_claims: true,
         }
     }
 

@@ -24,10 +24,10 @@ pub struct ClaimRequest {
     /// only while no entry of that key is under a live lease. An entry that waits for a
     /// retry, or has failed and waits for an operator, holds back the later entries of
     /// its key. Entries without a key are claimed as usual. Stores whose
-    /// [`crate::Capabilities::keyed_claims`] is false refuse such a request.
+    /// [`crate::Capabilities::ordered_claims`] is false refuse such a request.
     pub ordered: bool,
     /// Only claim entries of this slice (see [`Slice`]). Stores whose
-    /// [`crate::Capabilities::keyed_claims`] is false refuse such a request.
+    /// [`crate::Capabilities::slice_claims`] is false refuse such a request.
     pub slice: Option<Slice>,
 }
 

@@ -147,7 +147,8 @@ impl<B: PortableBackend> PortableStore<B> {
             notifications: false,
             concurrent_writes: B::CONCURRENT_WRITES,
             clock: ClockSource::Database,
-            keyed_claims: false,
+            ordered_claims: false,
+            slice_claims: false,
         }
     }
 

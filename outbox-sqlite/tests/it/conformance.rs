@@ -3,3 +3,4 @@
 use crate::support::subject;
 
 outbox_testkit::conformance_suite!(subject);
+outbox_testkit::ordered_suite!(subject);

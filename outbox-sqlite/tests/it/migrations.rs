@@ -26,8 +26,9 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         matches!(err, OutboxError::SchemaNotMigrated { .. }),
         "{err}"
     );
-    assert_eq!(outbox_sqlite::migrate(&pool, &table).await.unwrap(), 2);
-    assert_eq!(outbox_sqlite::migrate(&pool, &table).await.unwrap(), 2);
+    let latest = outbox_sqlite::required_version();
+    assert_eq!(outbox_sqlite::migrate(&pool, &table).await.unwrap(), latest);
+    assert_eq!(outbox_sqlite::migrate(&pool, &table).await.unwrap(), latest);
     outbox_sqlite::check_schema(&pool, &table).await.unwrap();
     outbox_sqlite::migrate_down(&pool, &table).await.unwrap();
     assert!(outbox_sqlite::check_schema(&pool, &table).await.is_err());
@@ -125,11 +126,17 @@ async fn version_2_rebuilds_a_populated_version_1_table_losslessly() {
     let before = rows(&pool).await;
     let indexes = index_names(&pool).await;
 
-    assert_eq!(outbox_sqlite::migrate(&pool, &table).await.unwrap(), 2);
+    // To the latest version, through version 2.
+    let latest = outbox_sqlite::required_version();
+    assert_eq!(outbox_sqlite::migrate(&pool, &table).await.unwrap(), latest);
     outbox_sqlite::check_schema(&pool, &table).await.unwrap();
     assert!(!table_sql(&pool).await.contains("WITHOUT ROWID"));
     assert_eq!(rows(&pool).await, before);
-    assert_eq!(index_names(&pool).await, indexes);
+    let now_indexes = index_names(&pool).await;
+    assert!(
+        indexes.iter().all(|i| now_indexes.contains(i)),
+        "{indexes:?} not all in {now_indexes:?}"
+    );
     let store =
         outbox_sqlite::SqliteClaimStore::new(pool.clone(), outbox_sqlite::SqliteStoreConfig::new())
             .await
@@ -146,6 +153,12 @@ async fn version_2_rebuilds_a_populated_version_1_table_losslessly() {
     assert_eq!(claimed[0].entry.payload.len(), 1500);
     let after_claim = rows(&pool).await;
 
+    for later in outbox_sqlite::migrations()[2..].iter().rev() {
+        sqlx::raw_sql(&table.render(later.down))
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
     sqlx::raw_sql(&table.render(v2.down))
         .execute(&pool)
         .await
@@ -153,4 +166,70 @@ async fn version_2_rebuilds_a_populated_version_1_table_losslessly() {
     assert!(table_sql(&pool).await.contains("WITHOUT ROWID"));
     assert_eq!(rows(&pool).await, after_claim);
     assert_eq!(index_names(&pool).await, indexes);
+}
+
+/// Version 3 marks the head of every key already in the table (its oldest row not yet
+/// delivered or dead-lettered, a failed one included), and ordered claims follow them.
+#[tokio::test]
+async fn version_3_marks_the_heads_of_the_keys_already_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(&dir).await;
+    let table = TableName::default();
+    sqlx::raw_sql(&table.render(include_str!("../../sql/migrations_table.sql")))
+        .execute(&pool)
+        .await
+        .unwrap();
+    for m in &outbox_sqlite::migrations()[..2] {
+        sqlx::raw_sql(&table.render(m.up))
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query(&table.render(include_str!("../../sql/record_migration.sql")))
+            .bind(m.version)
+            .bind(m.name)
+            .bind(0_i64)
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    // (topic as a name, key, status, created): a's first delivered, b's first failed.
+    let rows = [
+        ("a1", "a", 1, 1),
+        ("a2", "a", 0, 2),
+        ("a3", "a", 0, 3),
+        ("b1", "b", 3, 1),
+        ("b2", "b", 0, 2),
+        ("c1", "c", 5, 1),
+    ];
+    for (name, key, status, created) in rows {
+        sqlx::query(
+            "INSERT INTO outbox (id, topic, partition_key, payload, status, created_at, \
+             updated_at, stamp) VALUES (randomblob(16), ?1, ?2, x'', ?3, ?4, ?4, randomblob(16))",
+        )
+        .bind(name)
+        .bind(key)
+        .bind(status)
+        .bind(created)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    outbox_sqlite::migrate(&pool, &table).await.unwrap();
+    let heads: Vec<String> =
+        sqlx::query_scalar("SELECT topic FROM outbox WHERE is_head = 1 ORDER BY topic")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(heads, vec!["a2", "b1"]);
+    let store =
+        outbox_sqlite::SqliteClaimStore::new(pool.clone(), outbox_sqlite::SqliteStoreConfig::new())
+            .await
+            .unwrap();
+    let request =
+        outbox_core::ClaimRequest::new("w", 10, chrono::TimeDelta::seconds(30)).in_key_order();
+    let claimed = outbox_core::ClaimStore::claim_pending(&store, &request)
+        .await
+        .unwrap();
+    let topics: Vec<&str> = claimed.iter().map(|c| c.entry.topic.as_str()).collect();
+    assert_eq!(topics, vec!["a2"], "b2 waits behind the failed b1");
 }

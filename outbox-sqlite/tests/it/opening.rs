@@ -48,7 +48,7 @@ async fn a_schema_of_another_version_is_refused() {
         matches!(
             err,
             OutboxError::SchemaVersionMismatch {
-                expected: 2,
+                expected: 3,
                 found: 99
             }
         ),

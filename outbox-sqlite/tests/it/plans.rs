@@ -1,7 +1,9 @@
 //! The plans SQLite chooses for the store's batch statements, read with
 //! `EXPLAIN QUERY PLAN` on the real file: a claim walks each partial index in claim order
 //! (the retry walk bounded above by the claim time) and sorts nothing; a batch completion
-//! walks its JSON array and reaches each row through its id's unique index. Checked on a fresh table and
+//! walks its JSON array and reaches each row through its id's unique index; a claim in key
+//! order walks the index of heads and checks a key's leases with one seek, and the head
+//! triggers find a key's head with one seek. Checked on a fresh table and
 //! again after `ANALYZE` over 1M-scale history and parked retries.
 
 use outbox_core::TableName;
@@ -50,6 +52,42 @@ fn assert_claim_plan(lines: &[String]) {
     }
 }
 
+fn assert_ordered_claim_plan(lines: &[String]) {
+    let text = lines.join("\n");
+    assert!(
+        text.contains("USING INDEX outbox_ordered_retry_idx (<expr><?)"),
+        "the ordered retry walk does not use its bounded index:\n{text}"
+    );
+    assert!(
+        text.contains("USING INDEX outbox_ordered_pending_idx"),
+        "the ordered pending walk does not use the index of heads:\n{text}"
+    );
+    assert!(
+        text.contains(
+            "USING COVERING INDEX outbox_key_lease_idx (partition_key=? AND claim_expires_at>?)"
+        ),
+        "the key's lease check is not one seek:\n{text}"
+    );
+    assert!(!text.contains("TEMP B-TREE"), "the claim sorts:\n{text}");
+    for line in lines {
+        if line.contains("SCAN outbox") || line.starts_with("SCAN t") {
+            assert!(line.contains("USING INDEX"), "a table scan: {line}\n{text}");
+        }
+    }
+}
+
+/// The statements the head triggers run, with the key bound: each is a seek.
+fn assert_head_upkeep_plan(lines: &[String]) {
+    let text = lines.join("\n");
+    assert!(
+        text.contains("USING INDEX outbox_key_order_idx (partition_key=?)"),
+        "the key's head is not found in the key index:\n{text}"
+    );
+    for line in lines {
+        assert!(!line.starts_with("SCAN"), "a scan: {line}\n{text}");
+    }
+}
+
 fn assert_completion_plan(lines: &[String]) {
     let text = lines.join("\n");
     assert!(text.contains("SCAN json_each"), "{text}");
@@ -73,7 +111,15 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     let pool = store.pool();
     let claim = render(include_str!("../../sql/claim.sql"));
     let complete = render(include_str!("../../sql/complete_batch.sql"));
+    let ordered = render(include_str!("../../sql/claim_ordered.sql"));
+    let upkeep = render(
+        "UPDATE {name} SET is_head = 0 WHERE partition_key = ?1 AND is_head = 1 \
+           AND rowid IS NOT (SELECT h.rowid FROM {name} AS h WHERE h.partition_key = ?1 \
+           AND h.status NOT IN (1, 5) ORDER BY h.created_at, h.id LIMIT 1)",
+    );
     assert_claim_plan(&plan(pool, &claim, 7).await);
+    assert_ordered_claim_plan(&plan(pool, &ordered, 7).await);
+    assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
 
     // Statistics that make the partial indexes look poor: a large delivered history, many
@@ -98,7 +144,17 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
         .await
         .unwrap();
     fill(0, 100, None).execute(pool).await.unwrap();
+    // One hot key with a long backlog behind its head.
+    sqlx::query(&render(
+        "UPDATE {table} SET partition_key = 'hot' WHERE rowid IN \
+         (SELECT rowid FROM {table} WHERE status = 1 LIMIT 20000)",
+    ))
+    .execute(pool)
+    .await
+    .unwrap();
     sqlx::query("ANALYZE").execute(pool).await.unwrap();
     assert_claim_plan(&plan(pool, &claim, 7).await);
+    assert_ordered_claim_plan(&plan(pool, &ordered, 7).await);
+    assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
 }

@@ -91,7 +91,8 @@ impl OutboxStore for PortableSqlServerStore {
             notifications: false,
             concurrent_writes: true,
             clock: ClockSource::Database,
-            keyed_claims: false,
+            ordered_claims: false,
+            slice_claims: false,
         }
     }
 

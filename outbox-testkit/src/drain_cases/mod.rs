@@ -623,12 +623,12 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
     }
     // Per-key order where the store has it; refused up front where it does not.
     let ordered = Drain::new(s.store.clone(), emitter.clone(), options("w").ordered(true));
-    if s.store.capabilities().keyed_claims {
-        ordered.expect("an ordered drain on a store with keyed claims");
+    if s.store.capabilities().ordered_claims {
+        ordered.expect("an ordered drain on a store with ordered claims");
     } else {
-        let err = ordered
-            .err()
-            .expect("an ordered drain on a store without keyed claims");
+        let Err(err) = ordered else {
+            panic!("an ordered drain on a store without ordered claims was built");
+        };
         assert!(
             matches!(err, outbox_core::OutboxError::Unsupported(_)),
             "{err}"
@@ -655,8 +655,8 @@ macro_rules! drain_suite {
     };
 }
 
-/// Stamps out the ordered drain cases for a store with keyed claims
-/// (`Capabilities::keyed_claims`); `$factory` as for [`drain_suite!`].
+/// Stamps out the ordered drain cases for a store with ordered claims
+/// (`Capabilities::ordered_claims`); `$factory` as for [`drain_suite!`].
 #[macro_export]
 macro_rules! keyed_drain_suite {
     ($factory:expr) => {

@@ -1,5 +1,5 @@
 //! Per-key order and slices, for stores whose capabilities say they have them
-//! (`Capabilities::keyed_claims`): of the entries sharing a partition key only the oldest
+//! (`Capabilities::ordered_claims`, `slice_claims`): of the entries sharing a partition key only the oldest
 //! one not yet terminal is claimable, and only while no entry of its key is leased; a
 //! slice claim takes exactly the entries whose slice hash falls in it.
 
@@ -294,6 +294,22 @@ pub async fn slices_take_every_entry_exactly_once(store: DynStore) {
             );
         }
     }
+}
+
+/// An entry enqueued late with an earlier creation time than its key's head (a host
+/// transaction that committed late) becomes the head: claim order is creation order.
+pub async fn a_late_entry_older_than_the_head_takes_its_place(store: DynStore) {
+    let head = store.enqueue_batch(vec![keyed("a", -5)]).await.unwrap();
+    let late = store.enqueue_batch(vec![keyed("a", -9)]).await.unwrap();
+    let first = claim_ordered(&store, "w", 10, t0()).await;
+    assert_eq!(
+        claim_ids(&first),
+        vec![late[0].id],
+        "the older entry goes first"
+    );
+    complete(&store, &first[0], delivered(), at(1)).await;
+    let next = claim_ordered(&store, "w", 10, at(1)).await;
+    assert_eq!(claim_ids(&next), vec![head[0].id]);
 }
 
 /// Per-key order within a slice: the slice's keys move one entry at a time.
