@@ -20,6 +20,13 @@ pub enum Rows {
     Parked(u64),
     /// A live one-hour lease on the oldest pending rows.
     LeaseHead(u64),
+    /// Pending entries spread round robin over `keys` partition keys.
+    Keyed {
+        /// How many.
+        count: u64,
+        /// Over how many keys.
+        keys: u64,
+    },
 }
 
 /// One statement per kind of rows and engine: backend differences as data.
@@ -40,6 +47,10 @@ const PARKED: Statement = Statement {
     postgres: include_str!("../sql/postgres/load_parked.sql"),
     sqlite: include_str!("../sql/sqlite/load_parked.sql"),
 };
+const KEYED: Statement = Statement {
+    postgres: include_str!("../sql/postgres/load_keyed.sql"),
+    sqlite: include_str!("../sql/sqlite/load_keyed.sql"),
+};
 const LEASE_HEAD: Statement = Statement {
     postgres: include_str!("../sql/postgres/lease_head.sql"),
     sqlite: include_str!("../sql/sqlite/lease_head.sql"),
@@ -52,6 +63,7 @@ impl Rows {
             Rows::Delivered(_) => &DELIVERED,
             Rows::Parked(_) => &PARKED,
             Rows::LeaseHead(_) => &LEASE_HEAD,
+            Rows::Keyed { .. } => &KEYED,
         }
     }
 
@@ -62,13 +74,14 @@ impl Rows {
         let n = |c: u64| i64::try_from(c).expect("row count fits");
         match self {
             Rows::Pending { count, after } => (n(count), payload, n(after)),
+            Rows::Keyed { count, keys } => (n(count), payload, n(keys)),
             Rows::Delivered(c) | Rows::Parked(c) | Rows::LeaseHead(c) => (n(c), payload, 0),
         }
     }
 
     fn arity(self) -> usize {
         match self {
-            Rows::Pending { .. } => 3,
+            Rows::Pending { .. } | Rows::Keyed { .. } => 3,
             Rows::Delivered(_) | Rows::Parked(_) => 2,
             Rows::LeaseHead(_) => 1,
         }

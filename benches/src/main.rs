@@ -82,9 +82,9 @@ enum Command {
     },
 }
 
-const SCENARIOS: [&str; 12] = [
+const SCENARIOS: [&str; 13] = [
     "claims", "races", "drains", "overlap", "flow", "brokers", "enqueue", "ceiling", "scale",
-    "held", "soak", "costs",
+    "held", "soak", "costs", "ordered",
 ];
 
 #[tokio::main]
@@ -270,6 +270,9 @@ async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Resul
     }
     if wanted("held") {
         scenarios::held::run(&mut ctx).await;
+    }
+    if wanted("ordered") {
+        scenarios::ordered::run(&mut ctx).await;
     }
     // It restarts the server: after every scenario that shares it.
     if wanted("soak") {

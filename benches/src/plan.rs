@@ -52,6 +52,8 @@ pub struct Plan {
     pub held_duration: Duration,
     /// Entries loaded and drained per held-snapshot round.
     pub held_round: u64,
+    /// Key counts of the ordered drain's backlogs.
+    pub ordered_keys: Vec<u64>,
     /// How long the soak enqueues (the drains run on until the queue is empty).
     pub soak_duration: Duration,
     /// The soak's enqueue rate, entries per second, one per transaction.
@@ -95,6 +97,7 @@ impl Plan {
             scale_entries: 500,
             held_duration: Duration::from_secs(2),
             held_round: 500,
+            ordered_keys: vec![10, 1_000],
             soak_duration: Duration::from_secs(45),
             soak_rate: 100,
             soak_workers: 3,
@@ -131,6 +134,7 @@ impl Plan {
             scale_entries: 10_000,
             held_duration: Duration::from_secs(300),
             held_round: 10_000,
+            ordered_keys: vec![10, 1_000, 100_000],
             soak_duration: Duration::from_secs(3_600),
             soak_rate: 200,
             soak_workers: 3,

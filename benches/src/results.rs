@@ -391,6 +391,9 @@ pub struct Results {
     /// Soak runs: churn for a fixed time (absent from older runs).
     #[serde(default)]
     pub soak: Vec<SoakRow>,
+    /// The drain of a keyed backlog, unordered and in key order (absent from older runs).
+    #[serde(default)]
+    pub ordered: Vec<OrderedRow>,
 }
 
 impl Results {
@@ -410,6 +413,7 @@ impl Results {
             "scale" => self.scale = take(&mut newer.scale),
             "held" => self.held = take(&mut newer.held),
             "soak" => self.soak = take(&mut newer.soak),
+            "ordered" => self.ordered = take(&mut newer.ordered),
             "costs" => self.costs = take(&mut newer.costs),
             other => panic!("no scenario {other:?}"),
         }
@@ -429,6 +433,36 @@ impl Results {
         self.environment
             .skipped
             .extend(e.skipped.iter().map(|s| format!("{scenario} rerun: {s}")));
+    }
+}
+
+/// One drain of a keyed backlog, unordered or in key order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OrderedRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Partition keys the backlog is spread over.
+    pub keys: u64,
+    /// Drained in key order.
+    pub ordered: bool,
+    /// Drain workers.
+    pub workers: usize,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Pending rows at the start.
+    pub backlog: u64,
+    /// What the drain did.
+    pub outcome: DrainOutcome,
+}
+
+impl OrderedRow {
+    /// This ordered drain's rate ÷ the unordered drain's on the same keys and engine.
+    pub fn cost_of_order(&self, all: &[OrderedRow]) -> Option<f64> {
+        let unordered = all
+            .iter()
+            .find(|u| !u.ordered && u.engine == self.engine && u.keys == self.keys)?;
+        (self.ordered && unordered.outcome.entries_per_s > 0.0)
+            .then(|| self.outcome.entries_per_s / unordered.outcome.entries_per_s)
     }
 }
 

@@ -478,6 +478,7 @@ fn target_rows(r: &Results) -> Vec<Target> {
         }
     }
     t.extend(sqlite_targets(r));
+    t.extend(ordered_targets(r));
     t.extend(held_targets(r));
     t.extend(soak_targets(r));
     t
@@ -553,6 +554,24 @@ fn sqlite_targets(r: &Results) -> Vec<Target> {
     let what = "Bulk enqueue, SQLite, 64 B entries in calls of 1,000, entries/s";
     t.push(AtLeast(100_000.0).judge(what.into(), v, rate));
     t
+}
+
+/// The cost of per-key order: the ordered drain ÷ the unordered one on the same keys.
+fn ordered_targets(r: &Results) -> Vec<Target> {
+    let cost = |keys: u64| {
+        r.ordered
+            .iter()
+            .filter(move |o| o.keys == keys)
+            .filter_map(|o| o.cost_of_order(&r.ordered))
+    };
+    let what = |keys: &str| {
+        format!("Drain in per-key order ÷ unordered, {keys} keys (2 workers, batch 100)")
+    };
+    vec![
+        Rule::AtLeast(0.7).judge(what("1,000"), cost(1_000), ratio),
+        Rule::AtLeast(0.8).judge(what("100,000"), cost(100_000), ratio),
+        Rule::Reported.judge(what("10"), cost(10), ratio),
+    ]
 }
 
 /// The drain while a snapshot is held elsewhere: its last round against its first, and
@@ -801,7 +820,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 45, "{empty}");
+        assert_eq!(unmeasured.count(), 48, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

@@ -50,6 +50,7 @@ pub async fn run(ctx: &mut Ctx) {
                 emission: None,
                 concurrency: Some(CONCURRENCY),
                 emitter: destination.as_ref().map(|d| d.url().to_owned()),
+                ordered: false,
             };
             let outcome = measure(&spec).await;
             if let Some(d) = destination {

@@ -77,6 +77,7 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         emission: None,
         concurrency: None,
         emitter: None,
+        ordered: false,
     })
     .await;
     progress(format_args!(

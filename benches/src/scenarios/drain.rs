@@ -49,6 +49,9 @@ pub struct DrainSpec {
     /// A broker to deliver to (`nats://…`, `amqp://…`); `None` delivers nowhere.
     #[serde(default)]
     pub emitter: Option<String>,
+    /// Drain in per-key order.
+    #[serde(default)]
+    pub ordered: bool,
 }
 
 /// How long the bench's emitter takes per emission: `typical_ms` each, except every
@@ -123,6 +126,7 @@ pub async fn run(ctx: &mut Ctx) {
                 emission: None,
                 concurrency: None,
                 emitter: None,
+                ordered: false,
             };
             let outcome = measure(&spec).await;
             progress(format_args!(
@@ -258,6 +262,7 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
             if let Some(n) = spec.concurrency {
                 options = options.emit_concurrency(n);
             }
+            options = options.ordered(spec.ordered);
             let drain =
                 Drain::new(subject.store.clone(), emitter.clone(), options).expect("drain options");
             let mut stopped = stopped.clone();

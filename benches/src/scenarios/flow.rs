@@ -44,6 +44,7 @@ pub async fn run(ctx: &mut Ctx) {
                     emission: Some(time),
                     concurrency: Some(concurrency),
                     emitter: None,
+                    ordered: false,
                 };
                 let outcome = measure(&spec).await;
                 // Concurrency emissions in flight at all times, each taking the mean time.

@@ -80,6 +80,7 @@ async fn rounds(ctx: &Ctx, location: &Location, held: bool) -> HeldRow {
             emission: None,
             concurrency: None,
             emitter: None,
+            ordered: false,
         })
         .await;
         rounds_per_s.push(outcome.entries_per_s);

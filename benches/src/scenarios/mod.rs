@@ -9,6 +9,7 @@ pub mod drain;
 pub mod enqueue;
 pub mod flow;
 pub mod held;
+pub mod ordered;
 pub mod overlap;
 pub mod race;
 pub mod scale;

@@ -37,6 +37,7 @@ pub async fn run(ctx: &mut Ctx) {
                     emission: None,
                     concurrency: None,
                     emitter: None,
+                    ordered: false,
                 };
                 measured.push(measure(&spec).await);
             }

@@ -183,6 +183,7 @@ pub async fn run(ctx: &mut Ctx) {
                 emission: None,
                 concurrency: None,
                 emitter: None,
+                ordered: false,
             })
             .await;
             drop(place);
