@@ -19,9 +19,10 @@ pub use input::Input;
 pub type Target = fn(&[u8]);
 
 /// Every target by name, for the drivers.
-pub const TARGETS: [(&str, Target); 6] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("identifier", text::identifier),
     ("duration", text::duration),
+    ("slice", text::slice),
     ("store_url", text::store_url),
     ("emitter_url", text::emitter_url),
     ("sqlite_row", rows::sqlite_row),

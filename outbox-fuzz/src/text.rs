@@ -138,3 +138,38 @@ pub fn emitter_url(data: &[u8]) {
     }
     let _ = outbox_rabbitmq::redact(&url);
 }
+
+/// Slices as `--slice` takes them (`0/4`): an accepted one names an index below its count
+/// and a count from 1 to the maximum, reads back from how it is shown, and puts every
+/// entry in exactly one of its count's slices; drain options built from it validate.
+pub fn slice(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    match text.parse::<outbox_core::Slice>() {
+        Ok(slice) => {
+            assert!(slice.index() < slice.count(), "{text:?} gave {slice}");
+            assert!(
+                slice.count() <= outbox_core::MAX_SLICES,
+                "{text:?} gave {slice}"
+            );
+            assert_eq!(
+                slice.to_string().parse::<outbox_core::Slice>().ok(),
+                Some(slice),
+                "{text:?}"
+            );
+            let key = String::from_utf8_lossy(data);
+            let id = outbox_core::EntryId::new();
+            for key in [Some(key.as_ref()), None] {
+                let homes = (0..slice.count())
+                    .filter(|&i| {
+                        outbox_core::Slice::new(i, slice.count()).is_ok_and(|s| s.contains(key, id))
+                    })
+                    .count();
+                assert_eq!(homes, 1, "{key:?} in {} slices", slice.count());
+            }
+            if let Err(e) = DrainOptions::new().slice(slice).validate() {
+                panic!("drain options with slice {slice} refused: {e}");
+            }
+        }
+        Err(e) => assert!(e.is_invalid_input(), "{text:?} refused as {e:?}"),
+    }
+}

@@ -38,6 +38,8 @@ const TOKENS: &[&[u8]] = &[
     b"nats://",
     b"amqp://",
     b"subject=",
+    b"/",
+    b"4096",
     b"stream=",
     b"create_stream=true",
     b"ack_timeout=",
