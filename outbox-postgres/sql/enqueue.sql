@@ -3,15 +3,20 @@
 -- $4 payload, $5 headers, $6 created_at (NULL: database clock), $7 not_before; $8 is the
 -- wake-up channel. The notification is transactional: listeners hear it only when the
 -- enclosing transaction commits. A duplicate id fails the whole statement.
+--
+-- The database clock is read when the row is written (clock_timestamp()), not when the
+-- transaction began (now()): a key's order is its entries' creation order, and writers of
+-- one key are serialized from their first write of it (migration 0004's trigger), so
+-- creation order is then the order in which they wrote, and committed.
 WITH inserted AS (
     INSERT INTO {table} (id, topic, partition_key, payload, headers, status, created_at,
                          updated_at, not_before, stamp)
     SELECT i.id, i.topic, i.partition_key, i.payload, i.headers, 0,
-           COALESCE(i.created_at, now()), COALESCE(i.created_at, now()), i.not_before,
-           gen_random_uuid()
+           c.at, c.at, i.not_before, gen_random_uuid()
     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[],
                 $6::timestamptz[], $7::timestamptz[])
         AS i(id, topic, partition_key, payload, headers, created_at, not_before)
+    CROSS JOIN LATERAL (SELECT COALESCE(i.created_at, clock_timestamp()) AS at) AS c
     RETURNING *
 ),
 woken AS MATERIALIZED (

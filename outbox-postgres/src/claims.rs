@@ -78,9 +78,14 @@ impl PgClaimStore {
         let now = req.now.map(normalize_time);
         let limit = i64::from(req.batch_size);
         let lease = lease_micros(req.lease)?;
+        let statement = if req.ordered {
+            &self.inner.sql.claim_ordered
+        } else {
+            &self.inner.sql.claim
+        };
         let rows = query(
             &self.inner.db,
-            &self.inner.sql.claim,
+            statement,
             &[
                 &now,
                 &req.topic,

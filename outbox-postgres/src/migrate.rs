@@ -3,7 +3,7 @@
 use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
 use tokio_postgres::Client;
 
-static MIGRATIONS: [Migration; 3] = [
+static MIGRATIONS: [Migration; 4] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -21,6 +21,12 @@ static MIGRATIONS: [Migration; 3] = [
         name: "plans_without_statistics",
         up: include_str!("../migrations/0003_plans_without_statistics.up.sql"),
         down: include_str!("../migrations/0003_plans_without_statistics.down.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "key_heads",
+        up: include_str!("../migrations/0004_key_heads.up.sql"),
+        down: include_str!("../migrations/0004_key_heads.down.sql"),
     },
 ];
 

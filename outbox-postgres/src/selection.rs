@@ -28,7 +28,7 @@ impl OutboxStore for PgClaimStore {
             notifications: self.inner.listener.is_some(),
             concurrent_writes: true,
             clock: ClockSource::Database,
-            ordered_claims: false,
+            ordered_claims: true,
             slice_claims: false,
         }
     }

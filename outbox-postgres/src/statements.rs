@@ -6,6 +6,7 @@ use outbox_core::TableName;
 #[derive(Debug)]
 pub(crate) struct Statements {
     pub(crate) claim: String,
+    pub(crate) claim_ordered: String,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
     pub(crate) get: String,
@@ -24,6 +25,7 @@ impl Statements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
             claim: table.render(include_str!("../sql/claim.sql")),
+            claim_ordered: table.render(include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),

@@ -1,5 +1,7 @@
 //! The ordered race: many workers drain keyed entries in per-key order, some of them too
 //! slowly for their leases, and every key's emissions must come out in creation order.
+//! Workers behave as the drain does: a claim not yet emitted is renewed once its lease has
+//! aged a third, and dropped if the renewal finds it lost.
 //! A lease that runs out may repeat an entry (another worker reclaims and emits it again);
 //! it must never let a later entry of the key overtake it.
 
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 use chrono::{TimeDelta, Utc};
 use outbox_core::{
     ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, EntryId, NewEntry,
+    RenewOutcome, RenewRequest,
 };
 
 /// How an ordered race is run.
@@ -87,18 +90,40 @@ pub async fn ordered_race(
             let request =
                 ClaimRequest::new(format!("ordered-{w}"), config.batch_size, config.lease)
                     .in_key_order();
+            let renew_after = (config.lease / 3).to_std().expect("a positive lease");
             while delivered.load(Ordering::SeqCst) < config.entries {
                 assert!(
                     started.elapsed() < config.deadline,
                     "the ordered race did not finish in {:?}",
                     config.deadline
                 );
-                let claims = store.claim_next(&request).await.expect("claim");
+                let mut claims = store.claim_next(&request).await.expect("claim");
                 if claims.is_empty() {
                     tokio::time::sleep(Duration::from_millis(2)).await;
                     continue;
                 }
-                for claim in &claims {
+                // As a drain does: leases of claims not yet emitted are renewed once they
+                // have aged a third of the lease, and a claim found lost is dropped, never
+                // emitted (another worker has it, or already delivered it).
+                let mut leased_at = Instant::now();
+                let mut emitted = Vec::with_capacity(claims.len());
+                while !claims.is_empty() {
+                    if leased_at.elapsed() >= renew_after {
+                        let renewed = store
+                            .renew(&claims, &RenewRequest::new(config.lease))
+                            .await
+                            .expect("renew");
+                        leased_at = Instant::now();
+                        claims = renewed
+                            .into_iter()
+                            .filter_map(|r| match r {
+                                RenewOutcome::Renewed(c) => Some(c),
+                                RenewOutcome::Lost(_) => None,
+                            })
+                            .collect();
+                        continue;
+                    }
+                    let claim = claims.remove(0);
                     let (key, position) = sequence[&claim.id()];
                     log.lock()
                         .expect("the log's lock")
@@ -108,7 +133,9 @@ pub async fn ordered_race(
                     {
                         tokio::time::sleep(config.slow).await;
                     }
+                    emitted.push(claim);
                 }
+                let claims = emitted;
                 let reqs = claims
                     .iter()
                     .map(|c| {

@@ -6,20 +6,16 @@
 use super::drain::{measure, millis, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
-use crate::results::{Engine, OrderedRow, StorePath};
+use crate::results::{OrderedRow, StorePath};
 use crate::subject::Place;
 
 const WORKERS: usize = 2;
 const BATCH: u32 = 100;
 
-/// Measures each key count unordered, then ordered, on every engine with ordered claims.
+/// Measures each key count unordered, then ordered, on every engine.
 pub async fn run(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
     for engine in ctx.engines.clone() {
-        if engine == Engine::Postgres {
-            ctx.skip("ordered: the PostgreSQL store has no ordered claims yet".into());
-            continue;
-        }
         for &keys in &plan.ordered_keys {
             // Every key present, and more than the drain will take.
             let backlog = (plan.drain_entries + plan.drain_entries / 5).max(keys);

@@ -13,3 +13,4 @@ async fn subject() -> Option<Subject> {
 }
 
 outbox_testkit::conformance_suite!(subject);
+outbox_testkit::ordered_suite!(subject);

@@ -20,3 +20,4 @@ async fn drain_subject() -> Option<DrainSubject> {
 }
 
 outbox_testkit::drain_suite!(drain_subject);
+outbox_testkit::keyed_drain_suite!(drain_subject);

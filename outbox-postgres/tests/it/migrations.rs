@@ -18,7 +18,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 3);
+    assert_eq!(latest, 4);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest
@@ -87,7 +87,7 @@ async fn a_version_2_schema_upgrades_in_place() {
     writer.enqueue_in(&client, entries).await.unwrap();
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
-        3
+        outbox_postgres::required_version()
     );
     let store = crate::support::store(&db, 2).await;
     let claims = store
@@ -117,4 +117,84 @@ async fn a_version_2_schema_upgrades_in_place() {
         .await
         .unwrap()
         .is_empty());
+}
+
+/// A table at version 3 with keyed rows upgrades to version 4 in place: the head of every
+/// key is marked (a delivered first row skipped, a failed one kept), ordered claims follow
+/// the heads, and the previous release's claim function is still there to call, as drains
+/// of that release do during a deploy.
+#[tokio::test]
+async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
+    use outbox_core::chrono::{TimeDelta, Utc};
+    use outbox_core::{ClaimRequest, ClaimStore, NewEntry};
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let mut client = db.connect().await;
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    let script = outbox_postgres::migration_script(&table);
+    let version_3 = &script[..script.find("\n-- migration 4:").expect("migration 4")];
+    client
+        .batch_execute(&format!("{version_3}\nCOMMIT;"))
+        .await
+        .unwrap();
+    // (topic as a name, key, status, seconds ago): a's first delivered, b's first failed.
+    let rows: [(&str, &str, i16, i64); 5] = [
+        ("a1", "a", 1, 50),
+        ("a2", "a", 0, 40),
+        ("a3", "a", 0, 30),
+        ("b1", "b", 3, 50),
+        ("b2", "b", 0, 40),
+    ];
+    let writer = outbox_postgres::PgWriter::new(&table);
+    let entries = rows
+        .iter()
+        .map(|(name, key, _, ago)| {
+            NewEntry::new(*name, vec![])
+                .partition_key(*key)
+                .created_at(Utc::now() - TimeDelta::seconds(*ago))
+        })
+        .collect();
+    writer.enqueue_in(&client, entries).await.unwrap();
+    for (name, _, status, _) in rows {
+        client
+            .execute(
+                &table.render("UPDATE {table} SET status = $1 WHERE topic = $2"),
+                &[&status, &name],
+            )
+            .await
+            .unwrap();
+    }
+    outbox_postgres::migrate(&mut client, &table).await.unwrap();
+    let heads: Vec<String> = client
+        .query(
+            &table.render("SELECT topic FROM {table} WHERE is_head ORDER BY topic"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(heads, vec!["a2", "b1"]);
+    let store = crate::support::store(&db, 2).await;
+    let ordered = store
+        .claim_pending(&ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order())
+        .await
+        .unwrap();
+    let topics: Vec<&str> = ordered.iter().map(|c| c.entry.topic.as_str()).collect();
+    assert_eq!(topics, vec!["a2"], "b2 waits behind the failed b1");
+    // The previous release's claim, unchanged: unordered, it takes the rest.
+    let previous = client
+        .query(
+            &table.render(
+                "SELECT topic FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, 10, 'old', \
+                 30000000, true, true) ORDER BY topic",
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    let topics: Vec<String> = previous.iter().map(|r| r.get(0)).collect();
+    assert_eq!(topics, vec!["a3", "b2"]);
 }

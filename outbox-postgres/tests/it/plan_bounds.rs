@@ -18,11 +18,11 @@ const BATCH: i64 = 100;
 
 /// Buffers one claim of 100 may touch: its index walk, about 100 heap rows locked and
 /// rewritten, and their primary-key lookups. An O(backlog) plan touches tens of thousands.
-const BUFFERS: i64 = 2_500;
+pub(crate) const BUFFERS: i64 = 2_500;
 
 /// What the table's statistics say when the claim is planned.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Stats {
+pub(crate) enum Stats {
     /// Never analyzed: the planner guesses.
     Never,
     /// Analyzed after the load, as autovacuum leaves a table.
@@ -31,7 +31,7 @@ enum Stats {
 
 /// A fresh migrated table that autovacuum will never touch during the test: the test
 /// decides when it is analyzed.
-async fn table() -> Option<(PgTestDb, Client)> {
+pub(crate) async fn table() -> Option<(PgTestDb, Client)> {
     let db = support::migrated_db().await?;
     let client = db.connect().await;
     let table = support::table(&db);
@@ -59,7 +59,7 @@ async fn load(db: &PgTestDb, client: &Client, n: i64, status: i16) {
     client.execute(&sql, &[&n, &status]).await.unwrap();
 }
 
-async fn analyze(db: &PgTestDb, client: &Client) {
+pub(crate) async fn analyze(db: &PgTestDb, client: &Client) {
     let table = support::table(db);
     client
         .batch_execute(&table.render("ANALYZE {table}"))
@@ -68,7 +68,7 @@ async fn analyze(db: &PgTestDb, client: &Client) {
 }
 
 /// Checks the table's statistics are what the case says they are.
-async fn assert_stats(db: &PgTestDb, client: &Client, stats: Stats) {
+pub(crate) async fn assert_stats(db: &PgTestDb, client: &Client, stats: Stats) {
     let reltuples: f32 = client
         .query_one(
             "SELECT reltuples FROM pg_class WHERE oid = $1::text::regclass",
@@ -356,6 +356,21 @@ async fn the_installed_functions_carry_their_planner_settings() {
                 "enable_mergejoin=off",
                 "jit=off",
             ][..],
+        ),
+        (
+            "outbox_claim_ordered",
+            &[
+                "enable_sort=off",
+                "enable_bitmapscan=off",
+                "enable_seqscan=off",
+                "enable_hashjoin=off",
+                "enable_mergejoin=off",
+                "jit=off",
+            ][..],
+        ),
+        (
+            "outbox_keep_heads",
+            &["enable_seqscan=off", "enable_bitmapscan=off", "jit=off"][..],
         ),
         (
             "outbox_complete_batch",

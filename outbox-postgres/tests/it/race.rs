@@ -44,3 +44,24 @@ async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_comple
         "no lease ran out under a slow emission: {report:?}"
     );
 }
+
+/// Eight workers drain 1,000 keys in per-key order, some emissions outliving their
+/// leases: every key's emissions come out in creation order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_workers_drain_a_thousand_keys_in_order() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let store = Arc::new(support::store(&db, 8).await);
+    let started = Instant::now();
+    let report = outbox_testkit::race_ordered::ordered_race(
+        store,
+        outbox_testkit::race_ordered::OrderedRaceConfig::default(),
+    )
+    .await;
+    eprintln!("ordered race: {report:?} in {:?}", started.elapsed());
+    assert!(
+        report.repeated > 0,
+        "no lease ran out under a slow emission, so no reclaim was raced: {report:?}"
+    );
+}

@@ -1,0 +1,115 @@
+//! The ordered claim costs its batch, not the backlog, the number of keys or one key's
+//! backlog, whatever the statistics say: EXPLAIN buffers and rows of one claim of 100 in
+//! key order, at 10,000 and 500,000 pending across 100,000 keys, and behind one hot key
+//! with half a million entries.
+
+use tokio_postgres::Client;
+
+use crate::plan_bounds::{analyze, assert_stats, table, Stats, BUFFERS};
+
+/// Buffers one ordered claim of 100 may touch: an unordered claim's, and for each
+/// candidate head a walk of its key's first rows (their lease check). An O(backlog) or
+/// O(keys) plan touches tens of thousands.
+const ORDERED_BUFFERS: i64 = 2 * BUFFERS;
+use crate::support;
+use outbox_testkit::postgres::PgTestDb;
+
+/// Loads `n` due pending rows spread round robin over `keys` keys named `prefix-0` …, each
+/// key's first row flagged as its head, as the trigger would leave them. The trigger is
+/// off for the load (it would serialize half a million rows).
+async fn load_keyed(db: &PgTestDb, client: &Client, n: i64, keys: i64, prefix: &str) {
+    let sql = support::table(db).render(
+        "INSERT INTO {table} (id, topic, partition_key, payload, status, created_at, \
+         updated_at, stamp, is_head) \
+         SELECT gen_random_uuid(), 't', $3::text || '-' || (i % $2::bigint), '\\x00'::bytea, 0, \
+                now() - interval '1 hour' + i * interval '1 microsecond', \
+                now() - interval '1 hour', gen_random_uuid(), i <= $2::bigint \
+         FROM generate_series(1, $1::bigint) AS i",
+    );
+    client
+        .batch_execute("SET session_replication_role = replica")
+        .await
+        .unwrap();
+    client.execute(&sql, &[&n, &keys, &prefix]).await.unwrap();
+    client
+        .batch_execute("SET session_replication_role = DEFAULT")
+        .await
+        .unwrap();
+}
+
+/// Buffers and rows of one ordered claim of 100, rolled back.
+async fn ordered_claim_buffers(db: &PgTestDb, client: &mut Client) -> (i64, u64) {
+    let explain = support::table(db).render(
+        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) \
+         SELECT * FROM {schema_prefix}\"{name}_claim_ordered\"(NULL, NULL, 100, 'w', \
+         30000000, true, true)",
+    );
+    let tx = client.transaction().await.unwrap();
+    let row = tx.query_one(&explain, &[]).await.unwrap();
+    tx.rollback().await.unwrap();
+    let plan: serde_json::Value = row.get(0);
+    let top = &plan[0]["Plan"];
+    let count = |key: &str| {
+        top[key]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{key} in {plan}"))
+    };
+    (
+        count("Shared Hit Blocks") + count("Shared Read Blocks"),
+        top["Actual Rows"].as_u64().unwrap(),
+    )
+}
+
+/// One case: the loads, the statistics, then the judged claim (after one that warms the
+/// caches).
+async fn case(loads: &[(i64, i64)], stats: Stats) -> Option<i64> {
+    let (db, mut client) = table().await?;
+    for (group, &(n, keys)) in loads.iter().enumerate() {
+        load_keyed(&db, &client, n, keys, &format!("group{group}")).await;
+    }
+    if stats == Stats::Analyzed {
+        analyze(&db, &client).await;
+    }
+    assert_stats(&db, &client, stats).await;
+    ordered_claim_buffers(&db, &mut client).await;
+    let (buffers, rows) = ordered_claim_buffers(&db, &mut client).await;
+    eprintln!(
+        "{loads:?} (rows, keys), {stats:?}: an ordered claim of 100 touched {buffers} buffers"
+    );
+    assert_eq!(rows, 100, "{loads:?}: the batch is filled");
+    assert!(
+        buffers < ORDERED_BUFFERS,
+        "{loads:?}, {stats:?}: an ordered claim of 100 touched {buffers} buffers"
+    );
+    Some(buffers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordered_claim_cost_does_not_grow_with_the_backlog_or_the_keys() {
+    for stats in [Stats::Never, Stats::Analyzed] {
+        let Some(small) = case(&[(10_000, 10_000)], stats).await else {
+            return;
+        };
+        let Some(large) = case(&[(500_000, 100_000)], stats).await else {
+            return;
+        };
+        assert!(
+            large < small * 2,
+            "{stats:?}: an ordered claim at 500k pending over 100k keys touched {large} \
+             buffers, at 10k {small}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_hot_key_costs_the_ordered_claim_one_entry() {
+    for stats in [Stats::Never, Stats::Analyzed] {
+        // Half a million entries of one key first, then 1,000 keys with work.
+        if case(&[(500_000, 1), (10_000, 1_000)], stats)
+            .await
+            .is_none()
+        {
+            return;
+        }
+    }
+}
