@@ -43,7 +43,7 @@ enum Command {
         /// Where the results and the report go.
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
-        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs).
+        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs, ordered).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Only these engines (sqlite, postgres); both by default.

@@ -2,10 +2,10 @@
 //! batch 100, 32 emissions in flight, in one run. What delivering costs on top of the
 //! outbox alone.
 
-use super::drain::{measure, millis, DrainSpec};
+use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::brokers::Destination;
-use crate::results::{BrokerRow, StorePath};
+use crate::results::BrokerRow;
 
 const BATCH: u32 = 100;
 const CONCURRENCY: usize = 32;
@@ -39,18 +39,15 @@ pub async fn run(ctx: &mut Ctx) {
                 return;
             };
             let spec = DrainSpec {
-                location: place.location.clone(),
-                path: StorePath::Optimized,
-                workers: 1,
-                batch: BATCH,
-                latency_ms: 0,
-                stop_after: plan.broker_entries,
-                budget_ms: millis(plan.drain_budget * 4),
-                claim_ahead: None,
-                emission: None,
                 concurrency: Some(CONCURRENCY),
                 emitter: destination.as_ref().map(|d| d.url().to_owned()),
-                ordered: false,
+                ..DrainSpec::new(
+                    place.location.clone(),
+                    1,
+                    BATCH,
+                    plan.broker_entries,
+                    plan.drain_budget * 4,
+                )
             };
             let outcome = measure(&spec).await;
             if let Some(d) = destination {

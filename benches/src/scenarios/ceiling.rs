@@ -10,10 +10,10 @@
 use std::time::{Duration, Instant};
 
 use super::ceiling_sqlite::{rusqlite_loop, sqlx_loop, store_loop};
-use super::drain::{measure, millis, DrainSpec};
+use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
-use crate::results::{CeilingRow, Engine, StorePath};
+use crate::results::{CeilingRow, Engine};
 use crate::subject::{Location, Place};
 
 const BATCH: u32 = 100;
@@ -65,20 +65,13 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         return;
     };
     load(&place.location, rows, payload_bytes).await;
-    let drain = measure(&DrainSpec {
-        location: place.location.clone(),
-        path: StorePath::Optimized,
-        workers: clients,
-        batch: BATCH,
-        latency_ms: 0,
-        stop_after: backlog,
-        budget_ms: millis(Duration::from_secs(1_800)),
-        claim_ahead: None,
-        emission: None,
-        concurrency: None,
-        emitter: None,
-        ordered: false,
-    })
+    let drain = measure(&DrainSpec::new(
+        place.location.clone(),
+        clients,
+        BATCH,
+        backlog,
+        Duration::from_secs(1_800),
+    ))
     .await;
     progress(format_args!(
         "ceiling {} ({payload_bytes} B): raw {raw_rows_per_s:.0}/s, driver {}, store {}, drain {:.0}/s",

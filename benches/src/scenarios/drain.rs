@@ -54,6 +54,34 @@ pub struct DrainSpec {
     pub ordered: bool,
 }
 
+impl DrainSpec {
+    /// An optimized drain of `workers` workers at `batch` on `location`, with no added
+    /// latency and the drain's defaults for everything else, stopping after `stop_after`
+    /// entries or `budget`, whichever comes first.
+    pub fn new(
+        location: Location,
+        workers: usize,
+        batch: u32,
+        stop_after: u64,
+        budget: Duration,
+    ) -> Self {
+        Self {
+            location,
+            path: StorePath::Optimized,
+            workers,
+            batch,
+            latency_ms: 0,
+            stop_after,
+            budget_ms: millis(budget),
+            claim_ahead: None,
+            emission: None,
+            concurrency: None,
+            emitter: None,
+            ordered: false,
+        }
+    }
+}
+
 /// How long the bench's emitter takes per emission: `typical_ms` each, except every
 /// `tail_every`-th emission (counted across the process), which takes `tail_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -115,18 +143,15 @@ pub async fn run(ctx: &mut Ctx) {
                 continue;
             };
             let spec = DrainSpec {
-                location: place.location.clone(),
                 path: cell.path,
-                workers,
-                batch: cell.batch,
                 latency_ms: cell.latency_ms,
-                stop_after: plan.drain_entries,
-                budget_ms: millis(plan.drain_budget),
-                claim_ahead: None,
-                emission: None,
-                concurrency: None,
-                emitter: None,
-                ordered: false,
+                ..DrainSpec::new(
+                    place.location.clone(),
+                    workers,
+                    cell.batch,
+                    plan.drain_entries,
+                    plan.drain_budget,
+                )
             };
             let outcome = measure(&spec).await;
             progress(format_args!(

@@ -3,9 +3,9 @@
 //! `concurrency` emissions always in flight, the rate is concurrency ÷ mean emission time;
 //! the drain should come close, whatever its batch boundaries and its slowest emission.
 
-use super::drain::{measure, millis, DrainSpec, EmissionTime};
+use super::drain::{measure, DrainSpec, EmissionTime};
 use super::{progress, Ctx};
-use crate::results::{FlowRow, StorePath};
+use crate::results::FlowRow;
 
 /// Concurrency and batch size of each cell.
 const CELLS: [(usize, u32); 2] = [(8, 50), (32, 100)];
@@ -33,18 +33,15 @@ pub async fn run(ctx: &mut Ctx) {
                     return;
                 };
                 let spec = DrainSpec {
-                    location: place.location.clone(),
-                    path: StorePath::Optimized,
-                    workers: 1,
-                    batch,
-                    latency_ms: 0,
-                    stop_after: plan.flow_entries,
-                    budget_ms: millis(plan.flow_budget),
-                    claim_ahead: None,
                     emission: Some(time),
                     concurrency: Some(concurrency),
-                    emitter: None,
-                    ordered: false,
+                    ..DrainSpec::new(
+                        place.location.clone(),
+                        1,
+                        batch,
+                        plan.flow_entries,
+                        plan.flow_budget,
+                    )
                 };
                 let outcome = measure(&spec).await;
                 // Concurrency emissions in flight at all times, each taking the mean time.

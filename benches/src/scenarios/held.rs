@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::drain::{measure, millis, DrainSpec};
+use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
 use crate::results::{Engine, HeldRow, StorePath};
@@ -68,20 +68,13 @@ async fn rounds(ctx: &Ctx, location: &Location, held: bool) -> HeldRow {
         };
         load(location, rows, plan.payload_bytes).await;
         loaded += plan.held_round;
-        let outcome = measure(&DrainSpec {
-            location: location.clone(),
-            path: StorePath::Optimized,
-            workers: 2,
-            batch: 100,
-            latency_ms: 0,
-            stop_after: plan.held_round,
-            budget_ms: millis(Duration::from_secs(900)),
-            claim_ahead: None,
-            emission: None,
-            concurrency: None,
-            emitter: None,
-            ordered: false,
-        })
+        let outcome = measure(&DrainSpec::new(
+            location.clone(),
+            2,
+            100,
+            plan.held_round,
+            Duration::from_secs(900),
+        ))
         .await;
         rounds_per_s.push(outcome.entries_per_s);
         cleaner

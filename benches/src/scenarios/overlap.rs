@@ -3,9 +3,9 @@
 //! completion. PostgreSQL at each added latency with one worker, and with two workers;
 //! SQLite with one worker.
 
-use super::drain::{measure, millis, DrainSpec};
+use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
-use crate::results::{Engine, OverlapRow, StorePath};
+use crate::results::{Engine, OverlapRow};
 
 const BATCH: u32 = 100;
 
@@ -26,18 +26,15 @@ pub async fn run(ctx: &mut Ctx) {
                     return;
                 };
                 let spec = DrainSpec {
-                    location: place.location.clone(),
-                    path: StorePath::Optimized,
-                    workers,
-                    batch: BATCH,
                     latency_ms,
-                    stop_after: plan.drain_entries,
-                    budget_ms: millis(plan.drain_budget),
                     claim_ahead: Some(claim_ahead),
-                    emission: None,
-                    concurrency: None,
-                    emitter: None,
-                    ordered: false,
+                    ..DrainSpec::new(
+                        place.location.clone(),
+                        workers,
+                        BATCH,
+                        plan.drain_entries,
+                        plan.drain_budget,
+                    )
                 };
                 measured.push(measure(&spec).await);
             }

@@ -10,11 +10,11 @@
 use std::time::Duration;
 
 use super::ceiling_sqlite::rusqlite_loop;
-use super::drain::{measure, millis, DrainSpec};
+use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
 use crate::plan::size_label;
-use crate::results::{Engine, ScaleRow, StorePath};
+use crate::results::{Engine, ScaleRow};
 use crate::subject::Place;
 
 /// The suffix of a case measured on an analyzed table.
@@ -171,20 +171,13 @@ pub async fn run(ctx: &mut Ctx) {
                 continue;
             };
             let stop_after = plan.scale_entries.min(case.pending);
-            let drain = measure(&DrainSpec {
-                location: place.location.clone(),
-                path: StorePath::Optimized,
-                workers: 2,
-                batch: 100,
-                latency_ms: 0,
+            let drain = measure(&DrainSpec::new(
+                place.location.clone(),
+                2,
+                100,
                 stop_after,
-                budget_ms: millis(Duration::from_secs(900)),
-                claim_ahead: None,
-                emission: None,
-                concurrency: None,
-                emitter: None,
-                ordered: false,
-            })
+                Duration::from_secs(900),
+            ))
             .await;
             drop(place);
             let raw_rows_per_s = match engine {
