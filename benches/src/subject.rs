@@ -33,6 +33,31 @@ pub struct Location {
 }
 
 impl Location {
+    /// Prepares the table for claims in per-key order (`outbox migrate --ordered`).
+    pub async fn enable_ordered_claims(&self) {
+        let table = self.table_name();
+        match self.engine {
+            Engine::Postgres => {
+                let client = crate::pg::client(&self.url).await;
+                outbox_postgres::enable_ordered_claims(&client, &table)
+                    .await
+                    .expect("enable ordered claims");
+            }
+            Engine::Sqlite => {
+                let pool = outbox_sqlite::SqliteClaimStore::open_pool(
+                    &self.url,
+                    &outbox_sqlite::SqliteStoreConfig::new(),
+                )
+                .await
+                .expect("open the bench file");
+                outbox_sqlite::enable_ordered_claims(&pool, &table)
+                    .await
+                    .expect("enable ordered claims");
+                pool.close().await;
+            }
+        }
+    }
+
     /// The table as the stores name it.
     pub fn table_name(&self) -> TableName {
         match &self.schema {

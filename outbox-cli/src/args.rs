@@ -69,6 +69,11 @@ pub(crate) enum Command {
         /// Print the SQL instead of applying it.
         #[arg(long)]
         print: bool,
+        /// Also prepare the table for `drain --ordered` (SQLite, PostgreSQL): the indexes
+        /// claims in per-key order walk. They hold every entry without a key too, so every
+        /// enqueue writes one more index entry; tables drained unordered do without them.
+        #[arg(long)]
+        ordered: bool,
     },
     /// Insert test entries.
     Enqueue(EnqueueArgs),

@@ -33,10 +33,11 @@ pub(crate) struct Engine {
     pub(crate) has_schemas: bool,
     /// Whether it also takes `key=value;…` connection strings, which have no scheme.
     pub(crate) connection_strings: bool,
-    /// Applies the schema; returns the resulting version.
-    pub(crate) migrate: for<'a> fn(&'a Target) -> Fut<'a, i64>,
-    /// The schema as SQL.
-    pub(crate) script: fn(&Target) -> String,
+    /// Applies the schema, and with `ordered` prepares the table for claims in per-key
+    /// order; returns the resulting version.
+    pub(crate) migrate: for<'a> fn(&'a Target, bool) -> Fut<'a, i64>,
+    /// The schema as SQL (with `ordered`, the preparation for per-key order after it).
+    pub(crate) script: fn(&Target, bool) -> Result<String>,
     /// Opens a store of the requested kind on a migrated database.
     pub(crate) open: for<'a> fn(&'a Target) -> Fut<'a, Arc<dyn AdminClaimStore>>,
 }

@@ -88,15 +88,23 @@ async fn connect(target: &Target) -> Result<tokio_postgres::Client> {
     Ok(client)
 }
 
-fn migrate(target: &Target) -> Fut<'_, i64> {
+fn migrate(target: &Target, ordered: bool) -> Fut<'_, i64> {
     Box::pin(async move {
         let mut client = connect(target).await?;
-        outbox_postgres::migrate(&mut client, &target.table).await
+        let version = outbox_postgres::migrate(&mut client, &target.table).await?;
+        if ordered {
+            outbox_postgres::enable_ordered_claims(&client, &target.table).await?;
+        }
+        Ok(version)
     })
 }
 
-fn script(target: &Target) -> String {
-    outbox_postgres::migration_script(&target.table)
+fn script(target: &Target, ordered: bool) -> outbox_core::Result<String> {
+    let mut script = outbox_postgres::migration_script(&target.table);
+    if ordered {
+        script.push_str(&outbox_postgres::ordered_claims_script(&target.table));
+    }
+    Ok(script)
 }
 
 fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {

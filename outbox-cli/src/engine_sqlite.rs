@@ -31,17 +31,26 @@ fn file_of(url: &str) -> &str {
     rest.split('?').next().unwrap_or(rest)
 }
 
-fn migrate(target: &Target) -> Fut<'_, i64> {
+fn migrate(target: &Target, ordered: bool) -> Fut<'_, i64> {
     Box::pin(async move {
         let pool = SqliteClaimStore::open_pool(&target.url, &config(target)).await?;
-        let version = outbox_sqlite::migrate(&pool, &target.table).await;
+        let mut version = outbox_sqlite::migrate(&pool, &target.table).await;
+        if ordered && version.is_ok() {
+            if let Err(e) = outbox_sqlite::enable_ordered_claims(&pool, &target.table).await {
+                version = Err(e);
+            }
+        }
         pool.close().await;
         version
     })
 }
 
-fn script(target: &Target) -> String {
-    outbox_sqlite::migration_script(&target.table)
+fn script(target: &Target, ordered: bool) -> outbox_core::Result<String> {
+    let mut script = outbox_sqlite::migration_script(&target.table);
+    if ordered {
+        script.push_str(&outbox_sqlite::ordered_claims_script(&target.table));
+    }
+    Ok(script)
 }
 
 fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {

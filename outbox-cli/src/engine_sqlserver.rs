@@ -29,15 +29,28 @@ fn options(target: &Target) -> Result<ConnectOptions> {
     Ok(ConnectOptions::parse(&target.url)?.application_name("outbox-cli"))
 }
 
-fn migrate(target: &Target) -> Fut<'_, i64> {
+fn migrate(target: &Target, ordered: bool) -> Fut<'_, i64> {
     Box::pin(async move {
+        refuse_ordered(ordered)?;
         let mut client = connect(&options(target)?).await?;
         outbox_sqlserver::migrate(&mut client, &target.table).await
     })
 }
 
-fn script(target: &Target) -> String {
-    outbox_sqlserver::migration_script(&target.table)
+fn script(target: &Target, ordered: bool) -> Result<String> {
+    refuse_ordered(ordered)?;
+    Ok(outbox_sqlserver::migration_script(&target.table))
+}
+
+/// The SQL Server store has no claims in per-key order yet.
+fn refuse_ordered(ordered: bool) -> Result<()> {
+    if ordered {
+        return Err(outbox_core::OutboxError::Unsupported(
+            "the SQL Server store has no claims in per-key order yet: migrate without --ordered"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {

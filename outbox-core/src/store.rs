@@ -28,7 +28,8 @@ pub struct Capabilities {
     pub concurrent_writes: bool,
     /// Where `now` comes from when a request does not carry one.
     pub clock: ClockSource,
-    /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]).
+    /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]) on this
+    /// store's table (some stores need the table prepared for it: see their docs).
     pub ordered_claims: bool,
     /// True when claims can be restricted to a slice ([`ClaimRequest::slice`]).
     pub slice_claims: bool,
@@ -40,14 +41,16 @@ impl Capabilities {
     /// [`Capabilities::slice_claims`]), rather than ignoring it.
     pub fn check_claim(&self, req: &ClaimRequest) -> Result<()> {
         let missing = if req.ordered && !self.ordered_claims {
-            "claim in per-key order"
+            "claim in per-key order on this table (where the store can, the table is \
+             prepared with `outbox migrate --ordered` or the store crate's \
+             enable_ordered_claims)"
         } else if req.slice.is_some() && !self.slice_claims {
             "claim by slice"
         } else {
             return Ok(());
         };
         Err(crate::OutboxError::Unsupported(format!(
-            "the {} store cannot {missing} yet",
+            "the {} store cannot {missing}",
             self.name
         )))
     }

@@ -9,6 +9,7 @@ mod copy;
 mod error;
 mod listener;
 mod migrate;
+mod ordering;
 mod outcomes;
 mod row;
 mod selection;
@@ -24,6 +25,7 @@ pub use listener::{wake_channel, ListenSession, PgListener};
 pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
+pub use ordering::{enable_ordered_claims, ordered_claims_script};
 pub use store::PgClaimStore;
 pub use tls::{connect_config, PgTls, SslMode};
 pub use url::redact_url;

@@ -28,7 +28,8 @@ impl OutboxStore for PgClaimStore {
             notifications: self.inner.listener.is_some(),
             concurrent_writes: true,
             clock: ClockSource::Database,
-            ordered_claims: true,
+            // Where the table was prepared for it (`enable_ordered_claims`).
+            ordered_claims: self.inner.ordered,
             slice_claims: false,
         }
     }

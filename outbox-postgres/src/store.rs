@@ -32,6 +32,8 @@ pub(crate) struct Inner {
     pub(crate) channel: String,
     pub(crate) listener: Option<Arc<PgListener>>,
     pub(crate) writer: PgWriter,
+    /// The table has the indexes claims in per-key order walk.
+    pub(crate) ordered: bool,
 }
 
 impl PgClaimStore {
@@ -40,7 +42,8 @@ impl PgClaimStore {
     /// Fails with [`OutboxError::SchemaNotMigrated`] when the migrations were never
     /// applied, [`OutboxError::SchemaVersionMismatch`] when the schema is at another
     /// version, and [`OutboxError::InvalidInput`] when the configured listener listens on
-    /// another table's channel.
+    /// another table's channel. It claims in per-key order if the table was prepared for
+    /// it ([`crate::enable_ordered_claims`]).
     pub async fn new(pool: Pool, config: PgStoreConfig) -> Result<Self> {
         let PgStoreConfig {
             table,
@@ -75,6 +78,19 @@ impl PgClaimStore {
             .map_err(crate::error::map_err)?
             .flatten();
         migrate::judge_version(found, &table)?;
+        let [pending, retry] = crate::ordering::ordered_index_names(&table);
+        let rows = connection::query(
+            &db,
+            crate::ordering::ORDERED_INDEXES_PRESENT,
+            &[&pending, &retry],
+        )
+        .await?;
+        let present: i64 = rows
+            .first()
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(crate::error::map_err)?
+            .unwrap_or(0);
         Ok(Self {
             inner: Arc::new(Inner {
                 writer: PgWriter::new(&table).limits(limits.clone()),
@@ -85,6 +101,7 @@ impl PgClaimStore {
                 table,
                 channel,
                 listener,
+                ordered: present == 2,
             }),
         })
     }

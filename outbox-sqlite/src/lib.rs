@@ -9,6 +9,7 @@ mod connection;
 mod enqueue;
 mod error;
 mod migrate;
+mod ordering;
 mod row;
 mod statements;
 mod store;
@@ -18,5 +19,6 @@ pub use config::SqliteStoreConfig;
 pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
+pub use ordering::{enable_ordered_claims, ordered_claims_script};
 pub use store::SqliteClaimStore;
 pub use writer::SqliteWriter;

@@ -32,6 +32,8 @@ pub struct SqliteClaimStore {
     pub(crate) sql: Arc<Statements>,
     pub(crate) config: SqliteStoreConfig,
     pub(crate) writer: SqliteWriter,
+    /// The table has the indexes claims in per-key order walk.
+    pub(crate) ordered: bool,
 }
 
 impl SqliteClaimStore {
@@ -90,9 +92,11 @@ impl SqliteClaimStore {
     }
 
     /// A store on an existing pool; fails unless the schema is migrated to the version
-    /// this build requires. Configure the pool with WAL and a busy timeout.
+    /// this build requires. Configure the pool with WAL and a busy timeout. It claims in
+    /// per-key order if the table was prepared for it ([`crate::enable_ordered_claims`]).
     pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
         crate::check_schema(&pool, &config.table).await?;
+        let ordered = crate::ordering::ordered_indexes_present(&pool, &config.table).await?;
         let sql = Arc::new(Statements::render(&config.table));
         let writer = SqliteWriter::rendered(Arc::clone(&sql))
             .limits(config.limits.clone())
@@ -102,6 +106,7 @@ impl SqliteClaimStore {
             pool,
             config,
             writer,
+            ordered,
         })
     }
 
@@ -206,7 +211,8 @@ impl OutboxStore for SqliteClaimStore {
             // One writer at a time, whatever the pool size.
             concurrent_writes: false,
             clock: ClockSource::Injected,
-            ordered_claims: true,
+            // Where the table was prepared for it (`enable_ordered_claims`).
+            ordered_claims: self.ordered,
             slice_claims: false,
         }
     }

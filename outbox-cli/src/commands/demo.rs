@@ -53,6 +53,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
     let config = SqliteStoreConfig::new().max_connections(workers + 2);
     let pool = SqliteClaimStore::open_pool(&url, &config).await?;
     outbox_sqlite::migrate(&pool, &TableName::default()).await?;
+    outbox_sqlite::enable_ordered_claims(&pool, &TableName::default()).await?;
     sqlx::raw_sql("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, total_cents INTEGER NOT NULL)")
         .execute(&pool)
         .await

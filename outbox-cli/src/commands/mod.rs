@@ -44,14 +44,25 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
     // Only drain can finish with a non-zero code; every other command is 0 when it succeeds.
     let done = match cli.command {
         Command::Drain(args) => return drain::run(&target, args).await,
-        Command::Migrate { print: true } => {
-            out_raw!("{}", (target.engine()?.script)(&target));
+        Command::Migrate {
+            print: true,
+            ordered,
+        } => {
+            out_raw!("{}", (target.engine()?.script)(&target, ordered)?);
             Ok(())
         }
-        Command::Migrate { print: false } => {
-            let version = (target.engine()?.migrate)(&target).await?;
+        Command::Migrate {
+            print: false,
+            ordered,
+        } => {
+            let version = (target.engine()?.migrate)(&target, ordered).await?;
+            let prepared = if ordered {
+                ", prepared for claims in per-key order"
+            } else {
+                ""
+            };
             out!(
-                "schema of {} is at version {version}",
+                "schema of {} is at version {version}{prepared}",
                 target.table.qualified()
             );
             Ok(())

@@ -7,7 +7,7 @@ use outbox_testkit::Subject;
 use crate::support;
 
 async fn subject() -> Option<Subject> {
-    let db = support::migrated_db().await?;
+    let db = support::ordered_db().await?;
     let store = support::store(&db, 4).await;
     Some(Subject::new(Arc::new(store)).with_guard(db))
 }

@@ -10,7 +10,7 @@ use outbox_testkit::drain_cases::DrainSubject;
 use crate::support;
 
 async fn drain_subject() -> Option<DrainSubject> {
-    let db = support::migrated_db().await?;
+    let db = support::ordered_db().await?;
     let store = support::store(&db, 4).await;
     Some(DrainSubject {
         store: Arc::new(Observed::new(store)),

@@ -1,74 +1,130 @@
-//! The head flag under concurrent writers of one key: a transaction that writes a key
-//! waits for another one writing it to commit, then sees its row, so the key never ends
-//! up with two heads or none, whichever commits first and whatever their creation times.
+//! The head flag under concurrent writers: whatever commits when, an ordered claim takes
+//! only a key's oldest entry not yet delivered, and a key never stalls with work but no
+//! head; and one transaction may write as many keys as it likes.
 
 use std::time::Duration;
 
 use outbox_core::chrono::{TimeDelta, Utc};
-use outbox_core::{ClaimRequest, ClaimStore, NewEntry};
+use outbox_core::{
+    ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, NewEntry, OutboxStore,
+};
 
 use crate::support;
 
-/// The topics of the key's rows flagged as heads.
-async fn heads(
-    client: &tokio_postgres::Client,
-    db: &outbox_testkit::postgres::PgTestDb,
-) -> Vec<String> {
-    let sql = support::table(db)
-        .render("SELECT topic FROM {table} WHERE is_head AND status NOT IN (1, 5) ORDER BY topic");
-    client
-        .query(&sql, &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect()
+fn ordered() -> ClaimRequest {
+    ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order()
 }
 
+fn keyed(topic: &str, seconds_ago: i64) -> NewEntry {
+    NewEntry::new(topic, vec![])
+        .partition_key("order-7")
+        .created_at(Utc::now() - TimeDelta::seconds(seconds_ago))
+}
+
+async fn deliver(store: &outbox_postgres::PgClaimStore, claim: &outbox_core::Claim) {
+    let done = store
+        .complete_batch(vec![CompletionRequest::new(
+            claim.clone(),
+            Completion::Delivered(EmissionResult::new()),
+        )])
+        .await
+        .unwrap();
+    assert!(done[0].is_applied(), "{done:?}");
+}
+
+/// Two transactions write the first entries of an empty key and cannot see each other:
+/// the ordered claim still takes the older one first, the other after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_transactions_writing_one_key_leave_exactly_one_head() {
-    let Some(db) = support::migrated_db().await else {
+async fn two_writers_of_an_empty_key_still_drain_oldest_first() {
+    let Some(db) = support::ordered_db().await else {
         return;
     };
     let store = support::store(&db, 2).await;
+    let writer = outbox_postgres::PgWriter::new(&support::table(&db));
     let mut first = db.connect().await;
     let mut second = db.connect().await;
-    let writer = outbox_postgres::PgWriter::new(&support::table(&db));
-
-    // The first writes "later" and stays open; the second writes an entry created
-    // earlier, which must become the head once both commit.
     let tx1 = first.transaction().await.unwrap();
-    let later = NewEntry::new("later", vec![])
-        .partition_key("order-7")
-        .created_at(Utc::now() - TimeDelta::seconds(10));
-    writer.enqueue_in(&tx1, vec![later]).await.unwrap();
-
-    let second_writer = writer.clone();
-    let blocked = tokio::spawn(async move {
-        let tx2 = second.transaction().await.unwrap();
-        let earlier = NewEntry::new("earlier", vec![])
-            .partition_key("order-7")
-            .created_at(Utc::now() - TimeDelta::seconds(20));
-        second_writer.enqueue_in(&tx2, vec![earlier]).await.unwrap();
-        tx2.commit().await.unwrap();
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        !blocked.is_finished(),
-        "the second writer of the key did not wait for the first"
-    );
+    writer
+        .enqueue_in(&tx1, vec![keyed("later", 10)])
+        .await
+        .unwrap();
+    let tx2 = second.transaction().await.unwrap();
+    writer
+        .enqueue_in(&tx2, vec![keyed("earlier", 20)])
+        .await
+        .unwrap();
     tx1.commit().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), blocked)
-        .await
-        .expect("the second writer never went on")
-        .unwrap();
+    tx2.commit().await.unwrap();
 
-    let observer = db.connect().await;
-    assert_eq!(heads(&observer, &db).await, vec!["earlier"]);
-    let claims = store
-        .claim_pending(&ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order())
-        .await
-        .unwrap();
+    let claims = store.claim_pending(&ordered()).await.unwrap();
     let topics: Vec<&str> = claims.iter().map(|c| c.entry.topic.as_str()).collect();
     assert_eq!(topics, vec!["earlier"]);
+    deliver(&store, &claims[0]).await;
+    let claims = store.claim_pending(&ordered()).await.unwrap();
+    let topics: Vec<&str> = claims.iter().map(|c| c.entry.topic.as_str()).collect();
+    assert_eq!(topics, vec!["later"]);
+}
+
+/// A writer adds an entry to a key whose head is out for delivery: the delivery waits for
+/// the writer's commit, then passes the head on to the new entry, so the key does not
+/// stall with work and no head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_waits_for_a_writer_of_its_key_and_passes_the_head_on() {
+    let Some(db) = support::ordered_db().await else {
+        return;
+    };
+    let store = support::store(&db, 2).await;
+    store.enqueue(keyed("head", 30)).await.unwrap();
+    let head = store.claim_pending(&ordered()).await.unwrap();
+    assert_eq!(head.len(), 1);
+
+    let writer = outbox_postgres::PgWriter::new(&support::table(&db));
+    let mut host = db.connect().await;
+    let tx = host.transaction().await.unwrap();
+    writer
+        .enqueue_in(&tx, vec![keyed("next", 10)])
+        .await
+        .unwrap();
+    let delivering = {
+        let store = store.clone();
+        let claim = head[0].clone();
+        tokio::spawn(async move { deliver(&store, &claim).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !delivering.is_finished(),
+        "the delivery did not wait for the writer of its key"
+    );
+    tx.commit().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), delivering)
+        .await
+        .expect("the delivery never went on")
+        .unwrap();
+
+    let claims = store.claim_pending(&ordered()).await.unwrap();
+    let topics: Vec<&str> = claims.iter().map(|c| c.entry.topic.as_str()).collect();
+    assert_eq!(topics, vec!["next"], "the key stalled");
+}
+
+/// One transaction writes 20,000 keys (a per-key lock held to commit would exhaust the
+/// server's lock table long before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_transaction_writes_twenty_thousand_keys() {
+    let Some(db) = support::ordered_db().await else {
+        return;
+    };
+    let store = support::store(&db, 2).await;
+    let writer = outbox_postgres::PgWriter::new(&support::table(&db));
+    let mut host = db.connect().await;
+    let tx = host.transaction().await.unwrap();
+    for chunk in 0..20 {
+        let entries = (0..1_000)
+            .map(|i| NewEntry::new("bulk", vec![]).partition_key(format!("key-{chunk}-{i}")))
+            .collect();
+        writer.enqueue_in(&tx, entries).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    let request = ClaimRequest::new("w", 1_000, TimeDelta::seconds(30)).in_key_order();
+    let claims = store.claim_pending(&request).await.unwrap();
+    assert_eq!(claims.len(), 1_000, "every key's only entry is its head");
 }

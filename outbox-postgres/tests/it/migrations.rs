@@ -177,6 +177,21 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(heads, vec!["a2", "b1"]);
+    let unprepared = crate::support::store(&db, 2).await;
+    let refused = unprepared
+        .claim_pending(&ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, OutboxError::Unsupported(ref m) if m.contains("outbox migrate --ordered")),
+        "{refused}"
+    );
+    outbox_postgres::enable_ordered_claims(&client, &table)
+        .await
+        .unwrap();
+    outbox_postgres::enable_ordered_claims(&client, &table)
+        .await
+        .unwrap();
     let store = crate::support::store(&db, 2).await;
     let ordered = store
         .claim_pending(&ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order())

@@ -5,7 +5,7 @@
 
 use tokio_postgres::Client;
 
-use crate::plan_bounds::{analyze, assert_stats, table, Stats, BUFFERS};
+use crate::plan_bounds::{analyze, assert_stats, explained, table, Stats, BUFFERS};
 
 /// Buffers one ordered claim of 100 may touch: an unordered claim's, and for each
 /// candidate head a walk of its key's first rows (their lease check). An O(backlog) or
@@ -38,32 +38,21 @@ async fn load_keyed(db: &PgTestDb, client: &Client, n: i64, keys: i64, prefix: &
 }
 
 /// Buffers and rows of one ordered claim of 100, rolled back.
-async fn ordered_claim_buffers(db: &PgTestDb, client: &mut Client) -> (i64, u64) {
-    let explain = support::table(db).render(
-        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) \
-         SELECT * FROM {schema_prefix}\"{name}_claim_ordered\"(NULL, NULL, 100, 'w', \
+async fn ordered_claim_buffers(db: &PgTestDb, client: &mut Client) -> (i64, usize) {
+    let claim = support::table(db).render(
+        "SELECT * FROM {schema_prefix}\"{name}_claim_ordered\"(NULL, NULL, 100, 'w', \
          30000000, true, true)",
     );
-    let tx = client.transaction().await.unwrap();
-    let row = tx.query_one(&explain, &[]).await.unwrap();
-    tx.rollback().await.unwrap();
-    let plan: serde_json::Value = row.get(0);
-    let top = &plan[0]["Plan"];
-    let count = |key: &str| {
-        top[key]
-            .as_i64()
-            .unwrap_or_else(|| panic!("{key} in {plan}"))
-    };
-    (
-        count("Shared Hit Blocks") + count("Shared Read Blocks"),
-        top["Actual Rows"].as_u64().unwrap(),
-    )
+    explained(client, &claim, &[]).await
 }
 
 /// One case: the loads, the statistics, then the judged claim (after one that warms the
 /// caches).
 async fn case(loads: &[(i64, i64)], stats: Stats) -> Option<i64> {
     let (db, mut client) = table().await?;
+    outbox_postgres::enable_ordered_claims(&client, &support::table(&db))
+        .await
+        .unwrap();
     for (group, &(n, keys)) in loads.iter().enumerate() {
         load_keyed(&db, &client, n, keys, &format!("group{group}")).await;
     }

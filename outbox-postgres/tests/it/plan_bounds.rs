@@ -118,15 +118,16 @@ async fn reading(
     )
 }
 
-/// Buffers (hit + read) of one claim of 100 through the store's function, measured on a
-/// claim that is rolled back (so the claim judged next finds the same table).
-async fn claim_buffers(db: &PgTestDb, client: &mut Client, retry: bool) -> (i64, usize) {
-    let explain = support::table(db).render(
-        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) \
-         SELECT * FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $2, 'w', 30000000, $1, true)",
-    );
+/// Buffers (hit + read) and rows of `sql` run under `EXPLAIN (ANALYZE, BUFFERS)` in a
+/// transaction that is rolled back (so the statement judged next finds the same table).
+pub(crate) async fn explained(
+    client: &mut Client,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> (i64, usize) {
+    let explain = format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}");
     let tx = client.transaction().await.unwrap();
-    let row = tx.query_one(&explain, &[&retry, &BATCH]).await.unwrap();
+    let row = tx.query_one(&explain, params).await.unwrap();
     tx.rollback().await.unwrap();
     let plan: serde_json::Value = row.get(0);
     let top = &plan[0]["Plan"];
@@ -140,6 +141,14 @@ async fn claim_buffers(db: &PgTestDb, client: &mut Client, retry: bool) -> (i64,
         count("Shared Hit Blocks") + count("Shared Read Blocks"),
         usize::try_from(rows).unwrap(),
     )
+}
+
+/// Buffers and rows of one claim of 100 through the store's function, rolled back.
+async fn claim_buffers(db: &PgTestDb, client: &mut Client, retry: bool) -> (i64, usize) {
+    let claim = support::table(db).render(
+        "SELECT * FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $2, 'w', 30000000, $1, true)",
+    );
+    explained(client, &claim, &[&retry, &BATCH]).await
 }
 
 /// Leases `n` rows at the head of the queue to another worker, as a busy drain leaves

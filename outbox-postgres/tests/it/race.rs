@@ -49,7 +49,7 @@ async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_comple
 /// leases: every key's emissions come out in creation order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_workers_drain_a_thousand_keys_in_order() {
-    let Some(db) = support::migrated_db().await else {
+    let Some(db) = support::ordered_db().await else {
         return;
     };
     let store = Arc::new(support::store(&db, 8).await);

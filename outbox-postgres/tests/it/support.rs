@@ -25,6 +25,16 @@ pub(crate) async fn migrated_db() -> Option<PgTestDb> {
     Some(db)
 }
 
+/// Like [`migrated_db`], with the table prepared for claims in per-key order.
+pub(crate) async fn ordered_db() -> Option<PgTestDb> {
+    let db = migrated_db().await?;
+    let client = db.connect().await;
+    outbox_postgres::enable_ordered_claims(&client, &table(&db))
+        .await
+        .expect("enable ordered claims");
+    Some(db)
+}
+
 /// The driver configuration for the test server, tagged with `application_name` so a
 /// test can find its own backends in `pg_stat_activity`.
 pub(crate) fn pg_config(url: &str, application_name: &str) -> tokio_postgres::Config {

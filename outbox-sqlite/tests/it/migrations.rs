@@ -221,12 +221,29 @@ async fn version_3_marks_the_heads_of_the_keys_already_there() {
             .await
             .unwrap();
     assert_eq!(heads, vec!["a2", "b1"]);
-    let store =
+    let unprepared =
         outbox_sqlite::SqliteClaimStore::new(pool.clone(), outbox_sqlite::SqliteStoreConfig::new())
             .await
             .unwrap();
     let request =
         outbox_core::ClaimRequest::new("w", 10, chrono::TimeDelta::seconds(30)).in_key_order();
+    let refused = outbox_core::ClaimStore::claim_pending(&unprepared, &request)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, OutboxError::Unsupported(ref m) if m.contains("outbox migrate --ordered")),
+        "{refused}"
+    );
+    outbox_sqlite::enable_ordered_claims(&pool, &table)
+        .await
+        .unwrap();
+    outbox_sqlite::enable_ordered_claims(&pool, &table)
+        .await
+        .unwrap();
+    let store =
+        outbox_sqlite::SqliteClaimStore::new(pool.clone(), outbox_sqlite::SqliteStoreConfig::new())
+            .await
+            .unwrap();
     let claimed = outbox_core::ClaimStore::claim_pending(&store, &request)
         .await
         .unwrap();

@@ -9,7 +9,7 @@
 use outbox_core::TableName;
 use outbox_sqlite::SqliteStoreConfig;
 
-use crate::support::fresh_store;
+use crate::support::fresh_ordered_store;
 
 fn render(sql: &str) -> String {
     TableName::default().render(sql)
@@ -107,7 +107,7 @@ fn assert_completion_plan(lines: &[String]) {
 
 #[tokio::test]
 async fn batch_statements_walk_indexes_whatever_the_statistics() {
-    let (store, _dir) = fresh_store(SqliteStoreConfig::new()).await;
+    let (store, _dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
     let pool = store.pool();
     let claim = render(include_str!("../../sql/claim.sql"));
     let complete = render(include_str!("../../sql/complete_batch.sql"));

@@ -87,7 +87,8 @@ async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_comple
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_workers_drain_a_thousand_keys_in_order() {
-    let (store, _dir) = fresh_store(SqliteStoreConfig::new().max_connections(8)).await;
+    let (store, _dir) =
+        crate::support::fresh_ordered_store(SqliteStoreConfig::new().max_connections(8)).await;
     let report = outbox_testkit::race_ordered::ordered_race(
         Arc::new(store),
         outbox_testkit::race_ordered::OrderedRaceConfig::default(),

@@ -28,9 +28,23 @@ pub(crate) async fn fresh_store(
     (store, dir)
 }
 
+/// Like [`fresh_store`], with the table prepared for claims in per-key order.
+pub(crate) async fn fresh_ordered_store(
+    config: SqliteStoreConfig,
+) -> (SqliteClaimStore, tempfile::TempDir) {
+    let (store, dir) = fresh_store(config.clone()).await;
+    outbox_sqlite::enable_ordered_claims(store.pool(), &TableName::default())
+        .await
+        .expect("enable ordered claims");
+    let store = SqliteClaimStore::new(store.pool().clone(), config)
+        .await
+        .expect("store");
+    (store, dir)
+}
+
 /// The conformance suite's factory.
 pub(crate) async fn subject() -> Subject {
-    let (store, dir) = fresh_store(SqliteStoreConfig::new()).await;
+    let (store, dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
     Subject::new(Arc::new(store)).with_guard(dir)
 }
 
