@@ -38,8 +38,8 @@ impl Location {
         let table = self.table_name();
         match self.engine {
             Engine::Postgres => {
-                let client = crate::pg::client(&self.url).await;
-                outbox_postgres::enable_ordered_claims(&client, &table)
+                let mut client = crate::pg::client(&self.url).await;
+                outbox_postgres::enable_ordered_claims(&mut client, &table)
                     .await
                     .expect("enable ordered claims");
             }

@@ -93,7 +93,7 @@ fn migrate(target: &Target, ordered: bool) -> Fut<'_, i64> {
         let mut client = connect(target).await?;
         let version = outbox_postgres::migrate(&mut client, &target.table).await?;
         if ordered {
-            outbox_postgres::enable_ordered_claims(&client, &target.table).await?;
+            outbox_postgres::enable_ordered_claims(&mut client, &target.table).await?;
         }
         Ok(version)
     })

@@ -1,48 +1,25 @@
--- Per-key order (claims with `ordered`): each keyed row knows whether it is its key's
--- head, the oldest row of the key (by created_at, then id) not yet delivered or
--- dead-lettered. The ordered claim (a function of its own, so drains of the previous
--- release keep calling the unchanged `_claim` during a deploy) walks partial indexes that
--- hold only heads and keyless rows: a key's backlog behind its head is never visited.
--- Those two indexes hold every keyless row as well, which costs every enqueue one more
--- index entry (measured: bulk enqueue 0.7x), so they are created by
--- `enable_ordered_claims` (`outbox migrate --ordered`) for the tables drained in key
--- order, not here; what this migration adds costs keyed rows only.
---
--- A trigger keeps the flag, so every writer (the store, the host's writer, COPY, the
--- portable store, an operator's UPDATE) keeps it right without knowing of it. It runs on
--- an insert, on a status change between terminal and not (a delivery, a dead letter, a
--- requeue) and on the delete of a head, and recomputes that one key's head with one seek
--- in the key index. It takes a share lock on the key's current first row while it does:
--- a delivery or requeue of that row waits for the writer's commit and then sees its row,
--- and a writer waits for a delivery of it in flight, so a head can move only past rows
--- the trigger saw. (Not an advisory lock per key: a transaction writing 100,000 keys
--- would hold 100,000 of them and run out of shared memory; a row lock lives in the row.)
--- Two transactions writing the first rows of an empty key cannot see each other and may
--- both flag theirs; the claim therefore takes a flagged row only if it is its key's first
--- row not yet terminal, one more seek in the key index.
---
--- No index covers claim_expires_at: claims and renewals change it, and an indexed column
--- would make every claim a non-HOT update. The claim's check that no row of a key is under
--- a live lease therefore looks at the key's first eight rows not yet terminal (the head,
--- and rows an operator requeued ahead of it), one bounded walk of the key index.
+-- Per-key order (claims with `ordered`): each keyed row of a table prepared for it
+-- (`enable_ordered_claims`, `outbox migrate --ordered`, sql/ordered/) knows whether it is
+-- its key's head, the oldest row of the key (by created_at, then id) not yet delivered or
+-- dead-lettered. This migration installs only the code: the flag's column, the trigger
+-- function that keeps it, and the ordered claim (a function of its own, so drains of the
+-- previous release keep calling the unchanged `_claim` during a deploy). The indexes, the
+-- triggers and the flags of the rows already there come with the preparation, for tables
+-- drained in key order: the walk indexes hold every keyless row (bulk enqueue measured at
+-- 0.7x with them), and the triggers cost every keyed row's writes, and make unordered
+-- drains of one key's rows wait on each other (measured: 0.3x at 1,000 keys).
 ALTER TABLE {table} ADD COLUMN is_head boolean NOT NULL DEFAULT false;
 
-CREATE INDEX {name}_key_order_idx ON {table} (partition_key, created_at, id)
-    WHERE partition_key IS NOT NULL AND status NOT IN (1, 5);
-CREATE INDEX {name}_key_head_idx ON {table} (partition_key)
-    WHERE is_head AND status NOT IN (1, 5);
-
-UPDATE {table} AS t
-SET is_head = true
-FROM (SELECT DISTINCT ON (partition_key) id
-      FROM {table}
-      WHERE partition_key IS NOT NULL AND status NOT IN (1, 5)
-      ORDER BY partition_key, created_at, id) AS h
-WHERE t.id = h.id;
-
--- Recomputes the head of the key of the row the trigger fired for. A terminal row keeps
--- whatever flag it had: no index that matters holds it, and clearing it would write one
--- more row version for every delivery.
+-- Recomputes the head of the key of the row the trigger fired for, with one seek in the
+-- key index. It takes a share lock on the key's current first row not yet terminal while
+-- it does: a delivery or requeue of that row waits for the writer's commit and then sees
+-- its row, and a writer waits for a delivery of it in flight, so a head can move only
+-- past rows the trigger saw. (Not an advisory lock per key: a transaction writing 100,000
+-- keys would hold 100,000 of them and run out of shared memory; a row lock lives in the
+-- row.) Two transactions writing the first rows of an empty key cannot see each other and
+-- may both flag theirs; the ordered claim therefore takes a flagged row only if it is its
+-- key's first row not yet terminal. A terminal row keeps whatever flag it had: no index
+-- that matters holds it, and clearing it would write one more version of every delivery.
 CREATE FUNCTION {schema_prefix}"{name}_keep_heads"()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -74,22 +51,14 @@ BEGIN
 END
 $heads$;
 
-CREATE TRIGGER {name}_heads_after_insert AFTER INSERT ON {table}
-    FOR EACH ROW WHEN (NEW.partition_key IS NOT NULL AND NEW.status NOT IN (1, 5))
-    EXECUTE FUNCTION {schema_prefix}"{name}_keep_heads"();
-CREATE TRIGGER {name}_heads_after_status AFTER UPDATE OF status ON {table}
-    FOR EACH ROW WHEN (NEW.partition_key IS NOT NULL
-                       AND (OLD.status IN (1, 5)) IS DISTINCT FROM (NEW.status IN (1, 5)))
-    EXECUTE FUNCTION {schema_prefix}"{name}_keep_heads"();
-CREATE TRIGGER {name}_heads_after_delete AFTER DELETE ON {table}
-    FOR EACH ROW WHEN (OLD.partition_key IS NOT NULL AND OLD.is_head
-                       AND OLD.status NOT IN (1, 5))
-    EXECUTE FUNCTION {schema_prefix}"{name}_keep_heads"();
-
 -- The claim in per-key order: as `_claim`, but of the rows sharing a partition key only
 -- the head is taken (a flagged row that is its key's first row not yet terminal), and only
--- while none of the key's first rows not yet terminal holds a live lease. Keyless rows are taken as `_claim` takes them. Same parameters, same
--- settings (an ordered walk of each partial index whatever the statistics, no JIT).
+-- while none of the key's first rows not yet terminal holds a live lease; keyless rows
+-- are taken as `_claim` takes them. Same parameters, same settings (an ordered walk of
+-- each partial index whatever the statistics, no JIT). No index covers claim_expires_at:
+-- claims and renewals change it, and an indexed column would make every claim a non-HOT
+-- update, so the lease check looks at the key's first eight rows not yet terminal (the
+-- head, and rows an operator requeued ahead of it), one bounded walk of the key index.
 CREATE FUNCTION {schema_prefix}"{name}_claim_ordered"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
     p_retry boolean, p_pending boolean)

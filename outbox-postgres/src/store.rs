@@ -78,19 +78,19 @@ impl PgClaimStore {
             .map_err(crate::error::map_err)?
             .flatten();
         migrate::judge_version(found, &table)?;
-        let [pending, retry] = crate::ordering::ordered_index_names(&table);
+        let [pending, retry, qualified, trigger] = crate::ordering::prepared_params(&table);
         let rows = connection::query(
             &db,
-            crate::ordering::ORDERED_INDEXES_PRESENT,
-            &[&pending, &retry],
+            crate::ordering::PREPARED,
+            &[&pending, &retry, &qualified, &trigger],
         )
         .await?;
-        let present: i64 = rows
+        let prepared: bool = rows
             .first()
             .map(|r| r.try_get(0))
             .transpose()
             .map_err(crate::error::map_err)?
-            .unwrap_or(0);
+            .unwrap_or(false);
         Ok(Self {
             inner: Arc::new(Inner {
                 writer: PgWriter::new(&table).limits(limits.clone()),
@@ -101,7 +101,7 @@ impl PgClaimStore {
                 table,
                 channel,
                 listener,
-                ordered: present == 2,
+                ordered: prepared,
             }),
         })
     }

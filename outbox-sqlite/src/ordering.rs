@@ -1,9 +1,10 @@
 //! Preparing a table for claims in per-key order.
 //!
-//! Migration 3 keeps every keyed row's head flag; the two indexes an ordered claim walks
-//! (heads and keyless rows, pending and retry-ready) are created only for tables drained
-//! in key order, because they hold every keyless row and so cost every enqueue one more
-//! index entry.
+//! Migration 3 adds the head flag; the indexes an ordered claim walks, the triggers that
+//! keep the flag and the flags of the rows already there come with
+//! [`enable_ordered_claims`], only for tables drained in key order: the walk indexes hold
+//! every keyless row and cost every enqueue one more index entry, the triggers cost every
+//! keyed row's writes.
 
 use outbox_core::{Result, TableName};
 use sqlx::SqlitePool;
@@ -11,17 +12,18 @@ use sqlx::SqlitePool;
 use crate::connection::WriteTx;
 use crate::error::map_err;
 
-const ORDERED_INDEXES: &str = include_str!("../sql/ordered_indexes.sql");
+const ORDERED_CLAIMS: &str = include_str!("../sql/ordered_claims.sql");
 const ORDERED_INDEXES_PRESENT: &str = include_str!("../sql/ordered_indexes_present.sql");
 
-/// Creates the indexes claims in per-key order walk (`outbox migrate --ordered`), on a
-/// migrated table; does nothing where they exist. Stores built afterwards claim in key
+/// Prepares a migrated table for claims in per-key order (`outbox migrate --ordered`):
+/// the indexes they walk, the triggers that keep each key's head, and the heads of the
+/// rows already there, in one transaction; run again, it marks the heads afresh. Stores built afterwards claim in key
 /// order ([`outbox_core::Capabilities::ordered_claims`]); stores built before keep
 /// refusing it until they are built again.
 pub async fn enable_ordered_claims(pool: &SqlitePool, table: &TableName) -> Result<()> {
     crate::check_schema(pool, table).await?;
     let mut tx = WriteTx::begin(pool).await?;
-    let created = sqlx::query(&table.render(ORDERED_INDEXES))
+    let created = sqlx::query(&table.render(ORDERED_CLAIMS))
         .persistent(false)
         .execute(&mut *tx)
         .await
@@ -33,7 +35,7 @@ pub async fn enable_ordered_claims(pool: &SqlitePool, table: &TableName) -> Resu
 /// What [`enable_ordered_claims`] runs, as SQL, for hosts that apply schemas with their
 /// own tools (after the migrations).
 pub fn ordered_claims_script(table: &TableName) -> String {
-    table.render(ORDERED_INDEXES)
+    table.render(ORDERED_CLAIMS)
 }
 
 /// Whether the table has the indexes claims in per-key order walk.

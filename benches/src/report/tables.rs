@@ -241,8 +241,9 @@ pub(super) fn all(md: &mut String, r: &Results) {
     md.push_str("## Per-key order\n\n");
     md.push_str(
         "The same keyed backlog (entries round robin over the keys), drained by two \
-         optimized workers at batch 100 into the noop emitter, unordered and in key order \
-         (`DrainOptions::ordered`). In key order at most one entry of a key is in flight, \
+         optimized workers at batch 100 into the noop emitter, unordered on a table as \
+         `outbox migrate` leaves it, and in key order (`DrainOptions::ordered`) on one \
+         prepared with `outbox migrate --ordered`. In key order at most one entry of a key is in flight, \
          so with fewer keys than a batch the batches cannot fill: the 10-key row is that \
          limit, not the statement's cost.\n\n",
     );

@@ -119,8 +119,9 @@ async fn a_version_2_schema_upgrades_in_place() {
         .is_empty());
 }
 
-/// A table at version 3 with keyed rows upgrades to version 4 in place: the head of every
-/// key is marked (a delivered first row skipped, a failed one kept), ordered claims follow
+/// A table at version 3 with keyed rows upgrades to version 4 in place and refuses ordered
+/// claims until it is prepared for them; preparing it (twice, harmlessly) marks the head
+/// of every key (a delivered first row skipped, a failed one kept), ordered claims follow
 /// the heads, and the previous release's claim function is still there to call, as drains
 /// of that release do during a deploy.
 #[tokio::test]
@@ -166,6 +167,21 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
             .unwrap();
     }
     outbox_postgres::migrate(&mut client, &table).await.unwrap();
+    let unprepared = crate::support::store(&db, 2).await;
+    let refused = unprepared
+        .claim_pending(&ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, OutboxError::Unsupported(ref m) if m.contains("outbox migrate --ordered")),
+        "{refused}"
+    );
+    outbox_postgres::enable_ordered_claims(&mut client, &table)
+        .await
+        .unwrap();
+    outbox_postgres::enable_ordered_claims(&mut client, &table)
+        .await
+        .unwrap();
     let heads: Vec<String> = client
         .query(
             &table.render("SELECT topic FROM {table} WHERE is_head ORDER BY topic"),
@@ -177,21 +193,6 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(heads, vec!["a2", "b1"]);
-    let unprepared = crate::support::store(&db, 2).await;
-    let refused = unprepared
-        .claim_pending(&ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order())
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(refused, OutboxError::Unsupported(ref m) if m.contains("outbox migrate --ordered")),
-        "{refused}"
-    );
-    outbox_postgres::enable_ordered_claims(&client, &table)
-        .await
-        .unwrap();
-    outbox_postgres::enable_ordered_claims(&client, &table)
-        .await
-        .unwrap();
     let store = crate::support::store(&db, 2).await;
     let ordered = store
         .claim_pending(&ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order())

@@ -50,7 +50,7 @@ async fn ordered_claim_buffers(db: &PgTestDb, client: &mut Client) -> (i64, usiz
 /// caches).
 async fn case(loads: &[(i64, i64)], stats: Stats) -> Option<i64> {
     let (db, mut client) = table().await?;
-    outbox_postgres::enable_ordered_claims(&client, &support::table(&db))
+    outbox_postgres::enable_ordered_claims(&mut client, &support::table(&db))
         .await
         .unwrap();
     for (group, &(n, keys)) in loads.iter().enumerate() {

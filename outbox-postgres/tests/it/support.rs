@@ -28,8 +28,8 @@ pub(crate) async fn migrated_db() -> Option<PgTestDb> {
 /// Like [`migrated_db`], with the table prepared for claims in per-key order.
 pub(crate) async fn ordered_db() -> Option<PgTestDb> {
     let db = migrated_db().await?;
-    let client = db.connect().await;
-    outbox_postgres::enable_ordered_claims(&client, &table(&db))
+    let mut client = db.connect().await;
+    outbox_postgres::enable_ordered_claims(&mut client, &table(&db))
         .await
         .expect("enable ordered claims");
     Some(db)

@@ -168,8 +168,10 @@ async fn version_2_rebuilds_a_populated_version_1_table_losslessly() {
     assert_eq!(index_names(&pool).await, indexes);
 }
 
-/// Version 3 marks the head of every key already in the table (its oldest row not yet
-/// delivered or dead-lettered, a failed one included), and ordered claims follow them.
+/// A table upgraded to version 3 refuses ordered claims until it is prepared for them;
+/// preparing it (twice, harmlessly) marks the head of every key already there (its oldest
+/// row not yet delivered or dead-lettered, a failed one included), and ordered claims
+/// follow them.
 #[tokio::test]
 async fn version_3_marks_the_heads_of_the_keys_already_there() {
     let dir = tempfile::tempdir().unwrap();
@@ -215,12 +217,6 @@ async fn version_3_marks_the_heads_of_the_keys_already_there() {
         .unwrap();
     }
     outbox_sqlite::migrate(&pool, &table).await.unwrap();
-    let heads: Vec<String> =
-        sqlx::query_scalar("SELECT topic FROM outbox WHERE is_head = 1 ORDER BY topic")
-            .fetch_all(&pool)
-            .await
-            .unwrap();
-    assert_eq!(heads, vec!["a2", "b1"]);
     let unprepared =
         outbox_sqlite::SqliteClaimStore::new(pool.clone(), outbox_sqlite::SqliteStoreConfig::new())
             .await
@@ -240,6 +236,12 @@ async fn version_3_marks_the_heads_of_the_keys_already_there() {
     outbox_sqlite::enable_ordered_claims(&pool, &table)
         .await
         .unwrap();
+    let heads: Vec<String> =
+        sqlx::query_scalar("SELECT topic FROM outbox WHERE is_head = 1 ORDER BY topic")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(heads, vec!["a2", "b1"]);
     let store =
         outbox_sqlite::SqliteClaimStore::new(pool.clone(), outbox_sqlite::SqliteStoreConfig::new())
             .await
