@@ -655,36 +655,6 @@ macro_rules! drain_suite {
     };
 }
 
-/// Stamps out the ordered drain cases for a store with ordered claims
-/// (`Capabilities::ordered_claims`); `$factory` as for [`drain_suite!`].
-#[macro_export]
-macro_rules! keyed_drain_suite {
-    ($factory:expr) => {
-        mod keyed_drain_cases {
-            #[allow(unused_imports)]
-            use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn an_ordered_drain_holds_a_key_behind_its_failing_head() {
-                let Some(subject) = ($factory)().await else {
-                    return;
-                };
-                $crate::drain_cases::an_ordered_drain_holds_a_key_behind_its_failing_head(subject)
-                    .await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn an_ordered_drain_can_dead_letter_a_failing_head_and_move_on() {
-                let Some(subject) = ($factory)().await else {
-                    return;
-                };
-                $crate::drain_cases::an_ordered_drain_can_dead_letter_a_failing_head_and_move_on(
-                    subject,
-                )
-                .await;
-            }
-        }
-    };
-}
-
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __drain_cases {
