@@ -26,8 +26,11 @@ CREATE INDEX IF NOT EXISTS {schema_prefix}{name}_ordered_retry_idx
 -- A key's rows not yet terminal, in key order: where each key's head is found.
 CREATE INDEX IF NOT EXISTS {schema_prefix}{name}_key_order_idx ON {name} (partition_key, created_at, id)
     WHERE partition_key IS NOT NULL AND status NOT IN (1, 5);
--- The current heads, one per key with work: where the previous head is found.
-CREATE INDEX IF NOT EXISTS {schema_prefix}{name}_key_head_idx ON {name} (partition_key) WHERE is_head = 1;
+-- The current heads, one per key with work: where the previous head is found. A row that
+-- turned terminal keeps whatever flag it had (no index that matters holds it, and clearing
+-- it would write the delivered row a second time), so only rows not yet terminal count.
+CREATE INDEX IF NOT EXISTS {schema_prefix}{name}_key_head_idx ON {name} (partition_key)
+    WHERE is_head = 1 AND status NOT IN (1, 5);
 -- Keys with a lease on one of their rows (claim fields are cleared on every completion).
 CREATE INDEX IF NOT EXISTS {schema_prefix}{name}_key_lease_idx ON {name} (partition_key, claim_expires_at)
     WHERE partition_key IS NOT NULL AND claim_expires_at IS NOT NULL;
@@ -47,7 +50,7 @@ CREATE TRIGGER IF NOT EXISTS {schema_prefix}{name}_head_after_insert AFTER INSER
 WHEN NEW.partition_key IS NOT NULL AND NEW.status NOT IN (1, 5)
 BEGIN
     UPDATE {name} SET is_head = 0
-    WHERE partition_key = NEW.partition_key AND is_head = 1
+    WHERE partition_key = NEW.partition_key AND is_head = 1 AND status NOT IN (1, 5)
       AND rowid IS NOT (SELECT h.rowid FROM {name} AS h
                         WHERE h.partition_key = NEW.partition_key AND h.status NOT IN (1, 5)
                         ORDER BY h.created_at, h.id LIMIT 1);
@@ -62,7 +65,7 @@ CREATE TRIGGER IF NOT EXISTS {schema_prefix}{name}_head_after_status AFTER UPDAT
 WHEN NEW.partition_key IS NOT NULL AND (OLD.status IN (1, 5)) IS NOT (NEW.status IN (1, 5))
 BEGIN
     UPDATE {name} SET is_head = 0
-    WHERE partition_key = NEW.partition_key AND is_head = 1
+    WHERE partition_key = NEW.partition_key AND is_head = 1 AND status NOT IN (1, 5)
       AND rowid IS NOT (SELECT h.rowid FROM {name} AS h
                         WHERE h.partition_key = NEW.partition_key AND h.status NOT IN (1, 5)
                         ORDER BY h.created_at, h.id LIMIT 1);
@@ -74,7 +77,7 @@ BEGIN
 END;
 
 CREATE TRIGGER IF NOT EXISTS {schema_prefix}{name}_head_after_delete AFTER DELETE ON {name}
-WHEN OLD.partition_key IS NOT NULL AND OLD.is_head = 1
+WHEN OLD.partition_key IS NOT NULL AND OLD.is_head = 1 AND OLD.status NOT IN (1, 5)
 BEGIN
     UPDATE {name} SET is_head = 1
     WHERE is_head = 0

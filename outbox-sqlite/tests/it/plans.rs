@@ -114,7 +114,7 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     let ordered = render(include_str!("../../sql/claim_ordered.sql"));
     let upkeep = render(
         "UPDATE {name} SET is_head = 0 WHERE partition_key = ?1 AND is_head = 1 \
-           AND rowid IS NOT (SELECT h.rowid FROM {name} AS h WHERE h.partition_key = ?1 \
+           AND status NOT IN (1, 5) AND rowid IS NOT (SELECT h.rowid FROM {name} AS h WHERE h.partition_key = ?1 \
            AND h.status NOT IN (1, 5) ORDER BY h.created_at, h.id LIMIT 1)",
     );
     assert_claim_plan(&plan(pool, &claim, 7).await);
