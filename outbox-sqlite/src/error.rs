@@ -42,27 +42,17 @@ pub(crate) fn file_hint(err: &sqlx::Error) -> Option<&'static str> {
 /// Names `file` in `err` when SQLite's error is about the file (a full disk, a read-only
 /// or failing file system), with what that code means, so an operator reading a drain's
 /// warning knows which file on which disk to look at. Other errors pass through unchanged.
-pub(crate) fn naming_the_file(err: OutboxError, file: &Path) -> OutboxError {
-    let hint = |source: &Option<outbox_core::BoxError>| {
-        file_hint(source.as_ref()?.downcast_ref::<sqlx::Error>()?)
-    };
-    let name =
-        |message: String, hint: &str| format!("{message} (SQLite file {}: {hint})", file.display());
-    match err {
-        OutboxError::Database { message, source } => match hint(&source) {
-            Some(hint) => OutboxError::Database {
-                message: name(message, hint),
-                source,
-            },
-            None => OutboxError::Database { message, source },
-        },
-        OutboxError::Connection { message, source } => match hint(&source) {
-            Some(hint) => OutboxError::Connection {
-                message: name(message, hint),
-                source,
-            },
-            None => OutboxError::Connection { message, source },
-        },
-        other => other,
+pub(crate) fn naming_the_file(mut err: OutboxError, file: &Path) -> OutboxError {
+    if let OutboxError::Database { message, source } | OutboxError::Connection { message, source } =
+        &mut err
+    {
+        let hint = source
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<sqlx::Error>())
+            .and_then(file_hint);
+        if let Some(hint) = hint {
+            *message = format!("{message} (SQLite file {}: {hint})", file.display());
+        }
     }
+    err
 }

@@ -12,8 +12,8 @@ use sqlx::SqlitePool;
 use crate::connection::WriteTx;
 use crate::error::map_err;
 
-const ORDERED_CLAIMS: &str = include_str!("../sql/ordered_claims.sql");
-const ORDERED_INDEXES_PRESENT: &str = include_str!("../sql/ordered_indexes_present.sql");
+const PREPARE: &str = include_str!("../sql/ordered/prepare.sql");
+const PREPARED: &str = include_str!("../sql/ordered/prepared.sql");
 
 /// Prepares a migrated table for claims in per-key order (`outbox migrate --ordered`):
 /// the indexes they walk, the triggers that keep each key's head, and the heads of the
@@ -23,7 +23,7 @@ const ORDERED_INDEXES_PRESENT: &str = include_str!("../sql/ordered_indexes_prese
 pub async fn enable_ordered_claims(pool: &SqlitePool, table: &TableName) -> Result<()> {
     crate::check_schema(pool, table).await?;
     let mut tx = WriteTx::begin(pool).await?;
-    let created = sqlx::query(&table.render(ORDERED_CLAIMS))
+    let created = sqlx::query(&table.render(PREPARE))
         .persistent(false)
         .execute(&mut *tx)
         .await
@@ -35,12 +35,12 @@ pub async fn enable_ordered_claims(pool: &SqlitePool, table: &TableName) -> Resu
 /// What [`enable_ordered_claims`] runs, as SQL, for hosts that apply schemas with their
 /// own tools (after the migrations).
 pub fn ordered_claims_script(table: &TableName) -> String {
-    table.render(ORDERED_CLAIMS)
+    table.render(PREPARE)
 }
 
-/// Whether the table has the indexes claims in per-key order walk.
-pub(crate) async fn ordered_indexes_present(pool: &SqlitePool, table: &TableName) -> Result<bool> {
-    sqlx::query_scalar(&table.render(ORDERED_INDEXES_PRESENT))
+/// Whether the table was prepared for claims in per-key order.
+pub(crate) async fn prepared(pool: &SqlitePool, table: &TableName) -> Result<bool> {
+    sqlx::query_scalar(&table.render(PREPARED))
         .fetch_one(pool)
         .await
         .map_err(map_err)

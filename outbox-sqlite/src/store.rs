@@ -96,7 +96,7 @@ impl SqliteClaimStore {
     /// per-key order if the table was prepared for it ([`crate::enable_ordered_claims`]).
     pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
         crate::check_schema(&pool, &config.table).await?;
-        let ordered = crate::ordering::ordered_indexes_present(&pool, &config.table).await?;
+        let ordered = crate::ordering::prepared(&pool, &config.table).await?;
         let sql = Arc::new(Statements::render(&config.table));
         let writer = SqliteWriter::rendered(Arc::clone(&sql))
             .limits(config.limits.clone())
