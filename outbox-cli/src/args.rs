@@ -72,6 +72,7 @@ pub(crate) enum Command {
         /// Also prepare the table for `drain --ordered` (SQLite, PostgreSQL): the indexes
         /// claims in per-key order walk. They hold every entry without a key too, so every
         /// enqueue writes one more index entry; tables drained unordered do without them.
+        /// SQL Server's schema has what ordered claims need; there it changes nothing.
         #[arg(long)]
         ordered: bool,
     },
@@ -278,7 +279,8 @@ pub(crate) struct DrainArgs {
     pub(crate) dead_letter_failing_heads: bool,
     /// Only the entries of slice INDEX of COUNT (e.g. 0/4): COUNT drains over the COUNT
     /// slices take every entry exactly once; an entry's slice is the FNV-1a hash of its
-    /// partition key (of its id without one) modulo COUNT.
+    /// partition key (of its id without one) modulo COUNT. With --until-empty, stops once
+    /// the slice is drained.
     #[arg(long, value_parser = parse_slice)]
     pub(crate) slice: Option<outbox_core::Slice>,
     /// Stop once nothing is pending, retry-ready or under an unexpired lease.

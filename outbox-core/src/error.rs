@@ -124,8 +124,9 @@ pub type Result<T, E = OutboxError> = std::result::Result<T, E>;
 /// failures; anything else is a database error.
 pub fn from_sqlstate(state: &str, message: String, source: Option<BoxError>) -> OutboxError {
     match state {
-        // undefined_table, invalid_schema_name
-        "42P01" | "3F000" => OutboxError::SchemaNotMigrated { detail: message },
+        // undefined_table, undefined_column (a schema older than the statement),
+        // invalid_schema_name
+        "42P01" | "42703" | "3F000" => OutboxError::SchemaNotMigrated { detail: message },
         // serialization_failure, deadlock_detected, lock_not_available
         "40001" | "40P01" | "55P03" => OutboxError::Conflict { message, source },
         // connection exceptions; admin_shutdown, crash_shutdown, cannot_connect_now
@@ -145,6 +146,10 @@ mod sqlstate_tests {
         let kind = |s| from_sqlstate(s, "m".into(), None);
         assert!(matches!(
             kind("42P01"),
+            OutboxError::SchemaNotMigrated { .. }
+        ));
+        assert!(matches!(
+            kind("42703"),
             OutboxError::SchemaNotMigrated { .. }
         ));
         assert!(matches!(

@@ -92,7 +92,8 @@ const SQLITE_READONLY: &str = "8";
 const SQLITE_CANTOPEN: &str = "14";
 const SQLITE_CONSTRAINT_PRIMARYKEY: &str = "1555";
 
-/// Maps a sqlx SQLite error to the core's kinds: a missing table means not migrated,
+/// Maps a sqlx SQLite error to the core's kinds: a missing table or column means not
+/// migrated (to this build's version),
 /// a busy or locked database a conflict, a file that cannot be written a connection
 /// failure.
 pub fn map_sqlx_error(err: sqlx::Error) -> OutboxError {
@@ -104,7 +105,7 @@ pub fn map_sqlx_error(err: sqlx::Error) -> OutboxError {
                 .parse::<u32>()
                 .map(|c| (c & 0xff).to_string())
                 .unwrap_or_default();
-            if message.contains("no such table") {
+            if message.contains("no such table") || message.contains("no such column") {
                 OutboxError::SchemaNotMigrated { detail: message }
             } else if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
                 OutboxError::Conflict {

@@ -31,7 +31,8 @@ pub struct Capabilities {
     /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]) on this
     /// store's table (some stores need the table prepared for it: see their docs).
     pub ordered_claims: bool,
-    /// True when claims can be restricted to a slice ([`ClaimRequest::slice`]).
+    /// True when claims and finds can be restricted to a slice ([`ClaimRequest::slice`],
+    /// [`FindRequest::slice`]).
     pub slice_claims: bool,
 }
 
@@ -49,10 +50,19 @@ impl Capabilities {
         } else {
             return Ok(());
         };
-        Err(crate::OutboxError::Unsupported(format!(
-            "the {} store cannot {missing}",
-            self.name
-        )))
+        Err(self.unsupported(missing))
+    }
+
+    /// Refuses a find by slice on a store without [`Capabilities::slice_claims`].
+    pub fn check_find(&self, req: &FindRequest) -> Result<()> {
+        if req.slice.is_some() && !self.slice_claims {
+            return Err(self.unsupported("find by slice"));
+        }
+        Ok(())
+    }
+
+    fn unsupported(&self, what: &str) -> crate::OutboxError {
+        crate::OutboxError::Unsupported(format!("the {} store cannot {what}", self.name))
     }
 }
 
@@ -74,6 +84,10 @@ pub struct FindRequest {
     pub now: Option<DateTime<Utc>>,
     /// Only entries of this topic.
     pub topic: Option<String>,
+    /// Only entries of this slice (see [`crate::Slice`]): N workers that find over the N
+    /// slices of a table find disjoint entries. Stores without
+    /// [`Capabilities::slice_claims`] refuse it.
+    pub slice: Option<crate::Slice>,
 }
 
 impl FindRequest {
@@ -83,12 +97,19 @@ impl FindRequest {
             limit,
             now: None,
             topic: None,
+            slice: None,
         }
     }
 
     /// Judges eligibility at `now`.
     pub fn at(mut self, now: DateTime<Utc>) -> Self {
         self.now = Some(now);
+        self
+    }
+
+    /// Finds only the entries of `slice`.
+    pub fn slice(mut self, slice: crate::Slice) -> Self {
+        self.slice = Some(slice);
         self
     }
 }

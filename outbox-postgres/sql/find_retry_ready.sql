@@ -1,9 +1,14 @@
 -- The retry-ready rows due at $1 (NULL: database clock), leased or not, in retry order;
--- $2 topic filter (NULL: every topic), $3 limit. Reads only; locks nothing.
+-- $2 topic filter (NULL: every topic), $3 limit, $4 slice count (NULL: every
+-- slice) and $5 slice index (a row without a stored slice hash is hashed by the table's
+-- function). Reads only; locks nothing.
 SELECT *
-FROM {table}
+FROM {table} AS t
 WHERE status IN (2, 4)
   AND (next_retry_at IS NULL OR next_retry_at <= COALESCE($1::timestamptz, now()))
   AND ($2::text IS NULL OR topic = $2::text)
+  AND ($4::bigint IS NULL
+       OR COALESCE(t.slice_hash, {schema_prefix}"{name}_slice_hash"(t.partition_key, t.id))
+          % $4::bigint = $5::bigint)
 ORDER BY COALESCE(next_retry_at, updated_at), id
 LIMIT $3::bigint

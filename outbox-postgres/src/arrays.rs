@@ -17,6 +17,7 @@ pub(crate) struct NewEntries {
     headers: Vec<serde_json::Value>,
     created_at: Vec<Option<DateTime<Utc>>>,
     not_before: Vec<Option<DateTime<Utc>>>,
+    slice_hashes: Vec<i64>,
 }
 
 impl NewEntries {
@@ -31,8 +32,13 @@ impl NewEntries {
             headers: Vec::with_capacity(n),
             created_at: Vec::with_capacity(n),
             not_before: Vec::with_capacity(n),
+            slice_hashes: Vec::with_capacity(n),
         };
         for e in entries {
+            columns.slice_hashes.push(i64::from(outbox_core::slice_hash(
+                e.partition_key.as_deref(),
+                e.id,
+            )));
             columns.ids.push(e.id);
             columns.uuids.push(e.id.as_uuid());
             columns.topics.push(e.topic);
@@ -49,11 +55,11 @@ impl NewEntries {
     }
 
     /// The statement's parameters, with their types (for one-round-trip typed queries),
-    /// `channel` last.
+    /// in statement order (`channel` is `$8`).
     pub(crate) fn typed_params<'a>(
         &'a self,
         channel: &'a String,
-    ) -> [(&'a (dyn ToSql + Sync), Type); 8] {
+    ) -> [(&'a (dyn ToSql + Sync), Type); 9] {
         [
             (&self.uuids, Type::UUID_ARRAY),
             (&self.topics, Type::TEXT_ARRAY),
@@ -63,6 +69,7 @@ impl NewEntries {
             (&self.created_at, Type::TIMESTAMPTZ_ARRAY),
             (&self.not_before, Type::TIMESTAMPTZ_ARRAY),
             (channel, Type::TEXT),
+            (&self.slice_hashes, Type::INT8_ARRAY),
         ]
     }
 }
@@ -86,6 +93,7 @@ impl NewEntries {
             .bind(&self.created_at)
             .bind(&self.not_before)
             .bind(channel)
+            .bind(&self.slice_hashes)
     }
 }
 

@@ -78,6 +78,8 @@ impl PgClaimStore {
         let now = req.now.map(normalize_time);
         let limit = i64::from(req.batch_size);
         let lease = lease_micros(req.lease)?;
+        let slices = req.slice.map(|s| i64::from(s.count()));
+        let slice = req.slice.map(|s| i64::from(s.index()));
         let statement = if req.ordered {
             &self.inner.sql.claim_ordered
         } else {
@@ -94,6 +96,8 @@ impl PgClaimStore {
                 &lease,
                 &groups.retry,
                 &groups.pending,
+                &slices,
+                &slice,
             ],
         )
         .await?;

@@ -21,7 +21,7 @@ use crate::store::Inner;
 pub const COPY_FROM: usize = 100;
 
 /// The column types, in the order of `sql/copy_in.sql`.
-const TYPES: [Type; 10] = [
+const TYPES: [Type; 11] = [
     Type::UUID,
     Type::TEXT,
     Type::TEXT,
@@ -32,6 +32,7 @@ const TYPES: [Type; 10] = [
     Type::TIMESTAMPTZ,
     Type::TIMESTAMPTZ,
     Type::UUID,
+    Type::INT8,
 ];
 
 /// Writes already-validated `entries`; returns them as written.
@@ -59,7 +60,8 @@ pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec
             let pending: i16 = 0;
             for (e, headers) in written.iter().zip(&headers) {
                 let id = e.id.as_uuid();
-                let row: [&(dyn ToSql + Sync); 10] = [
+                let slice_hash = i64::from(e.slice_hash());
+                let row: [&(dyn ToSql + Sync); 11] = [
                     &id,
                     &e.topic,
                     &e.partition_key,
@@ -70,6 +72,7 @@ pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec
                     &e.updated_at,
                     &e.not_before,
                     &e.stamp,
+                    &slice_hash,
                 ];
                 writer.as_mut().write(&row).await?;
             }

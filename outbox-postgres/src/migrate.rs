@@ -3,7 +3,7 @@
 use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
 use tokio_postgres::Client;
 
-static MIGRATIONS: [Migration; 4] = [
+static MIGRATIONS: [Migration; 5] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -27,6 +27,12 @@ static MIGRATIONS: [Migration; 4] = [
         name: "key_heads",
         up: include_str!("../migrations/0004_key_heads.up.sql"),
         down: include_str!("../migrations/0004_key_heads.down.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "slices",
+        up: include_str!("../migrations/0005_slices.up.sql"),
+        down: include_str!("../migrations/0005_slices.down.sql"),
     },
 ];
 

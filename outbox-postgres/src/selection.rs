@@ -30,7 +30,7 @@ impl OutboxStore for PgClaimStore {
             clock: ClockSource::Database,
             // Where the table was prepared for it (`enable_ordered_claims`).
             ordered_claims: self.inner.ordered,
-            slice_claims: false,
+            slice_claims: true,
         }
     }
 
@@ -122,7 +122,14 @@ impl PgClaimStore {
         self.inner.limits.check_find(req)?;
         let now = req.now.map(normalize_time);
         let limit = i64::from(req.limit);
-        let rows = query(&self.inner.db, sql, &[&now, &req.topic, &limit]).await?;
+        let slices = req.slice.map(|s| i64::from(s.count()));
+        let slice = req.slice.map(|s| i64::from(s.index()));
+        let rows = query(
+            &self.inner.db,
+            sql,
+            &[&now, &req.topic, &limit, &slices, &slice],
+        )
+        .await?;
         rows.iter().map(row::entry).collect()
     }
 }

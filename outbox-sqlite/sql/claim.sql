@@ -1,7 +1,8 @@
 -- Leases up to ?5 claimable rows in one statement: retry-ready rows first (deferred or
 -- retryable failures whose time has come, in retry order), then pending rows (in pending
 -- order) up to ?5 together. ?6 takes retry-ready rows, ?7 pending ones.
--- ?1 owner, ?2 now (µs), ?3 lease expiry (µs), ?4 topic or NULL, ?5 batch size.
+-- ?1 owner, ?2 now (µs), ?3 lease expiry (µs), ?4 topic or NULL, ?5 batch size; ?8 the
+-- slice count and ?9 the slice index (?8 NULL: every slice).
 --
 -- Each group walks its partial index in claim order and stops after the batch: the retry
 -- walk is bounded above by the claim time (its index key is the retry time), so retries
@@ -11,23 +12,25 @@
 -- the update rowids, which reach each row directly (an id would go through the primary
 -- key's index first). Rows come back in no particular order.
 WITH retry AS MATERIALIZED (
-    SELECT rowid AS rid FROM {table}
+    SELECT rowid AS rid FROM {table} AS t
     WHERE ?6
       AND status IN (2, 4)
       AND coalesce(next_retry_at, updated_at) <= ?2
       AND (next_retry_at IS NULL OR next_retry_at <= ?2)
       AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
       AND (?4 IS NULL OR topic = ?4)
+      AND (?8 IS NULL OR {slice_hash} % ?8 = ?9)
     ORDER BY coalesce(next_retry_at, updated_at), id
     LIMIT ?5
 ),
 pending AS MATERIALIZED (
-    SELECT rowid AS rid FROM {table}
+    SELECT rowid AS rid FROM {table} AS t
     WHERE ?7
       AND status = 0
       AND (not_before IS NULL OR not_before <= ?2)
       AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
       AND (?4 IS NULL OR topic = ?4)
+      AND (?8 IS NULL OR {slice_hash} % ?8 = ?9)
     ORDER BY created_at, id
     LIMIT ?5 - (SELECT count(*) FROM retry)
 )

@@ -1,8 +1,9 @@
 -- New entries in one statement. ?1 is a JSON array with one object per entry: `id` and
 -- `stamp` (hex), `topic`, `partition_key`, `payload` (hex), `headers` (a JSON object, as
--- text), `created_at` (µs, also the first `updated_at`) and `not_before` (µs or null).
+-- text), `created_at` (µs, also the first `updated_at`), `not_before` (µs or null) and
+-- `slice_hash` (outbox_core::slice_hash).
 INSERT INTO {table} (id, topic, partition_key, payload, headers, status, created_at, updated_at,
-                     not_before, attempt_count, claim_attempt_count, stamp)
+                     not_before, attempt_count, claim_attempt_count, stamp, slice_hash)
 SELECT unhex(value ->> 'id'),
        value ->> 'topic',
        value ->> 'partition_key',
@@ -14,5 +15,6 @@ SELECT unhex(value ->> 'id'),
        value ->> 'not_before',
        0,
        0,
-       unhex(value ->> 'stamp')
+       unhex(value ->> 'stamp'),
+       value ->> 'slice_hash'
 FROM json_each(?1)

@@ -98,6 +98,7 @@ pub(crate) struct NewRow<'a> {
     created_at: i64,
     not_before: Option<i64>,
     stamp: HexUuid,
+    slice_hash: u32,
 }
 
 impl<'a> NewRow<'a> {
@@ -114,6 +115,7 @@ impl<'a> NewRow<'a> {
             created_at: micros(e.created_at),
             not_before: opt_micros(e.not_before),
             stamp: HexUuid::new(e.stamp),
+            slice_hash: e.slice_hash(),
         })
     }
 }

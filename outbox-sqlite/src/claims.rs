@@ -45,6 +45,8 @@ impl SqliteClaimStore {
             .bind(i64::from(req.batch_size))
             .bind(groups.retry)
             .bind(groups.pending)
+            .bind(req.slice.map(|s| i64::from(s.count())))
+            .bind(req.slice.map(|s| i64::from(s.index())))
             .fetch_all(&mut *tx)
             .await
             .map_err(map_err);

@@ -6,7 +6,7 @@ use sqlx::{SqliteConnection, SqlitePool};
 use crate::connection::WriteTx;
 use crate::error::map_err;
 
-static MIGRATIONS: [Migration; 3] = [
+static MIGRATIONS: [Migration; 4] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -24,6 +24,12 @@ static MIGRATIONS: [Migration; 3] = [
         name: "key_heads",
         up: include_str!("../migrations/0003_key_heads.up.sql"),
         down: include_str!("../migrations/0003_key_heads.down.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "slice_hash",
+        up: include_str!("../migrations/0004_slice_hash.up.sql"),
+        down: include_str!("../migrations/0004_slice_hash.down.sql"),
     },
 ];
 

@@ -27,14 +27,14 @@ pub(crate) struct Statements {
 impl Statements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim: table.render(include_str!("../sql/claim.sql")),
-            claim_ordered: table.render(include_str!("../sql/claim_ordered.sql")),
+            claim: sliced(table, include_str!("../sql/claim.sql")),
+            claim_ordered: sliced(table, include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             save_stamped: table.render(include_str!("../sql/save_stamped.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
-            find_pending: table.render(include_str!("../sql/find_pending.sql")),
-            find_retry_ready: table.render(include_str!("../sql/find_retry_ready.sql")),
+            find_pending: sliced(table, include_str!("../sql/find_pending.sql")),
+            find_retry_ready: sliced(table, include_str!("../sql/find_retry_ready.sql")),
             prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
             insert_batch: table.render(include_str!("../sql/insert_batch.sql")),
             insert_one: table.render(include_str!("../sql/insert_one.sql")),
@@ -46,4 +46,10 @@ impl Statements {
             purge_dead_letters: table.render(include_str!("../sql/purge_dead_letters.sql")),
         }
     }
+}
+
+/// A statement that selects by slice, for `table`, its slice hash spelled out
+/// (`sql/slice_hash.sql`).
+fn sliced(table: &TableName, template: &str) -> String {
+    table.render(&template.replace("{slice_hash}", include_str!("../sql/slice_hash.sql")))
 }

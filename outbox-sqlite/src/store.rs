@@ -164,6 +164,8 @@ impl SqliteClaimStore {
             .bind(micros(now))
             .bind(req.topic.clone())
             .bind(i64::from(req.limit))
+            .bind(req.slice.map(|s| i64::from(s.count())))
+            .bind(req.slice.map(|s| i64::from(s.index())))
             .fetch_all(&self.pool)
             .await
             .map_err(map_err)?
@@ -213,7 +215,7 @@ impl OutboxStore for SqliteClaimStore {
             clock: ClockSource::Injected,
             // Where the table was prepared for it (`enable_ordered_claims`).
             ordered_claims: self.ordered,
-            slice_claims: false,
+            slice_claims: true,
         }
     }
 

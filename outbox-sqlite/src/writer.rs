@@ -157,6 +157,7 @@ impl SqliteWriter {
             .bind(micros(e.created_at))
             .bind(opt_micros(e.not_before))
             .bind(e.stamp.as_bytes().to_vec())
+            .bind(i64::from(e.slice_hash()))
             .execute(&mut *conn)
             .await;
         match inserted {

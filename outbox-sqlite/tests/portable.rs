@@ -61,6 +61,22 @@ async fn portable_subject() -> Subject {
 
 outbox_testkit::conformance_suite!(portable_subject);
 
+/// The keyed suites' factory: a table prepared for ordered claims, whose key index the
+/// portable claim's key check seeks in.
+async fn portable_ordered_subject() -> Subject {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 4).await;
+    outbox_sqlite::enable_ordered_claims(store.pool(), store.table())
+        .await
+        .unwrap();
+    Subject::new(Arc::new(store.clone()))
+        .with_interleave(Arc::new(Hook(store)))
+        .with_guard(dir)
+}
+
+outbox_testkit::ordered_suite!(portable_ordered_subject);
+outbox_testkit::slice_suite!(portable_ordered_subject);
+
 async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, tempfile::TempDir)> {
     let dir = tempfile::tempdir().unwrap();
     let store = portable_store(dir.path(), "outbox", 4).await;
@@ -68,6 +84,18 @@ async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, te
 }
 
 outbox_testkit::admin_suite!(portable_admin);
+
+async fn portable_ordered_admin(
+) -> Option<(outbox_testkit::admin_cases::AdminStore, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 4).await;
+    outbox_sqlite::enable_ordered_claims(store.pool(), store.table())
+        .await
+        .unwrap();
+    Some((Arc::new(store), dir))
+}
+
+outbox_testkit::ordered_admin_suite!(portable_ordered_admin);
 
 /// The claim path costs exactly 1 + 2N statements for N uncontended winners, measured
 /// from sqlx's statement log, and every claim is persisted as returned.
@@ -128,6 +156,19 @@ async fn race_eight_workers_ten_thousand_entries() {
     let report = claim_and_complete(Arc::new(store), RaceConfig::default()).await;
     println!("portable-sqlite race: {report:?}");
     assert_eq!(report.delivered, 10_000);
+}
+
+/// Eight workers drain 1,000 keys in per-key order through the per-row claim, some
+/// emissions outliving their leases: every key's emissions come out in creation order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_workers_drain_a_thousand_keys_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = portable_store(dir.path(), "outbox", 8).await;
+    outbox_sqlite::enable_ordered_claims(store.pool(), store.table())
+        .await
+        .unwrap();
+    outbox_testkit::race_ordered::eight_workers_a_thousand_keys("portable-sqlite", Arc::new(store))
+        .await;
 }
 
 /// Leases shorter than some emissions: entries are reclaimed under slow holders and

@@ -2,7 +2,17 @@
 -- retry order: they have waited longest), then pending rows (in pending order).
 -- @P1 now (NULL: the server's clock), @P2 topic (NULL: every topic), @P3 batch size,
 -- @P4 owner, @P5 and @P6 the lease in whole seconds and the remaining microseconds,
--- @P7 take retry-ready rows, @P8 take pending rows (bits).
+-- @P7 take retry-ready rows, @P8 take pending rows (bits), @P9 the slice count (NULL:
+-- every slice) and @P10 the slice index, @P11 claim in per-key order (bit).
+--
+-- A slice keeps the rows whose slice hash (stored, or computed by the table's
+-- _slice_hash function for rows written without one) is @P10 modulo @P9; its walk passes
+-- over the rows of other slices, about @P9 times its batch. In per-key order a keyed row
+-- is taken only if no row of its key not yet delivered or dead-lettered is older, or
+-- holds a live lease: one seek in the key index (migration 2), whose read takes shared
+-- locks on committed rows (READCOMMITTEDLOCK) and so waits for a completion of the key
+-- in flight rather than reading past it. Only the oldest such row of a key can qualify,
+-- and the update lock lets one worker take it, so a key has one lease at a time.
 --
 -- Each group is an ordered TOP (n) CTE read WITH (UPDLOCK, READPAST, ROWLOCK,
 -- READCOMMITTEDLOCK) and updated through the CTE: rows another transaction holds are
@@ -40,6 +50,18 @@ WITH c AS (
       AND (t.next_retry_at IS NULL OR t.next_retry_at <= @now)
       AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)
       AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
+      AND (@P9 IS NULL
+           OR COALESCE(t.slice_hash, {schema_prefix}[{name}_slice_hash](t.partition_key, t.id))
+              % @P9 = @P10)
+      AND (@P11 = 0 OR t.partition_key IS NULL OR NOT EXISTS (
+          SELECT 1
+          FROM {table} AS k WITH (READCOMMITTEDLOCK, INDEX([{name}_key_ix]))
+          WHERE k.key_hash = t.key_hash
+            AND k.partition_key = t.partition_key COLLATE Latin1_General_100_BIN2
+            AND k.status IN (0, 2, 3, 4)
+            AND (k.created_at < t.created_at
+                 OR (k.created_at = t.created_at AND k.id < t.id)
+                 OR k.claim_expires_at > @now)))
     ORDER BY t.retry_due_at, t.id
 )
 UPDATE c
@@ -47,7 +69,9 @@ SET claim_owner = @P4,
     claim_token = NEWID(),
     claimed_at = @now,
     claim_expires_at = @expires,
-    claim_attempt_count = claim_attempt_count + 1,
+    -- Capped below the column's maximum, so a count edited out of range cannot overflow.
+    claim_attempt_count = CASE WHEN claim_attempt_count < 2147483647
+                               THEN claim_attempt_count + 1 ELSE 2147483647 END,
     stamp = NEWID()
 OUTPUT inserted.id INTO @claimed (id);
 
@@ -62,6 +86,18 @@ WITH c AS (
       AND (t.not_before IS NULL OR t.not_before <= @now)
       AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)
       AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
+      AND (@P9 IS NULL
+           OR COALESCE(t.slice_hash, {schema_prefix}[{name}_slice_hash](t.partition_key, t.id))
+              % @P9 = @P10)
+      AND (@P11 = 0 OR t.partition_key IS NULL OR NOT EXISTS (
+          SELECT 1
+          FROM {table} AS k WITH (READCOMMITTEDLOCK, INDEX([{name}_key_ix]))
+          WHERE k.key_hash = t.key_hash
+            AND k.partition_key = t.partition_key COLLATE Latin1_General_100_BIN2
+            AND k.status IN (0, 2, 3, 4)
+            AND (k.created_at < t.created_at
+                 OR (k.created_at = t.created_at AND k.id < t.id)
+                 OR k.claim_expires_at > @now)))
     ORDER BY t.created_at, t.id
 )
 UPDATE c
@@ -69,7 +105,9 @@ SET claim_owner = @P4,
     claim_token = NEWID(),
     claimed_at = @now,
     claim_expires_at = @expires,
-    claim_attempt_count = claim_attempt_count + 1,
+    -- Capped below the column's maximum, so a count edited out of range cannot overflow.
+    claim_attempt_count = CASE WHEN claim_attempt_count < 2147483647
+                               THEN claim_attempt_count + 1 ELSE 2147483647 END,
     stamp = NEWID()
 OUTPUT inserted.id INTO @claimed (id);
 

@@ -6,6 +6,6 @@ SET NOCOUNT ON;
 DECLARE @now datetime2(6) = SYSUTCDATETIME();
 INSERT INTO {table} (id, topic, partition_key, payload, headers, status, created_at,
                      updated_at, retry_due_at, not_before, attempt_count,
-                     claim_attempt_count, stamp)
+                     claim_attempt_count, stamp, slice_hash)
 VALUES {rows};
 SELECT @now AS now;

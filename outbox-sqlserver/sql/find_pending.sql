@@ -1,5 +1,6 @@
 -- The oldest pending rows due at @P1 (NULL: the server's clock), leased or not, in
--- pending order; @P2 topic filter (NULL: every topic), @P3 limit. Reads only.
+-- pending order; @P2 topic filter (NULL: every topic), @P3 limit, @P4 slice count (NULL: every
+-- slice) and @P5 slice index. Reads only.
 SET NOCOUNT ON;
 DECLARE @now datetime2(6) = COALESCE(@P1, SYSUTCDATETIME());
 SELECT TOP (@P3) t.*
@@ -7,4 +8,7 @@ FROM {table} AS t
 WHERE t.status = 0
   AND (t.not_before IS NULL OR t.not_before <= @now)
   AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
+  AND (@P4 IS NULL
+       OR COALESCE(t.slice_hash, {schema_prefix}[{name}_slice_hash](t.partition_key, t.id))
+          % @P4 = @P5)
 ORDER BY t.created_at, t.id;

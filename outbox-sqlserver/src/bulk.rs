@@ -13,7 +13,7 @@ use crate::SqlServerClaimStore;
 
 /// The columns a bulk copy writes, in the order of [`row`]'s values. `seq` is the
 /// identity column: the server numbers the rows.
-const COLUMNS: [&str; 13] = [
+const COLUMNS: [&str; 14] = [
     "id",
     "topic",
     "partition_key",
@@ -27,6 +27,7 @@ const COLUMNS: [&str; 13] = [
     "attempt_count",
     "claim_attempt_count",
     "stamp",
+    "slice_hash",
 ];
 
 /// The longest value tiberius's bulk copy sends into a `(max)` column: it takes the
@@ -76,6 +77,10 @@ fn row(
     row.push(ColumnData::I32(Some(0)));
     row.push(ColumnData::I32(Some(0)));
     row.push(ColumnData::Guid(Some(stamp)));
+    row.push(ColumnData::I64(Some(i64::from(outbox_core::slice_hash(
+        entry.partition_key.as_deref(),
+        entry.id,
+    )))));
     row
 }
 
@@ -170,22 +175,28 @@ mod tests {
         let migration = include_str!("../migrations/0001_create_outbox.up.sql");
         let table = &migration
             [migration.find("CREATE TABLE").unwrap()..migration.find("CONSTRAINT").unwrap()];
-        let declared: Vec<&str> = table
+        let mut declared: Vec<&str> = table
             .lines()
             .map(str::trim)
             .filter(|l| !l.starts_with("--") && !l.starts_with("CREATE") && !l.is_empty())
             .map(|l| l.split_whitespace().next().unwrap())
             .collect();
+        // Columns later migrations add (all nullable or computed).
+        for m in crate::migrations() {
+            declared.extend(m.up.lines().filter_map(|l| {
+                l.strip_prefix("ALTER TABLE {table} ADD ")
+                    .and_then(|rest| rest.split_whitespace().next())
+            }));
+        }
         let mut without_defaults: Vec<&str> = declared
             .iter()
             .copied()
             .filter(|c| *c != "seq")
             .filter(|c| {
-                let line = table
+                table
                     .lines()
                     .find(|l| l.trim_start().starts_with(&format!("{c} ")))
-                    .unwrap();
-                line.contains("NOT NULL")
+                    .is_some_and(|line| line.contains("NOT NULL"))
             })
             .collect();
         without_defaults.sort_unstable();

@@ -1,4 +1,4 @@
-//! Writing new entries: multi-row inserts of at most 250 entries each, on the store's
+//! Writing new entries: multi-row inserts of at most 230 entries each, on the store's
 //! pool or on a host's own client inside its transaction.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -54,6 +54,10 @@ impl Bound {
             self.created_at.into_sql(),
             self.not_before.into_sql(),
             ColumnData::Guid(Some(self.stamp)),
+            ColumnData::I64(Some(i64::from(outbox_core::slice_hash(
+                self.new.partition_key.as_deref(),
+                self.new.id,
+            )))),
         ]
     }
 
@@ -86,7 +90,7 @@ impl Bound {
     }
 }
 
-/// Inserts `bound` on `client` in chunks of at most 250 rows, one round trip each,
+/// Inserts `bound` on `client` in chunks of at most 230 rows, one round trip each,
 /// and returns the entries as written. Atomic only inside a transaction the caller holds
 /// (or when there is one chunk). The error is the driver's, for the caller to map.
 pub(crate) async fn insert<S>(
@@ -187,14 +191,14 @@ mod tests {
             "{two}"
         );
         assert!(
-            two.contains("(@P9, @P10, @P11, @P12, @P13, 0, COALESCE(@P14, @now)"),
+            two.contains("(@P10, @P11, @P12, @P13, @P14, 0, COALESCE(@P15, @now)"),
             "{two}"
         );
-        assert!(two.contains("@P16)"), "{two}");
-        assert!(!two.contains("@P17"), "{two}");
+        assert!(two.contains("@P18)"), "{two}");
+        assert!(!two.contains("@P19"), "{two}");
         assert!(!two.contains("@id") && !two.contains("{rows}"), "{two}");
         let full = sql.enqueue(ENQUEUE_ROWS_PER_STATEMENT);
-        assert!(full.contains("@P2000)"));
-        assert!(!full.contains("@P2001"), "over the 2,100 parameter limit");
+        assert!(full.contains("@P2070)"));
+        assert!(!full.contains("@P2071"), "over the 2,100 parameter limit");
     }
 }

@@ -7,12 +7,20 @@ use tiberius::{Client, Row};
 use crate::error::map_err;
 use crate::table::render;
 
-static MIGRATIONS: [Migration; 1] = [Migration {
-    version: 1,
-    name: "create_outbox",
-    up: include_str!("../migrations/0001_create_outbox.up.sql"),
-    down: include_str!("../migrations/0001_create_outbox.down.sql"),
-}];
+static MIGRATIONS: [Migration; 2] = [
+    Migration {
+        version: 1,
+        name: "create_outbox",
+        up: include_str!("../migrations/0001_create_outbox.up.sql"),
+        down: include_str!("../migrations/0001_create_outbox.down.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "keys_and_slices",
+        up: include_str!("../migrations/0002_keys_and_slices.up.sql"),
+        down: include_str!("../migrations/0002_keys_and_slices.down.sql"),
+    },
+];
 
 const MIGRATIONS_TABLE: &str = include_str!("../sql/migrations_table.sql");
 const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use outbox_core::{
     Claim, ClaimRequest, CompletionRequest, DeadLetterSelection, EmissionStatus, EntryId,
-    FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result,
+    FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result, Slice,
     TargetState,
 };
 use tiberius::{ColumnData, IntoSql};
@@ -24,6 +24,8 @@ pub(crate) enum Kind {
     Text,
     /// int.
     Int,
+    /// bigint (slice hashes).
+    BigInt,
     /// tinyint (statuses).
     TinyInt,
     /// bit.
@@ -42,6 +44,7 @@ impl Kind {
             ColumnData::DateTime2(_) => Self::Time,
             ColumnData::String(_) => Self::Text,
             ColumnData::I32(_) => Self::Int,
+            ColumnData::I64(_) => Self::BigInt,
             ColumnData::U8(_) => Self::TinyInt,
             ColumnData::Bit(_) => Self::Bit,
             ColumnData::Binary(_) => Self::Binary,
@@ -99,7 +102,23 @@ pub(crate) fn claim(req: &ClaimRequest, retry: bool, pending: bool) -> Result<Pa
         ColumnData::I32(Some(micros)),
         ColumnData::Bit(Some(retry)),
         ColumnData::Bit(Some(pending)),
+        slice_count(req.slice)?,
+        slice_index(req.slice)?,
+        ColumnData::Bit(Some(req.ordered)),
     ])
+}
+
+/// A slice's count, NULL without a slice.
+fn slice_count(slice: Option<Slice>) -> Result<ColumnData<'static>> {
+    match slice {
+        Some(s) => int("slice count", s.count()),
+        None => Ok(ColumnData::I32(None)),
+    }
+}
+
+/// A slice's index (0 without a slice: the count's NULL disables the filter).
+fn slice_index(slice: Option<Slice>) -> Result<ColumnData<'static>> {
+    int("slice index", slice.map_or(0, |s| s.index()))
 }
 
 /// `complete_batch.sql`.
@@ -146,6 +165,8 @@ pub(crate) fn find(req: &FindRequest) -> Result<Params> {
         time(req.now),
         text(req.topic.as_deref()),
         int("limit", req.limit)?,
+        slice_count(req.slice)?,
+        slice_index(req.slice)?,
     ])
 }
 

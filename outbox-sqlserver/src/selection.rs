@@ -29,8 +29,9 @@ impl OutboxStore for SqlServerClaimStore {
             notifications: false,
             concurrent_writes: true,
             clock: ClockSource::Database,
-            ordered_claims: false,
-            slice_claims: false,
+            // Checked offline only (no server here): see the README.
+            ordered_claims: true,
+            slice_claims: true,
         }
     }
 

@@ -7,10 +7,10 @@ use crate::params::Kind::{self, *};
 use crate::table::render;
 
 /// Parameters per row of a multi-row insert.
-pub(crate) const ENQUEUE_PARAMS_PER_ROW: usize = 8;
-/// Entries per insert statement: 8 parameters each, under SQL Server's limit of 2,100
+pub(crate) const ENQUEUE_PARAMS_PER_ROW: usize = 9;
+/// Entries per insert statement: 9 parameters each, under SQL Server's limit of 2,100
 /// parameters per request.
-pub(crate) const ENQUEUE_ROWS_PER_STATEMENT: usize = 250;
+pub(crate) const ENQUEUE_ROWS_PER_STATEMENT: usize = 230;
 
 /// One statement: its file, its text, and its parameters (`@P1`, `@P2`, … in order).
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +46,9 @@ spec!(
         ("lease microseconds", Int),
         ("retry-ready", Bit),
         ("pending", Bit),
+        ("slice count", Int),
+        ("slice index", Int),
+        ("ordered", Bit),
     ]
 );
 spec!(
@@ -83,12 +86,24 @@ spec!(GET, "get.sql", [("id", Binary)]);
 spec!(
     FIND_PENDING,
     "find_pending.sql",
-    [("now", Time), ("topic", Text), ("limit", Int)]
+    [
+        ("now", Time),
+        ("topic", Text),
+        ("limit", Int),
+        ("slice count", Int),
+        ("slice index", Int)
+    ]
 );
 spec!(
     FIND_RETRY_READY,
     "find_retry_ready.sql",
-    [("now", Time), ("topic", Text), ("limit", Int)]
+    [
+        ("now", Time),
+        ("topic", Text),
+        ("limit", Int),
+        ("slice count", Int),
+        ("slice index", Int)
+    ]
 );
 spec!(
     PRUNE_DELIVERED,
@@ -135,6 +150,7 @@ pub(crate) const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
     ("@created_at", Time),
     ("@not_before", Time),
     ("@stamp", Guid),
+    ("@slice_hash", BigInt),
 ];
 
 /// Every statement, for the checks.

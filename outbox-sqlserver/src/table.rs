@@ -3,7 +3,9 @@
 use outbox_core::TableName;
 
 /// Renders a template for `table`: `{table}` becomes the bracket-quoted, optionally
-/// schema-qualified table, `{name}` its bare name (for constraint and index names),
+/// schema-qualified table, `{schema_prefix}` the bracket-quoted schema and a dot (empty
+/// without a schema, for the table's functions), `{name}` its bare name (for constraint,
+/// index and function names),
 /// `{migrations}` the table recording applied migrations, and `{migrations_object}` that
 /// table's name as `OBJECT_ID` takes it.
 ///
@@ -17,6 +19,7 @@ pub(crate) fn render(table: &TableName, template: &str) -> String {
     let name = table.table();
     template
         .replace("{table}", &format!("{prefix}[{name}]"))
+        .replace("{schema_prefix}", &prefix)
         .replace("{migrations}", &format!("{prefix}[{name}_migrations]"))
         .replace(
             "{migrations_object}",
@@ -43,8 +46,11 @@ mod tests {
         );
         let qualified = TableName::in_schema("app", "events").unwrap();
         assert_eq!(
-            render(&qualified, "{table} [{name}_pk] {migrations_object}"),
-            "[app].[events] [events_pk] [app].[events_migrations]"
+            render(
+                &qualified,
+                "{table} [{name}_pk] {migrations_object} {schema_prefix}[{name}_f]"
+            ),
+            "[app].[events] [events_pk] [app].[events_migrations] [app].[events_f]"
         );
     }
 

@@ -9,7 +9,7 @@ use crate::enqueue::{self, Bound};
 use crate::statements::Statements;
 
 /// Writes new entries on a tiberius client the host holds, inside the transaction it holds
-/// there, so they commit or roll back with its business writes: one round trip per 250
+/// there, so they commit or roll back with its business writes: one round trip per 230
 /// entries.
 ///
 /// It needs no pool and makes no call when built: a service whose drain runs elsewhere

@@ -347,6 +347,78 @@ macro_rules! admin_suite {
     };
 }
 
+/// In per-key order, a requeued dead letter is its key's oldest entry not yet terminal
+/// again: it goes ahead of the key's later entries, and waits while one of them holds a
+/// lease. Needs a store with ordered claims on the factory's table.
+pub async fn a_requeued_dead_letter_goes_back_ahead_of_its_key(store: AdminStore) {
+    assert!(store.capabilities().ordered_claims, "an ordered table");
+    let s = as_claim_store(&store);
+    let written = s
+        .enqueue_batch(
+            (0..3)
+                .map(|i| new_entry(i - 10).partition_key("a"))
+                .collect(),
+        )
+        .await
+        .unwrap();
+    let ordered = |n, secs| claim_req("w", n, at(secs)).in_key_order();
+    let first = s.claim_pending(&ordered(10, 0)).await.unwrap();
+    assert_eq!(claim_ids(&first), vec![written[0].id]);
+    let dead = Completion::DeadLettered {
+        error: boom(),
+        reason: None,
+    };
+    s.complete_batch(vec![
+        CompletionRequest::new(first[0].clone(), dead).at(at(1))
+    ])
+    .await
+    .unwrap();
+    let second = s.claim_pending(&ordered(10, 2)).await.unwrap();
+    assert_eq!(claim_ids(&second), vec![written[1].id], "the key moved on");
+    let requeued = store
+        .requeue_dead_letters(DeadLetterSelection::One(written[0].id), Some(at(3)))
+        .await
+        .unwrap();
+    assert_eq!(requeued, 1);
+    assert!(
+        s.claim_pending(&ordered(10, 4)).await.unwrap().is_empty(),
+        "the key's lease holds it while the requeued entry waits"
+    );
+    s.complete_batch(vec![CompletionRequest::new(
+        second[0].clone(),
+        Completion::Delivered(EmissionResult::new()),
+    )
+    .at(at(5))])
+        .await
+        .unwrap();
+    let again = s.claim_pending(&ordered(10, 6)).await.unwrap();
+    assert_eq!(
+        claim_ids(&again),
+        vec![written[0].id],
+        "the requeued entry, ahead of the key's last"
+    );
+}
+
+/// Stamps out the operator cases of per-key order for a factory whose store has ordered
+/// claims (`Capabilities::ordered_claims`); `$factory` as for [`admin_suite!`].
+#[macro_export]
+macro_rules! ordered_admin_suite {
+    ($factory:expr) => {
+        mod ordered_admin_cases {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_requeued_dead_letter_goes_back_ahead_of_its_key() {
+                let Some((store, guard)) = ($factory)().await else {
+                    return;
+                };
+                $crate::admin_cases::a_requeued_dead_letter_goes_back_ahead_of_its_key(store).await;
+                drop(guard);
+            }
+        }
+    };
+}
+
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __admin_cases {

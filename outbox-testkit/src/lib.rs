@@ -34,6 +34,7 @@ pub mod race;
 pub mod race_ordered;
 pub mod scripted;
 pub mod statement_log;
+pub mod stored_hashes;
 pub mod suite;
 #[cfg(feature = "proxy")]
 pub mod tcp_proxy;
@@ -179,6 +180,7 @@ macro_rules! slice_suite {
     ($factory:expr) => {
         $crate::__keyed_cases! { $factory; slices; slice_claims;
             slices_take_every_entry_exactly_once,
+            slice_finds_split_the_entries,
             ordered_slices_combine
         }
     };

@@ -63,6 +63,23 @@ pub struct OrderedRaceReport {
     pub repeated: usize,
 }
 
+/// The race the issue of per-key order asks of every store: [`OrderedRaceConfig::default`]
+/// (8 workers, 1,000 keys, 50,000 entries, some emissions outliving their leases) on
+/// `store`, whose report is printed under `label`. Fails unless some lease ran out, so
+/// that a reclaim was raced.
+pub async fn eight_workers_a_thousand_keys(label: &str, store: Arc<dyn ClaimStore>) {
+    let started = Instant::now();
+    let report = ordered_race(store, OrderedRaceConfig::default()).await;
+    eprintln!(
+        "{label} ordered race: {report:?} in {:?}",
+        started.elapsed()
+    );
+    assert!(
+        report.repeated > 0,
+        "no lease ran out under a slow emission, so no reclaim was raced: {report:?}"
+    );
+}
+
 /// Enqueues `config.entries` entries over `config.keys` keys, each key's entries created
 /// a microsecond apart in enqueue order, then runs `config.workers` workers claiming in
 /// key order until all are delivered. Panics if a key's emissions ever went backwards,

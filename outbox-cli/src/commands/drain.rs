@@ -127,6 +127,7 @@ pub(crate) async fn drain(
             let _ = stop.wait_for(|s| *s).await;
         };
         let until_empty = args.until_empty;
+        let slice = args.slice;
         let store = store.clone();
         let waiting_said = waiting_said.clone();
         tasks.push(tokio::spawn(async move {
@@ -135,6 +136,9 @@ pub(crate) async fn drain(
                     let store = store.clone();
                     let waiting_said = waiting_said.clone();
                     async move {
+                        if let Some(slice) = slice {
+                            return slice_is_drained(&*store, slice).await;
+                        }
                         let Ok(s) = store.stats(None).await else {
                             return false;
                         };
@@ -170,6 +174,16 @@ pub(crate) async fn drain(
     }
     live.abort();
     Ok(total)
+}
+
+/// Whether `slice` has nothing pending or retry-ready left, leased or not (the table's
+/// counts would wait for the other slices' drains too).
+async fn slice_is_drained(store: &dyn AdminClaimStore, slice: outbox_core::Slice) -> bool {
+    let req = outbox_core::FindRequest::new(1).slice(slice);
+    matches!(
+        (store.find_pending(&req).await, store.find_retry_ready(&req).await),
+        (Ok(pending), Ok(retry)) if pending.is_empty() && retry.is_empty()
+    )
 }
 
 /// Turns Ctrl-C or SIGTERM into a graceful stop.

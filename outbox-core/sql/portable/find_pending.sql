@@ -1,4 +1,5 @@
--- Pending rows due at the request's time, leased or not, in claim order.
+-- Pending rows due at the request's time, leased or not, in claim order; the slice
+-- filter and its parameters as in claim_pending_candidates.sql.
 -- Status codes: 0 pending (see EmissionStatus::code).
 WITH clock (clock_now) AS MATERIALIZED (SELECT COALESCE(?, {now}))
 SELECT clock.clock_now, {columns}
@@ -6,5 +7,6 @@ FROM {table} CROSS JOIN clock
 WHERE status = 0
   AND (not_before IS NULL OR not_before <= clock.clock_now)
   AND (? IS NULL OR topic = ?)
+  AND (? = 0 OR slice_hash IS NULL OR slice_hash % ? = ?)
 ORDER BY created_at, id
 LIMIT ?

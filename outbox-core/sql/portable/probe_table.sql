@@ -1,2 +1,3 @@
--- Proves the outbox table exists without reading a row.
-SELECT id FROM {table} WHERE 1 = 0
+-- Proves the outbox table exists, with the newest column the store writes, without
+-- reading a row.
+SELECT id, slice_hash FROM {table} WHERE 1 = 0

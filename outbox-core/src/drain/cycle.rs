@@ -210,6 +210,7 @@ impl Drain {
             let started = Instant::now();
             let mut req = FindRequest::new(o.batch_size);
             req.topic = o.topic.clone();
+            req.slice = o.slice;
             let mut found = self.store.find_retry_ready(&req).await?;
             let room = o.batch_size - u32::try_from(found.len()).unwrap_or(o.batch_size);
             if room > 0 {

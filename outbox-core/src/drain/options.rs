@@ -201,8 +201,9 @@ impl DrainOptions {
     }
 
     /// Only drain the entries of one slice of the table (see [`crate::Slice`]); N
-    /// drains over the N slices take every entry exactly once between them. Needs claim
-    /// leases, and a store whose [`crate::Capabilities::slice_claims`] is true.
+    /// drains over the N slices take every entry exactly once between them. Needs a
+    /// store whose [`crate::Capabilities::slice_claims`] is true. Without claim leases,
+    /// N single-worker drains over N slices never find the same entry.
     pub fn slice(mut self, slice: crate::Slice) -> Self {
         self.slice = Some(slice);
         self
@@ -256,10 +257,10 @@ impl DrainOptions {
                 format!("must not exceed 1 day, got {:?}", self.shutdown_grace),
             ));
         }
-        if !self.use_claim_leases && (self.ordered || self.slice.is_some()) {
+        if !self.use_claim_leases && self.ordered {
             return Err(OutboxError::invalid(
-                "ordered or slice",
-                "per-key order and slices need claim leases (use_claim_leases(true))",
+                "ordered",
+                "per-key order needs claim leases (use_claim_leases(true))",
             ));
         }
         self.retry.validate()

@@ -110,21 +110,17 @@ impl OutboxStore for MemoryClaimStore {
     async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
         self.limits.check_find(req)?;
         let now = self.now(req.now);
-        Ok(self.lock().find_pending(
-            now,
-            req.limit as usize,
-            Selection::find(req.topic.as_deref()),
-        ))
+        Ok(self
+            .lock()
+            .find_pending(now, req.limit as usize, Selection::find(req)))
     }
 
     async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
         self.limits.check_find(req)?;
         let now = self.now(req.now);
-        Ok(self.lock().find_retry_ready(
-            now,
-            req.limit as usize,
-            Selection::find(req.topic.as_deref()),
-        ))
+        Ok(self
+            .lock()
+            .find_retry_ready(now, req.limit as usize, Selection::find(req)))
     }
 
     async fn save(

@@ -36,13 +36,13 @@ pub(super) struct Selection<'a> {
 }
 
 impl<'a> Selection<'a> {
-    /// What a plain find selects: rows of `topic`, leased or not.
-    pub(super) fn find(topic: Option<&'a str>) -> Self {
+    /// What a plain find selects: rows of its topic and slice, leased or not.
+    pub(super) fn find(req: &'a crate::FindRequest) -> Self {
         Self {
-            topic,
+            topic: req.topic.as_deref(),
             skip_leased: false,
             ordered: false,
-            slice: None,
+            slice: req.slice,
         }
     }
 

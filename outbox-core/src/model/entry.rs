@@ -180,4 +180,10 @@ impl OutboxEntry {
     pub fn retry_order_time(&self) -> DateTime<Utc> {
         self.next_retry_at.unwrap_or(self.updated_at)
     }
+
+    /// The entry's slice hash ([`crate::slice_hash`] of its partition key and id): the
+    /// value stores keep with the row, so a sliced claim compares it without hashing.
+    pub fn slice_hash(&self) -> u32 {
+        crate::slice_hash(self.partition_key.as_deref(), self.id)
+    }
 }

@@ -40,7 +40,8 @@ pub enum SqlParam {
     Headers(Headers),
     /// A status, as its code.
     Status(EmissionStatus),
-    /// A count (attempts) or a row limit.
+    /// A whole number from 0 to `u32::MAX`: a count (attempts), a row limit, a slice
+    /// count or index, a slice hash.
     Count(u32),
 }
 

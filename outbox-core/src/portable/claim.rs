@@ -1,5 +1,10 @@
 //! Claims: one ordered candidate query, then per candidate a re-read and a stamp-checked
 //! update (1 + 2N commands for N winners). Only rows this call won are returned.
+//!
+//! In key order the candidate query keeps only each key's head with no live lease on its
+//! key, so a key offers one candidate at a time, and the stamp check lets one claimer of
+//! it win. A slice is filtered by the stored slice hash in the query and judged again on
+//! the re-read row by hashing its key, which also places rows stored without a hash.
 
 use uuid::Uuid;
 
@@ -29,8 +34,23 @@ impl ClaimKind {
             Self::Pending => row.is_pending_claimable(now),
             Self::RetryReady => row.is_retry_claimable(now),
         };
-        claimable && req.topic.as_deref().is_none_or(|t| row.topic == t)
+        claimable
+            && req.topic.as_deref().is_none_or(|t| row.topic == t)
+            && req
+                .slice
+                .is_none_or(|s| s.contains(row.partition_key.as_deref(), row.id))
     }
+}
+
+/// The slice filter's parameters: the count (0 without a slice), the divisor (the count,
+/// 1 without a slice, so never 0) and the index.
+pub(super) fn slice_params(slice: Option<crate::Slice>) -> [SqlParam; 3] {
+    let count = slice.map(|s| s.count());
+    [
+        SqlParam::Count(count.unwrap_or(0)),
+        SqlParam::Count(count.unwrap_or(1)),
+        SqlParam::Count(slice.map_or(0, |s| s.index())),
+    ]
 }
 
 impl<B: PortableBackend> PortableStore<B> {
@@ -53,12 +73,14 @@ impl<B: PortableBackend> PortableStore<B> {
             ClaimKind::Pending => &self.sql.claim_pending_candidates,
             ClaimKind::RetryReady => &self.sql.claim_retry_candidates,
         };
-        let params = vec![
+        let mut params = vec![
             SqlParam::Time(req.now.map(normalize)),
             SqlParam::Text(req.topic.clone()),
             SqlParam::Text(req.topic.clone()),
-            req.batch_size.into(),
         ];
+        params.extend(slice_params(req.slice));
+        params.push(SqlParam::Count(u32::from(req.ordered)));
+        params.push(req.batch_size.into());
         let candidates = B::fetch_ids(conn, candidates_sql, params).await?;
         // Every row carries the same instant: the request's, or the database's clock as the
         // candidate query saw it. The re-checks and the writes all use it.

@@ -103,6 +103,7 @@ impl<B: PortableBackend> PortableStore<B> {
                 entry.updated_at.into(),
                 entry.not_before.into(),
                 entry.stamp.into(),
+                SqlParam::Count(entry.slice_hash()),
             ];
             match B::execute(conn, &self.sql.insert_entry, params).await {
                 Ok(_) => written.push(entry),
@@ -124,14 +125,24 @@ impl<B: PortableBackend> PortableStore<B> {
     pub(super) async fn find(&self, sql: &str, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
         self.limits.check_find(req)?;
         let mut conn = self.connection().await?;
-        let params = vec![
+        let mut params = vec![
             SqlParam::Time(req.now.map(normalize)),
             SqlParam::Text(req.topic.clone()),
             SqlParam::Text(req.topic.clone()),
-            req.limit.into(),
         ];
+        params.extend(super::claim::slice_params(req.slice));
+        params.push(req.limit.into());
         let rows = B::fetch_entries(&mut conn, sql, params).await;
-        Ok(conn.finish(rows)?.into_iter().map(|(_, e)| e).collect())
+        // Rows stored without a slice hash pass the query's filter; their key decides.
+        Ok(conn
+            .finish(rows)?
+            .into_iter()
+            .map(|(_, e)| e)
+            .filter(|e| {
+                req.slice
+                    .is_none_or(|s| s.contains(e.partition_key.as_deref(), e.id))
+            })
+            .collect())
     }
 
     /// Deletes one bounded batch of old delivered rows.

@@ -42,7 +42,10 @@ impl Statements {
     pub(crate) fn render(table: &TableName, placeholders: Placeholders, db_now: &str) -> Self {
         let r = |template: &str| {
             let sql = table
-                .render(template)
+                .render(&template.replace(
+                    "{keyed_filter}",
+                    include_str!("../../sql/portable/keyed_filter.sql"),
+                ))
                 .replace("{columns}", ENTRY_COLUMNS)
                 .replace("{now}", db_now);
             match placeholders {

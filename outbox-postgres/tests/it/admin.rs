@@ -14,3 +14,11 @@ async fn admin_subject() -> Option<(AdminStore, PgTestDb)> {
 }
 
 outbox_testkit::admin_suite!(admin_subject);
+
+async fn ordered_admin_subject() -> Option<(AdminStore, PgTestDb)> {
+    let db = support::ordered_db().await?;
+    let store = support::store(&db, 4).await;
+    Some((Arc::new(store), db))
+}
+
+outbox_testkit::ordered_admin_suite!(ordered_admin_subject);

@@ -14,3 +14,4 @@ async fn subject() -> Option<Subject> {
 
 outbox_testkit::conformance_suite!(subject);
 outbox_testkit::ordered_suite!(subject);
+outbox_testkit::slice_suite!(subject);

@@ -18,6 +18,7 @@ mod plan_bounds;
 mod race;
 mod race_processes;
 mod skip_locked;
+mod slices;
 mod store_build;
 mod support;
 mod tls;

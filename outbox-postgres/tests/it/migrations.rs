@@ -1,7 +1,37 @@
 //! Migrations apply, repeat, revert, and are checked.
 
-use outbox_core::{OutboxError, TableName};
+use outbox_core::{NewEntry, OutboxEntry, OutboxError, TableName};
 use outbox_testkit::postgres::PgTestDb;
+
+/// Writes `entries` as releases before migration 5 did: without a slice hash (today's
+/// writers need the column).
+pub(crate) async fn write_as_before_slices(
+    client: &tokio_postgres::Client,
+    table: &TableName,
+    entries: Vec<NewEntry>,
+) {
+    let insert = table.render(
+        "INSERT INTO {table} (id, topic, partition_key, payload, headers, status, created_at, \
+         updated_at, stamp) VALUES ($1, $2, $3, $4, jsonb_build_object(), 0, $5, $5, $6)",
+    );
+    for new in entries {
+        let e = OutboxEntry::from_new(new, outbox_core::chrono::Utc::now());
+        client
+            .execute(
+                &insert,
+                &[
+                    &e.id.as_uuid(),
+                    &e.topic,
+                    &e.partition_key,
+                    &e.payload,
+                    &e.created_at,
+                    &e.stamp,
+                ],
+            )
+            .await
+            .unwrap();
+    }
+}
 
 #[tokio::test]
 async fn migrate_is_idempotent_checked_and_reversible() {
@@ -18,7 +48,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 4);
+    assert_eq!(latest, 5);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest
@@ -60,9 +90,7 @@ async fn printed_script_creates_the_same_schema() {
 #[tokio::test]
 async fn a_version_2_schema_upgrades_in_place() {
     use outbox_core::chrono::TimeDelta;
-    use outbox_core::{
-        ClaimRequest, ClaimStore, EmissionResult, NewEntry, OutboxStore, RenewRequest,
-    };
+    use outbox_core::{ClaimRequest, ClaimStore, EmissionResult, OutboxStore, RenewRequest};
     let Some(db) = PgTestDb::create().await else {
         return;
     };
@@ -81,10 +109,9 @@ async fn a_version_2_schema_upgrades_in_place() {
         matches!(err, OutboxError::SchemaVersionMismatch { found: 2, .. }),
         "{err}"
     );
-    // Rows written by the previous release, through the unchanged enqueue statement.
-    let writer = outbox_postgres::PgWriter::new(&table);
+    // Rows written by the previous release.
     let entries = (0..5u8).map(|n| NewEntry::new("t", vec![n])).collect();
-    writer.enqueue_in(&client, entries).await.unwrap();
+    write_as_before_slices(&client, &table, entries).await;
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         outbox_postgres::required_version()
@@ -127,7 +154,7 @@ async fn a_version_2_schema_upgrades_in_place() {
 #[tokio::test]
 async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
     use outbox_core::chrono::{TimeDelta, Utc};
-    use outbox_core::{ClaimRequest, ClaimStore, NewEntry};
+    use outbox_core::{ClaimRequest, ClaimStore};
     let Some(db) = PgTestDb::create().await else {
         return;
     };
@@ -147,7 +174,6 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
         ("b1", "b", 3, 50),
         ("b2", "b", 0, 40),
     ];
-    let writer = outbox_postgres::PgWriter::new(&table);
     let entries = rows
         .iter()
         .map(|(name, key, _, ago)| {
@@ -156,7 +182,7 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
                 .created_at(Utc::now() - TimeDelta::seconds(*ago))
         })
         .collect();
-    writer.enqueue_in(&client, entries).await.unwrap();
+    write_as_before_slices(&client, &table, entries).await;
     for (name, _, status, _) in rows {
         client
             .execute(

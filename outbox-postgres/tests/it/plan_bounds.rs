@@ -402,20 +402,24 @@ async fn the_installed_functions_carry_their_planner_settings() {
             ][..],
         ),
     ] {
-        let row = client
-            .query_one(
+        // Every overload: the claims keep their previous release's form beside the new.
+        let rows = client
+            .query(
                 "SELECT p.proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
                  WHERE n.nspname = $1 AND p.proname = $2",
                 &[&schema, &function],
             )
             .await
             .unwrap_or_else(|e| panic!("{function}: {e}"));
-        let config: Vec<String> = row.get(0);
-        for setting in settings {
-            assert!(
-                config.iter().any(|c| c == setting),
-                "{function} lacks {setting}: {config:?}"
-            );
+        assert!(!rows.is_empty(), "{function} is not installed");
+        for row in rows {
+            let config: Vec<String> = row.get(0);
+            for setting in settings {
+                assert!(
+                    config.iter().any(|c| c == setting),
+                    "{function} lacks {setting}: {config:?}"
+                );
+            }
         }
     }
 }

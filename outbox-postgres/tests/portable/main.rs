@@ -69,6 +69,24 @@ async fn portable_subject() -> Option<Subject> {
 
 outbox_testkit::conformance_suite!(portable_subject);
 
+/// The keyed suites' factory: a table prepared for ordered claims, whose key index the
+/// portable claim's key check seeks in.
+async fn portable_ordered_subject() -> Option<Subject> {
+    let db = PgTestDb::create().await?;
+    let store = portable_store(&db, "outbox", 4).await;
+    outbox_postgres::enable_ordered_claims(&mut db.connect().await, store.table())
+        .await
+        .unwrap();
+    Some(
+        Subject::new(Arc::new(store.clone()))
+            .with_interleave(Arc::new(Hook(store)))
+            .with_guard(db),
+    )
+}
+
+outbox_testkit::ordered_suite!(portable_ordered_subject);
+outbox_testkit::slice_suite!(portable_ordered_subject);
+
 async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, PgTestDb)> {
     let db = PgTestDb::create().await?;
     let store = portable_store(&db, "outbox", 4).await;
@@ -76,6 +94,17 @@ async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, Pg
 }
 
 outbox_testkit::admin_suite!(portable_admin);
+
+async fn portable_ordered_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, PgTestDb)> {
+    let db = PgTestDb::create().await?;
+    let store = portable_store(&db, "outbox", 4).await;
+    outbox_postgres::enable_ordered_claims(&mut db.connect().await, store.table())
+        .await
+        .unwrap();
+    Some((Arc::new(store), db))
+}
+
+outbox_testkit::ordered_admin_suite!(portable_ordered_admin);
 
 /// The claim path costs exactly 1 + 2N statements for N uncontended winners, measured
 /// from sqlx's statement log, and every claim is persisted as returned.
@@ -142,6 +171,24 @@ async fn race_eight_workers_ten_thousand_entries() {
     let report = claim_and_complete(Arc::new(store), RaceConfig::default()).await;
     println!("portable-postgres race: {report:?}");
     assert_eq!(report.delivered, 10_000);
+}
+
+/// Eight workers drain 1,000 keys in per-key order through the per-row claim, some
+/// emissions outliving their leases: every key's emissions come out in creation order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_workers_drain_a_thousand_keys_in_order() {
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let store = portable_store(&db, "outbox", 10).await;
+    outbox_postgres::enable_ordered_claims(&mut db.connect().await, store.table())
+        .await
+        .unwrap();
+    outbox_testkit::race_ordered::eight_workers_a_thousand_keys(
+        "portable-postgres",
+        Arc::new(store),
+    )
+    .await;
 }
 
 /// Leases shorter than some emissions: entries are reclaimed under slow holders and

@@ -4,3 +4,4 @@ use crate::support::subject;
 
 outbox_testkit::conformance_suite!(subject);
 outbox_testkit::ordered_suite!(subject);
+outbox_testkit::slice_suite!(subject);

@@ -16,6 +16,7 @@ mod opening;
 mod plans;
 mod races;
 mod read_only_disk;
+mod slices;
 mod support;
 mod tmpfs;
 mod transactions;

@@ -13,3 +13,4 @@ async fn admin_subject() -> Option<(AdminStore, SqlServerTestDb)> {
 }
 
 outbox_testkit::admin_suite!(admin_subject);
+outbox_testkit::ordered_admin_suite!(admin_subject);

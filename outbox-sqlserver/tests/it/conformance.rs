@@ -13,3 +13,5 @@ async fn subject() -> Option<Subject> {
 }
 
 outbox_testkit::conformance_suite!(subject);
+outbox_testkit::ordered_suite!(subject);
+outbox_testkit::slice_suite!(subject);

@@ -29,3 +29,14 @@ async fn eight_workers_fifty_thousand_entries() {
     assert_eq!(report.delivered, 50_000);
     assert_eq!(report.claims, 50_000, "an entry was claimed twice");
 }
+
+/// Eight workers drain 1,000 keys in per-key order, some emissions outliving their
+/// leases: every key's emissions come out in creation order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_workers_drain_a_thousand_keys_in_order() {
+    let Some(db) = SqlServerTestDb::create().await else {
+        return;
+    };
+    let store = Arc::new(db.store(8).await);
+    outbox_testkit::race_ordered::eight_workers_a_thousand_keys("sqlserver", store).await;
+}

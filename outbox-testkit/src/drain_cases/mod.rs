@@ -613,9 +613,6 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
         options("w").shutdown_grace(Duration::from_secs(2 * 86_400)),
         options("w").max_age(Some(Duration::ZERO)),
         options("w").ordered(true).use_claim_leases(false),
-        options("w")
-            .slice(outbox_core::Slice::new(0, 2).expect("a slice"))
-            .use_claim_leases(false),
     ];
     for o in bad {
         let err = Drain::new(s.store.clone(), emitter.clone(), o.clone()).unwrap_err();

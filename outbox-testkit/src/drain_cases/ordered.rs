@@ -101,8 +101,39 @@ pub async fn an_ordered_drain_can_dead_letter_a_failing_head_and_move_on(s: Drai
     assert_eq!(row(&s, ids[1]).await.status, EmissionStatus::Delivered);
 }
 
+/// Drains without claim leases, one per slice: each delivers only its slice's entries,
+/// and together they deliver every entry once.
+pub async fn unleased_drains_over_slices_deliver_each_entry_once(s: DrainSubject) {
+    let keys = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let entries: Vec<(&str, &str)> = keys.iter().flat_map(|k| [(*k, "ok"), (*k, "ok")]).collect();
+    let ids = enqueue_keyed(&s, &entries).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let count = 3;
+    let mut delivered = 0;
+    for index in 0..count {
+        let slice = outbox_core::Slice::new(index, count).expect("a slice");
+        let o = options(&format!("slice-{index}"))
+            .use_claim_leases(false)
+            .slice(slice);
+        let before = emitter.emitted().len();
+        delivered += drain(&s, &emitter, o).run_once().await.unwrap().delivered;
+        for e in &emitter.emitted()[before..] {
+            let key = row(&s, e.id).await.partition_key;
+            assert!(
+                slice.contains(key.as_deref(), e.id),
+                "{slice} delivered {key:?}"
+            );
+        }
+    }
+    assert_eq!(delivered, ids.len() as u64, "every entry, once");
+    for id in ids {
+        assert_eq!(row(&s, id).await.status, EmissionStatus::Delivered);
+    }
+}
+
 /// Stamps out the ordered drain cases for a store with ordered claims
-/// (`Capabilities::ordered_claims`); `$factory` as for [`crate::drain_suite!`].
+/// (`Capabilities::ordered_claims`) and slices; `$factory` as for
+/// [`crate::drain_suite!`].
 #[macro_export]
 macro_rules! keyed_drain_suite {
     ($factory:expr) => {
@@ -126,6 +157,14 @@ macro_rules! keyed_drain_suite {
                     subject,
                 )
                 .await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn unleased_drains_over_slices_deliver_each_entry_once() {
+                let Some(subject) = ($factory)().await else {
+                    return;
+                };
+                $crate::drain_cases::unleased_drains_over_slices_deliver_each_entry_once(subject)
+                    .await;
             }
         }
     };

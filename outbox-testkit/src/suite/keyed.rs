@@ -6,8 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use outbox_core::{
-    Claim, ClaimRequest, Completion, CompletionRequest, EmissionStatus, EntryId, NewEntry,
-    OutboxEntry, Slice,
+    Claim, ClaimRequest, Completion, CompletionRequest, EmissionStatus, EntryId, FindRequest,
+    NewEntry, OutboxEntry, Slice,
 };
 
 use crate::fixtures::*;
@@ -294,6 +294,44 @@ pub async fn slices_take_every_entry_exactly_once(store: DynStore) {
             );
         }
     }
+}
+
+/// Finds by slice, pending and retry-ready, split the entries as claims do: each found
+/// entry is in the slice asked for, and the slices together find each entry once.
+pub async fn slice_finds_split_the_entries(store: DynStore) {
+    let keys = ["x", "y", "z", "w", "v", "u"];
+    let entries: Vec<NewEntry> = (0..60_usize)
+        .map(|i| keyed(keys[i % 6], i64::try_from(i).expect("small") - 60))
+        .collect();
+    let written = store.enqueue_batch(entries).await.unwrap();
+    // A few wait for their retry, so both finds have something to find.
+    let waiting = store
+        .claim_pending(&claim_req("w", 5, t0()))
+        .await
+        .expect("claim");
+    for claim in &waiting {
+        let failed = Completion::Failed {
+            error: boom(),
+            next_retry: Some(at(1)),
+        };
+        complete(&store, claim, failed, t0()).await;
+    }
+    let count = 4;
+    let mut seen: HashSet<EntryId> = HashSet::new();
+    for index in 0..count {
+        let slice = Slice::new(index, count).unwrap();
+        let req = FindRequest::new(100).at(at(5)).slice(slice);
+        let mut found = store.find_retry_ready(&req).await.unwrap();
+        found.extend(store.find_pending(&req).await.unwrap());
+        for e in found {
+            assert!(
+                slice.contains(e.partition_key.as_deref(), e.id),
+                "{slice}: {e:?}"
+            );
+            assert!(seen.insert(e.id), "found by two slices");
+        }
+    }
+    assert_eq!(seen.len(), written.len(), "entries no slice found");
 }
 
 /// An entry enqueued late with an earlier creation time than its key's head (a host
