@@ -6,13 +6,13 @@
 //! drain stops before emitting them. A claim whose renewal reports it lost is dropped and
 //! never emitted.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use tokio::task::JoinHandle;
 
-use super::Drain;
-use crate::{Claim, EntryId, Result};
+use super::work::Work;
+use super::{Drain, DrainSummary};
+use crate::{Claim, Completion, CompletionRequest, Result};
 
 /// A batch claimed ahead of its turn.
 #[derive(Debug)]
@@ -93,22 +93,57 @@ impl Prefetch {
 }
 
 impl Drain {
-    /// Renews the claims of `ahead`, dropping the lost ones. `false` when the store could
-    /// not be asked (the leases are then unconfirmed).
-    pub(super) async fn renew_ahead(&self, ahead: &mut Ahead) -> bool {
-        let mut held: HashMap<EntryId, Claim> =
-            ahead.claims.iter().map(|c| (c.id(), c.clone())).collect();
-        let Some(lost) = self.renew(&mut held).await else {
-            return false;
+    /// The batch claimed ahead, its leases renewed first if they have aged past a renewal
+    /// period. If the renewal cannot be made the batch is not emitted: its leases are left
+    /// to run out, and the entries are claimed again after them.
+    pub(super) async fn take_ahead(
+        &self,
+        mut ahead: Ahead,
+        summary: &mut DrainSummary,
+    ) -> Vec<Work> {
+        let confirmed =
+            ahead.leased_at.elapsed() < self.renew_period() || self.renew_ahead(&mut ahead).await;
+        summary.not_applied += ahead.lost;
+        if !confirmed {
+            tracing::error!(owner = %self.options.owner, held = ahead.claims.len(), "could not renew the batch claimed ahead; leaving it to its leases");
+            summary.errors += 1;
+            return Vec::new();
+        }
+        ahead.claims.into_iter().map(Work::Claimed).collect()
+    }
+
+    /// Gives back the claims of a batch claimed ahead that will not be emitted.
+    pub(super) async fn release_ahead(&self, ahead: Ahead) -> DrainSummary {
+        let mut summary = DrainSummary {
+            claimed: ahead.claims.len() as u64,
+            not_applied: ahead.lost,
+            ..DrainSummary::default()
         };
-        ahead.lost += lost.len() as u64;
-        ahead.claims = ahead
+        let requests: Vec<CompletionRequest> = ahead
             .claims
-            .iter()
-            .filter(|c| !lost.contains(&c.id()))
-            .filter_map(|c| held.remove(&c.id()))
+            .into_iter()
+            .map(|c| {
+                let mut request = CompletionRequest::new(
+                    c,
+                    Completion::Release {
+                        reason: Some("drain shutting down".into()),
+                    },
+                );
+                request.now = self.request_time();
+                request
+            })
             .collect();
-        ahead.leased_at = Instant::now();
-        true
+        match self.send_completions(requests.clone()).await {
+            Ok(results) => {
+                for (req, result) in requests.iter().zip(results) {
+                    summary.tally(&req.completion, result.outcome);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "releasing the batch claimed ahead failed; its leases will run out");
+                summary.errors += 1;
+            }
+        }
+        summary
     }
 }

@@ -1,13 +1,17 @@
 //! The drain: workers that claim entries, emit them, and record what happened.
 
 mod ahead;
+mod claim;
 mod cycle;
+mod emission;
 mod emitter;
 mod failures;
 mod options;
 mod record;
+mod renewal;
 mod retry;
 mod summary;
+mod work;
 
 use std::future::Future;
 use std::sync::Arc;

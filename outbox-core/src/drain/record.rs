@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use super::cycle::{Recording, Work};
+use super::work::{Recording, Work};
 use super::{Drain, DrainSummary, EmitOutcome, HeadFailure};
 use crate::{
     Claim, Completion, CompletionRequest, EmissionError, EmissionResult, EntryId, OutboxEntry,
-    Result, TransitionOutcome,
+    Result,
 };
 
 impl Drain {
@@ -33,13 +33,13 @@ impl Drain {
             taken.push((id, outcome));
         }
         Box::pin(async move {
-            let result = self.complete_with_retries(requests.clone()).await;
+            let result = self.send_completions(requests.clone()).await;
             let ids: Vec<EntryId> = taken.iter().map(|(id, _)| *id).collect();
             match result {
                 Ok(results) => {
                     let mut tallied = DrainSummary::default();
                     for (req, result) in requests.iter().zip(results) {
-                        tally(&mut tallied, &req.completion, result.outcome);
+                        tallied.tally(&req.completion, result.outcome);
                     }
                     (ids, Ok(tallied))
                 }
@@ -49,7 +49,7 @@ impl Drain {
     }
 
     /// Records every outcome in one batch call (claims) or stamp-checked saves (found).
-    pub(super) async fn complete(
+    pub(super) async fn record_batch(
         &self,
         work: &[Work],
         outcomes: &HashMap<EntryId, EmitOutcome>,
@@ -84,7 +84,7 @@ impl Drain {
                         .target(entry)
                         .apply_to(&mut next, now, entry.stamp);
                     match self.store.save(&next, self.request_time()).await {
-                        Ok(result) => tally(summary, &completion, result.outcome),
+                        Ok(result) => summary.tally(&completion, result.outcome),
                         Err(e) => {
                             tracing::error!(entry_id = %id, error = %e, "recording an emission failed; it will be emitted again");
                             summary.errors += 1;
@@ -96,25 +96,25 @@ impl Drain {
         if claimed.is_empty() {
             return Ok(());
         }
-        let results = self.complete_with_retries(claimed.clone()).await?;
+        let results = self.send_completions(claimed.clone()).await?;
         for (req, result) in claimed.iter().zip(results) {
-            tally(summary, &req.completion, result.outcome);
+            summary.tally(&req.completion, result.outcome);
         }
         Ok(())
     }
 
-    /// One batch completion, tried again while its leases last (see `complete_retrying`):
-    /// the emissions already happened, and losing their record means emitting them all
-    /// again after the lease.
+    /// Sends completions in calls the store takes ([`Drain::record_chunk`] each), each
+    /// tried again while its leases last (see `send_until_taken`): the emissions already
+    /// happened, and losing their record means emitting them all again after the lease.
     /// The same requests are sent again, so a first attempt that committed before its
     /// reply was lost is recognised by the stores as this drain's write, not a refusal.
-    pub(super) async fn complete_with_retries(
+    pub(super) async fn send_completions(
         &self,
         reqs: Vec<CompletionRequest>,
     ) -> Result<Vec<crate::TransitionResult>> {
         let mut results = Vec::with_capacity(reqs.len());
         for chunk in reqs.chunks(self.record_chunk()) {
-            results.extend(self.complete_retrying(chunk.to_vec()).await?);
+            results.extend(self.send_until_taken(chunk.to_vec()).await?);
         }
         // A store the host did not wrap in `Observed` still has the drain's transitions
         // counted and the refused ones logged.
@@ -138,7 +138,7 @@ impl Drain {
     /// again once its lease ran out, while a recording that lands before then costs
     /// nothing. A lease past its end could be another worker's: then the error is the
     /// caller's.
-    async fn complete_retrying(
+    async fn send_until_taken(
         &self,
         reqs: Vec<CompletionRequest>,
     ) -> Result<Vec<crate::TransitionResult>> {
@@ -257,25 +257,6 @@ impl Drain {
                 reason: Some("permanent failure".into()),
             },
         }
-    }
-}
-
-pub(super) fn tally(
-    summary: &mut DrainSummary,
-    completion: &Completion,
-    outcome: TransitionOutcome,
-) {
-    if outcome != TransitionOutcome::Applied {
-        summary.not_applied += 1;
-        return;
-    }
-    match completion {
-        Completion::Delivered(_) => summary.delivered += 1,
-        Completion::Deferred { .. } => summary.deferred += 1,
-        Completion::Failed { .. } => summary.retried += 1,
-        Completion::DeadLettered { .. } => summary.dead_lettered += 1,
-        Completion::Release { .. } => summary.released += 1,
-        Completion::Save(_) => {}
     }
 }
 

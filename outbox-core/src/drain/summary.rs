@@ -1,5 +1,7 @@
 //! What a drain did.
 
+use crate::{Completion, TransitionOutcome};
+
 /// Counts of what a drain (or one of its cycles) did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct DrainSummary {
@@ -39,5 +41,22 @@ impl DrainSummary {
         self.released += other.released;
         self.not_applied += other.not_applied;
         self.errors += other.errors;
+    }
+
+    /// Counts one recorded completion: by what it recorded when it was applied, as not
+    /// applied otherwise.
+    pub(super) fn tally(&mut self, completion: &Completion, outcome: TransitionOutcome) {
+        if outcome != TransitionOutcome::Applied {
+            self.not_applied += 1;
+            return;
+        }
+        match completion {
+            Completion::Delivered(_) => self.delivered += 1,
+            Completion::Deferred { .. } => self.deferred += 1,
+            Completion::Failed { .. } => self.retried += 1,
+            Completion::DeadLettered { .. } => self.dead_lettered += 1,
+            Completion::Release { .. } => self.released += 1,
+            Completion::Save(_) => {}
+        }
     }
 }

@@ -1,0 +1,336 @@
+//! Emitting a batch: at most `emit_concurrency` emissions at once, outside any database
+//! transaction. While they run, every claim of the batch is renewed on schedule, finished
+//! emissions are recorded in sub-batches, and the batch claimed ahead is taken in when
+//! the emitter is about to run dry.
+//!
+//! [`Drain::emit_all`] is one loop: start what may start ([`Batch::take_in_ahead`],
+//! [`Batch::start_emissions`], [`Batch::start_recording`]), then wait for the first of:
+//! an emission finishing, a recording finishing, the linger running out, the renewal
+//! tick, the claim ahead coming back, the grace period ending, or a stop.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio::task::{JoinError, JoinSet};
+
+use super::ahead::Prefetch;
+use super::work::{Recorded, Recording, Work};
+use super::{Drain, DrainSummary, Emission, EmitOutcome, Emitter};
+use crate::{Claim, EntryId, OutboxEntry};
+
+/// A mean emission time from which a one-writer store claims ahead (see
+/// `AheadPolicy::WhenSlow`).
+const SLOW_EMISSION: Duration = Duration::from_millis(1);
+
+/// How long a finished emission may wait for others to share its recording.
+const RECORD_LINGER: Duration = Duration::from_millis(20);
+
+/// What one emission task gives back: the entry, what the emitter said, how long it took.
+type Emitting = (EntryId, EmitOutcome, Duration);
+
+/// What emitting a batch left to do.
+#[derive(Debug, Default)]
+pub(super) struct Emitted {
+    /// Outcomes not recorded yet.
+    pub(super) outcomes: HashMap<EntryId, EmitOutcome>,
+    /// Emissions that finished, recorded or not.
+    pub(super) finished: u64,
+    /// Claims never emitted (the drain stopped) or abandoned after the grace period.
+    pub(super) unstarted: Vec<EntryId>,
+    /// Claims whose lease was lost while the batch ran.
+    pub(super) lost: Vec<EntryId>,
+    /// What the sub-batches recorded along the way.
+    pub(super) recorded: DrainSummary,
+    /// Claims taken in from the batch claimed ahead while this one ran.
+    pub(super) absorbed: Vec<Work>,
+    /// Claims of batches claimed ahead whose leases were lost before they were taken in.
+    pub(super) lost_ahead: u64,
+}
+
+/// The state of one batch being emitted.
+struct Batch<'a> {
+    drain: &'a Drain,
+    /// Items not started yet, in claim order.
+    queue: VecDeque<Work>,
+    /// Emissions running, and the entry of each task.
+    running: JoinSet<Emitting>,
+    tasks: HashMap<tokio::task::Id, EntryId>,
+    /// The claims held until their outcome is recorded.
+    held: HashMap<EntryId, Claim>,
+    /// Claimed entries whose emission finished, waiting to be recorded, and when the
+    /// oldest of them finished.
+    finished: Vec<EntryId>,
+    first_finished_at: Option<tokio::time::Instant>,
+    /// The sub-batch being recorded: at most one at a time.
+    recording: Option<Recording<'a>>,
+    /// When emissions still running are abandoned, once the drain was told to stop.
+    abandon_at: Option<tokio::time::Instant>,
+    /// Time spent in finished emissions.
+    emit_time: Duration,
+    emitted: Emitted,
+}
+
+impl<'a> Batch<'a> {
+    fn new(drain: &'a Drain, work: Vec<Work>) -> Self {
+        let held = work
+            .iter()
+            .filter_map(|w| match w {
+                Work::Claimed(c) => Some((c.id(), c.clone())),
+                Work::Found(_) => None,
+            })
+            .collect();
+        Self {
+            drain,
+            queue: work.into(),
+            running: JoinSet::new(),
+            tasks: HashMap::new(),
+            held,
+            finished: Vec::new(),
+            first_finished_at: None,
+            recording: None,
+            abandon_at: None,
+            emit_time: Duration::ZERO,
+            emitted: Emitted::default(),
+        }
+    }
+
+    /// When the emitter is about to run dry, takes in the batch claimed ahead and starts
+    /// claiming the next, so emissions stay in flight across batch boundaries instead of
+    /// draining to none at the end of every batch.
+    async fn take_in_ahead(&mut self, prefetch: &mut Prefetch, period: Duration) {
+        if !self.queue.is_empty() {
+            return;
+        }
+        let Some(mut ahead) = prefetch.take_claims() else {
+            return;
+        };
+        let drain = self.drain;
+        if ahead.leased_at.elapsed() >= period && !drain.renew_ahead(&mut ahead).await {
+            tracing::error!(owner = %drain.options.owner, held = ahead.claims.len(), "could not renew the batch claimed ahead; leaving it to its leases");
+            return;
+        }
+        let full = ahead.claims.len() >= drain.options.batch_size as usize;
+        self.emitted.lost_ahead += ahead.lost;
+        for claim in ahead.claims {
+            self.held.insert(claim.id(), claim.clone());
+            self.emitted.absorbed.push(Work::Claimed(claim.clone()));
+            self.queue.push_back(Work::Claimed(claim));
+        }
+        if full && drain.claims_ahead_now() {
+            *prefetch = Prefetch::start(drain);
+        }
+    }
+
+    /// Starts emissions up to the concurrency limit; never one whose lease was lost.
+    fn start_emissions(&mut self) {
+        let options = &self.drain.options;
+        while self.running.len() < options.emit_concurrency {
+            let Some(item) = self.queue.pop_front() else {
+                break;
+            };
+            if self.emitted.lost.contains(&item.entry().id) {
+                continue; // never emit what this worker no longer holds
+            }
+            let handle = self.running.spawn(emit_one(
+                self.drain.emitter.clone(),
+                item.entry().clone(),
+                options.owner.clone(),
+                options.emit_timeout,
+            ));
+            self.tasks.insert(handle.id(), item.entry().id);
+        }
+    }
+
+    /// Sends a sub-batch to the store when the oldest finished emission has waited a
+    /// linger, or when nothing is left running: a batch whose emissions all end within
+    /// the linger is still recorded in one call. At most one store batch per call: when
+    /// emissions outrun recording, what piled up goes in several calls, never in one the
+    /// store would refuse.
+    fn start_recording(&mut self) {
+        let due = self
+            .first_finished_at
+            .is_some_and(|t| t.elapsed() >= RECORD_LINGER);
+        if self.recording.is_some() || self.finished.is_empty() || !(due || self.running.is_empty())
+        {
+            return;
+        }
+        let take = self.finished.len().min(self.drain.record_chunk());
+        let ids: Vec<EntryId> = self.finished.drain(..take).collect();
+        if self.finished.is_empty() {
+            self.first_finished_at = None;
+        }
+        self.recording = Some(self.drain.record_finished(
+            ids,
+            &self.held,
+            &mut self.emitted.outcomes,
+        ));
+    }
+
+    /// Whether nothing is running, being recorded or waiting to be.
+    fn is_done(&self) -> bool {
+        self.running.is_empty() && self.recording.is_none() && self.finished.is_empty()
+    }
+
+    /// When the waiting finished emissions are due to be recorded.
+    fn linger_until(&self) -> tokio::time::Instant {
+        self.first_finished_at
+            .map_or_else(tokio::time::Instant::now, |t| t + RECORD_LINGER)
+    }
+
+    /// Takes in what an emission task gave back.
+    fn emission_ended(&mut self, done: Result<(tokio::task::Id, Emitting), JoinError>) {
+        let (id, outcome) = match done {
+            Ok((_, (id, outcome, took))) => {
+                self.emit_time += took;
+                (id, outcome)
+            }
+            Err(e) if e.is_cancelled() => {
+                // Abandoned at the end of the grace period: released with the batch.
+                self.emitted.unstarted.push(self.tasks[&e.id()]);
+                return;
+            }
+            Err(e) => {
+                let id = self.tasks[&e.id()];
+                tracing::error!(entry_id = %id, "the emitter panicked; the entry will be retried");
+                (id, EmitOutcome::retryable("the emitter panicked"))
+            }
+        };
+        self.emitted.finished += 1;
+        if self.held.contains_key(&id) {
+            self.finished.push(id);
+            self.first_finished_at
+                .get_or_insert_with(tokio::time::Instant::now);
+        }
+        self.emitted.outcomes.insert(id, outcome);
+    }
+
+    /// Takes in what a sub-batch's recording gave back. Its claims are no longer held;
+    /// a failure leaves their outcomes for the end of the batch, where it is the cycle's.
+    fn recording_ended(&mut self, ids: Vec<EntryId>, result: Recorded) {
+        self.recording = None;
+        match result {
+            Ok(tallied) => {
+                self.emitted.recorded.add(&tallied);
+                for id in &ids {
+                    self.held.remove(id);
+                }
+            }
+            Err((e, taken)) => {
+                tracing::warn!(error = %e, entries = ids.len(), "recording finished emissions failed; will try again with the rest of the batch");
+                self.emitted.outcomes.extend(taken);
+            }
+        }
+    }
+
+    /// Renews every claim held, and those of the batch claimed ahead.
+    async fn renew(&mut self, prefetch: &mut Prefetch) {
+        let lost = self.drain.renew(&mut self.held).await.unwrap_or_default();
+        self.emitted.lost.extend(lost);
+        if let Some(ahead) = prefetch.held_mut() {
+            self.drain.renew_ahead(ahead).await;
+        }
+    }
+
+    /// What is left: the items never started count as unstarted (but for lost ones), and
+    /// the mean emission time tells the drain whether emissions are slow.
+    fn finish(mut self) -> Emitted {
+        let lost = &self.emitted.lost;
+        let unstarted: Vec<EntryId> = self
+            .queue
+            .iter()
+            .map(|w| w.entry().id)
+            .filter(|id| !lost.contains(id))
+            .collect();
+        self.emitted.unstarted.extend(unstarted);
+        if self.emitted.finished > 0 {
+            let mean = self.emit_time / u32::try_from(self.emitted.finished).unwrap_or(u32::MAX);
+            self.drain
+                .slow_emissions
+                .store(mean >= SLOW_EMISSION, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.emitted
+    }
+}
+
+impl Drain {
+    /// Emits every item, at most `emit_concurrency` at once. Every claim of the batch is
+    /// renewed before its lease runs out until the batch is completed, whether its emission
+    /// is waiting, running or done; a claim whose lease was lost before its emission
+    /// started is never emitted. The claims of `prefetch`, once back, are renewed on the
+    /// same schedule. Returns the outcomes by entry, the items never started (shutdown
+    /// came first), and the claims whose lease was lost.
+    pub(super) async fn emit_all(
+        &self,
+        work: Vec<Work>,
+        mut stop: watch::Receiver<bool>,
+        prefetch: &mut Prefetch,
+    ) -> Emitted {
+        let mut batch = Batch::new(self, work);
+        let period = self.renew_period();
+        let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        loop {
+            let stopping = *stop.borrow();
+            if !stopping {
+                batch.take_in_ahead(prefetch, period).await;
+                batch.start_emissions();
+            }
+            if stopping && batch.abandon_at.is_none() && !batch.running.is_empty() {
+                batch.abandon_at = Some(tokio::time::Instant::now() + self.options.shutdown_grace);
+            }
+            batch.start_recording();
+            if batch.is_done() {
+                break;
+            }
+            // What the branches' conditions read, read before their futures borrow.
+            let linger_until = batch.linger_until();
+            let waiting = !batch.finished.is_empty();
+            let recording = batch.recording.is_some();
+            let running = !batch.running.is_empty();
+            let abandon_at = batch.abandon_at;
+            tokio::select! {
+                Some(done) = batch.running.join_next_with_id() => batch.emission_ended(done),
+                (ids, result) = async { batch.recording.as_mut().expect("guarded by the precondition").await }, if recording => {
+                    batch.recording_ended(ids, result);
+                }
+                () = tokio::time::sleep_until(linger_until), if !recording && waiting => {}
+                _ = renew_tick.tick() => batch.renew(prefetch).await,
+                () = prefetch.settle(), if prefetch.is_running() => {}
+                () = tokio::time::sleep_until(abandon_at.unwrap_or_else(tokio::time::Instant::now)), if abandon_at.is_some() && running => {
+                    tracing::warn!(running = batch.running.len(), grace = ?self.options.shutdown_grace, "graceful stop: abandoning emissions still running after the grace period; their claims are released");
+                    batch.running.abort_all();
+                }
+                _ = stop.changed() => {}
+            }
+        }
+        batch.finish()
+    }
+}
+
+/// One emission, bounded by `timeout`, with its metrics.
+async fn emit_one(
+    emitter: Arc<dyn Emitter>,
+    entry: OutboxEntry,
+    owner: String,
+    timeout: Duration,
+) -> Emitting {
+    let started = Instant::now();
+    let emission = Emission {
+        entry: &entry,
+        delivery_attempt: entry.attempt_count.saturating_add(1),
+        owner: &owner,
+    };
+    let outcome = match tokio::time::timeout(timeout, emitter.emit(emission)).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            tracing::warn!(entry_id = %entry.id, ?timeout, "the emission did not finish in time; it will be retried");
+            EmitOutcome::retryable(format!("the emission did not finish within {timeout:?}"))
+        }
+    };
+    let took = started.elapsed();
+    metrics::histogram!(crate::metric_names::EMIT_LATENCY).record(took.as_secs_f64());
+    metrics::counter!(crate::metric_names::EMISSIONS, "result" => outcome.result_tag())
+        .increment(1);
+    (entry.id, outcome, took)
+}
