@@ -1,10 +1,12 @@
-//! Which engine serves a database URL: the engines as a table of data, chosen by scheme.
+//! What an engine is to the command: a target (URL, table, options), and the engine
+//! as a table of data (its schemes, how it migrates and opens a store). Which engine
+//! serves a target is chosen in `engines.rs`.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use outbox_core::{AdminClaimStore, Observed, OutboxError, Result, TableName};
+use outbox_core::{AdminClaimStore, Observed, Result, TableName};
 
 use crate::args::StoreKind;
 
@@ -40,70 +42,6 @@ pub(crate) struct Engine {
     pub(crate) script: fn(&Target, bool) -> Result<String>,
     /// Opens a store of the requested kind on a migrated database.
     pub(crate) open: for<'a> fn(&'a Target) -> Fut<'a, Arc<dyn AdminClaimStore>>,
-}
-
-static ENGINES: &[&Engine] = &[
-    &crate::engine_sqlite::ENGINE,
-    &crate::engine_postgres::ENGINE,
-    &crate::engine_sqlserver::ENGINE,
-];
-
-impl Target {
-    /// The engine serving this URL's scheme; refuses options it has no use for.
-    pub(crate) fn engine(&self) -> Result<&'static Engine> {
-        let engine = self.engine_by_scheme()?;
-        if self.table.schema().is_some() && !engine.has_schemas {
-            return Err(OutboxError::invalid(
-                "--schema",
-                format!(
-                    "{} has no schemas: drop --schema (the table lives in the database file)",
-                    engine.name
-                ),
-            ));
-        }
-        Ok(engine)
-    }
-
-    fn engine_by_scheme(&self) -> Result<&'static Engine> {
-        let scheme = self.url.split_once(':').map(|(s, _)| s).unwrap_or_default();
-        // `Server=host;Database=db;…` has no scheme: the shape says what it is.
-        let key_values = !self.url.contains("://") && self.url.contains('=');
-        ENGINES
-            .iter()
-            .copied()
-            .find(|e| {
-                e.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme))
-                    || (key_values && e.connection_strings)
-            })
-            .ok_or_else(|| {
-                let known: Vec<String> = ENGINES
-                    .iter()
-                    .flat_map(|e| e.schemes.iter().map(|s| format!("{s}://")))
-                    .collect();
-                OutboxError::invalid(
-                    "database url",
-                    format!(
-                        "unsupported scheme {scheme:?} (expected one of: {}, or an ADO.NET string Server=…;Database=…)",
-                        known.join(", ")
-                    ),
-                )
-            })
-    }
-
-    /// Opens the store, observed (transition metric and warnings).
-    pub(crate) async fn open(&self) -> Result<Arc<dyn AdminClaimStore>> {
-        (self.engine()?.open)(self).await
-    }
-
-    /// Opens the store for commands that only read (stats, lists, show): a database the
-    /// process cannot write can still be inspected.
-    pub(crate) async fn open_for_reading(&self) -> Result<Arc<dyn AdminClaimStore>> {
-        let reading = Self {
-            reading: true,
-            ..self.clone()
-        };
-        (self.engine()?.open)(&reading).await
-    }
 }
 
 /// Wraps a store so its transitions are counted and the ones not applied are logged.

@@ -24,6 +24,7 @@ mod emitters;
 mod engine_postgres;
 mod engine_sqlite;
 mod engine_sqlserver;
+mod engines;
 mod metrics;
 mod progress;
 mod webhook;

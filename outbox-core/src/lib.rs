@@ -44,10 +44,8 @@ pub use model::{
     EmissionStatus, EntryId, Headers, NewEntry, OutboxEntry, RenewOutcome, RenewRequest, Slice,
     TargetState, TransitionOutcome, TransitionResult, MAX_SLICES,
 };
-pub use observe::{record_transition, Observed, CLAIM_TRANSITION_ATTEMPTS};
-pub use store::{
-    Capabilities, ClaimStore, ClockSource, FindRequest, OutboxStore, PruneRequest, WakeSignal,
-};
+pub use observe::{record_transition, Observed};
+pub use store::{Capabilities, ClaimStore, FindRequest, OutboxStore, PruneRequest, WakeSignal};
 
 pub use async_trait::async_trait;
 pub use chrono;

@@ -5,7 +5,7 @@
 /// Counter, one per claimed transition (completion) a store was asked for; labels
 /// `outcome` (`applied`, `stale_claim`, `terminal`, `concurrency_lost`, `missing`) and
 /// `durable_status` (the row's status after the call).
-pub const TRANSITIONS: &str = crate::observe::CLAIM_TRANSITION_ATTEMPTS;
+pub const TRANSITIONS: &str = "outbox.claim_transition_attempts";
 
 /// Counter, one per emission the drain ran; label `result` (`delivered`, `deferred`,
 /// `retryable`, `permanent`).

@@ -10,14 +10,11 @@ use crate::{
     StoreLimits, TransitionResult,
 };
 
-/// The counter incremented once per claimed transition, tagged `outcome` and `durable_status`.
-pub const CLAIM_TRANSITION_ATTEMPTS: &str = "outbox.claim_transition_attempts";
-
 /// Counts one claimed transition and, when it was not applied, logs a warning naming
 /// the worker, the entry, the outcome and the durable status.
 pub fn record_transition(req: &CompletionRequest, result: &TransitionResult) {
     metrics::counter!(
-        CLAIM_TRANSITION_ATTEMPTS,
+        crate::metric_names::TRANSITIONS,
         "outcome" => result.outcome.as_str(),
         "durable_status" => result.entry.status.as_str(),
     )
@@ -221,7 +218,7 @@ mod tests {
             .snapshot()
             .into_vec()
             .into_iter()
-            .filter(|(key, ..)| key.key().name() == CLAIM_TRANSITION_ATTEMPTS)
+            .filter(|(key, ..)| key.key().name() == crate::metric_names::TRANSITIONS)
             .map(|(key, _, _, value)| {
                 let mut labels: Vec<String> = key
                     .key()
@@ -288,7 +285,7 @@ mod drain_observes {
             .snapshot()
             .into_vec()
             .into_iter()
-            .filter(|(key, ..)| key.key().name() == CLAIM_TRANSITION_ATTEMPTS)
+            .filter(|(key, ..)| key.key().name() == crate::metric_names::TRANSITIONS)
             .map(|(.., value)| match value {
                 DebugValue::Counter(n) => n,
                 _ => panic!("not a counter"),

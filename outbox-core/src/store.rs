@@ -17,8 +17,6 @@ pub struct Capabilities {
     /// True when a completion checks the claim and writes the row in one atomic step, so
     /// `ConcurrencyLost` cannot be reported (another writer can only come before or after).
     pub atomic_completion: bool,
-    /// True when a whole claim batch is acquired in one round trip.
-    pub single_round_trip_claim: bool,
     /// True when the store can wake a drain when entries are enqueued.
     pub notifications: bool,
     /// True when the database serves writes from several connections at once, so a
@@ -26,8 +24,6 @@ pub struct Capabilities {
     /// False for one-writer engines (SQLite), where they would only queue behind each
     /// other; a drain then claims ahead only when told to.
     pub concurrent_writes: bool,
-    /// Where `now` comes from when a request does not carry one.
-    pub clock: ClockSource,
     /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]) on this
     /// store's table (some stores need the table prepared for it: see their docs).
     pub ordered_claims: bool,
@@ -64,15 +60,6 @@ impl Capabilities {
     fn unsupported(&self, what: &str) -> crate::OutboxError {
         crate::OutboxError::Unsupported(format!("the {} store cannot {what}", self.name))
     }
-}
-
-/// The authority on the current time for a store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClockSource {
-    /// The store's injected [`crate::Clock`] (in-process stores).
-    Injected,
-    /// The database server's clock, shared by every worker.
-    Database,
 }
 
 /// A selection-only query: the oldest eligible entries, without claiming them.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, normalize_time, save_result, Capabilities, ClockSource, EntryId, FindRequest,
-    Guarded, NewEntry, OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TargetState,
+    async_trait, normalize_time, save_result, Capabilities, EntryId, FindRequest, Guarded,
+    NewEntry, OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TargetState,
     TransitionResult, WakeSignal,
 };
 use tokio_postgres::types::ToSql;
@@ -24,10 +24,8 @@ impl OutboxStore for PgClaimStore {
             name: "postgres",
             // Completions lock, judge and write their rows in one statement.
             atomic_completion: true,
-            single_round_trip_claim: true,
             notifications: self.inner.listener.is_some(),
             concurrent_writes: true,
-            clock: ClockSource::Database,
             // Where the table was prepared for it (`enable_ordered_claims`).
             ordered_claims: self.inner.ordered,
             slice_claims: true,

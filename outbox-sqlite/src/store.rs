@@ -6,9 +6,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    normalize_time, Capabilities, ClockSource, EntryId, FindRequest, NewEntry, OutboxEntry,
-    OutboxError, OutboxStore, PruneRequest, Result, StoreLimits, TableName, TargetState,
-    TransitionOutcome, TransitionResult,
+    normalize_time, Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxError,
+    OutboxStore, PruneRequest, Result, StoreLimits, TableName, TargetState, TransitionOutcome,
+    TransitionResult,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool};
@@ -208,11 +208,9 @@ impl OutboxStore for SqliteClaimStore {
         Capabilities {
             name: "sqlite",
             atomic_completion: true,
-            single_round_trip_claim: true,
             notifications: false,
             // One writer at a time, whatever the pool size.
             concurrent_writes: false,
-            clock: ClockSource::Injected,
             // Where the table was prepared for it (`enable_ordered_claims`).
             ordered_claims: self.ordered,
             slice_claims: true,

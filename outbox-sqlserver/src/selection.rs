@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, save_result, Capabilities, ClockSource, EntryId, FindRequest, Guarded, NewEntry,
-    OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TransitionResult,
+    async_trait, save_result, Capabilities, EntryId, FindRequest, Guarded, NewEntry, OutboxEntry,
+    OutboxStore, PruneRequest, Result, StoreLimits, TransitionResult,
 };
 
 use crate::enqueue::{self, Bound};
@@ -25,10 +25,8 @@ impl OutboxStore for SqlServerClaimStore {
             name: "sqlserver",
             // Completions judge and write their rows under update locks in one batch.
             atomic_completion: true,
-            single_round_trip_claim: true,
             notifications: false,
             concurrent_writes: true,
-            clock: ClockSource::Database,
             // Checked offline only (no server here): see the README.
             ordered_claims: true,
             slice_claims: true,

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 
-use super::RetryPolicy;
+use super::retry::RetryPolicy;
 use crate::{OutboxError, Result};
 
 /// How a [`super::Drain`] works.

@@ -9,9 +9,9 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{normalize, Clock, SystemClock};
 use crate::{
-    Capabilities, Claim, ClaimRequest, ClaimStore, ClockSource, CompletionRequest,
-    DeadLetterSelection, EntryId, FindRequest, NewEntry, OutboxAdmin, OutboxEntry, OutboxStats,
-    OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
+    Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest, DeadLetterSelection, EntryId,
+    FindRequest, NewEntry, OutboxAdmin, OutboxEntry, OutboxStats, OutboxStore, PruneRequest,
+    RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
 };
 
 use state::{Selection, State};
@@ -84,10 +84,8 @@ impl OutboxStore for MemoryClaimStore {
         Capabilities {
             name: "memory",
             atomic_completion: true,
-            single_round_trip_claim: true,
             notifications: false,
             concurrent_writes: true,
-            clock: ClockSource::Injected,
             ordered_claims: true,
             slice_claims: true,
         }

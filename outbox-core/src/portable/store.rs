@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use sqlx::pool::PoolConnection;
 
 use crate::clock::normalize;
-use crate::{Capabilities, ClockSource, EntryId, OutboxError, Result, StoreLimits, TableName};
+use crate::{Capabilities, EntryId, OutboxError, Result, StoreLimits, TableName};
 
 use super::backend::{ClockedEntry, PortableBackend, SqlParam};
 use super::statements::Statements;
@@ -143,10 +143,8 @@ impl<B: PortableBackend> PortableStore<B> {
         Capabilities {
             name: B::NAME,
             atomic_completion: false,
-            single_round_trip_claim: false,
             notifications: false,
             concurrent_writes: B::CONCURRENT_WRITES,
-            clock: ClockSource::Database,
             // Both judged by the candidate query on any table of the current schema (see
             // claim.rs); an ordered claim's key check is a seek once the table is prepared
             // for ordered claims by its engine's store.

@@ -12,7 +12,7 @@ use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
 use outbox_core::{
-    async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, ClockSource, CompletionRequest,
+    async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest,
     DeadLetterSelection, EmissionStatus, EntryId, FindRequest, ListRequest, NewEntry, OutboxAdmin,
     OutboxEntry, OutboxStats, OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result,
     StoreLimits, TransitionResult,
@@ -87,10 +87,8 @@ impl OutboxStore for PortableSqlServerStore {
         Capabilities {
             name: "portable-sqlserver",
             atomic_completion: false,
-            single_round_trip_claim: false,
             notifications: false,
             concurrent_writes: true,
-            clock: ClockSource::Database,
             ordered_claims: false,
             slice_claims: false,
         }
