@@ -2,7 +2,8 @@
 -- retryable failures whose time has come, in retry order), then pending rows (in pending
 -- order) up to ?5 together. ?6 takes retry-ready rows, ?7 pending ones.
 -- ?1 owner, ?2 now (µs), ?3 lease expiry (µs), ?4 topic or NULL, ?5 batch size; ?8 the
--- slice count and ?9 the slice index (?8 NULL: every slice).
+-- slice count and ?9 the slice index. The lines naming the slice hash are left out of the
+-- statement that claims from every slice (statements.rs renders both).
 --
 -- Each group walks its partial index in claim order and stops after the batch: the retry
 -- walk is bounded above by the claim time (its index key is the retry time), so retries
@@ -19,7 +20,7 @@ WITH retry AS MATERIALIZED (
       AND (next_retry_at IS NULL OR next_retry_at <= ?2)
       AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
       AND (?4 IS NULL OR topic = ?4)
-      AND (?8 IS NULL OR {slice_hash} % ?8 = ?9)
+      AND {slice_hash} % ?8 = ?9
     ORDER BY coalesce(next_retry_at, updated_at), id
     LIMIT ?5
 ),
@@ -30,7 +31,7 @@ pending AS MATERIALIZED (
       AND (not_before IS NULL OR not_before <= ?2)
       AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
       AND (?4 IS NULL OR topic = ?4)
-      AND (?8 IS NULL OR {slice_hash} % ?8 = ?9)
+      AND {slice_hash} % ?8 = ?9
     ORDER BY created_at, id
     LIMIT ?5 - (SELECT count(*) FROM retry)
 )

@@ -18,7 +18,7 @@ WITH retry AS MATERIALIZED (
       AND (next_retry_at IS NULL OR next_retry_at <= ?2)
       AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
       AND (?4 IS NULL OR topic = ?4)
-      AND (?8 IS NULL OR {slice_hash} % ?8 = ?9)
+      AND {slice_hash} % ?8 = ?9
       AND (partition_key IS NULL OR NOT EXISTS (
           SELECT 1 FROM {table} AS l
           WHERE l.partition_key = t.partition_key
@@ -35,7 +35,7 @@ pending AS MATERIALIZED (
       AND (not_before IS NULL OR not_before <= ?2)
       AND (claim_expires_at IS NULL OR claim_expires_at <= ?2)
       AND (?4 IS NULL OR topic = ?4)
-      AND (?8 IS NULL OR {slice_hash} % ?8 = ?9)
+      AND {slice_hash} % ?8 = ?9
       AND (partition_key IS NULL OR NOT EXISTS (
           SELECT 1 FROM {table} AS l
           WHERE l.partition_key = t.partition_key

@@ -5,14 +5,14 @@ use outbox_core::TableName;
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug, Clone)]
 pub(crate) struct Statements {
-    pub(crate) claim: String,
-    pub(crate) claim_ordered: String,
+    pub(crate) claim: BySlice,
+    pub(crate) claim_ordered: BySlice,
     pub(crate) complete_batch: String,
     pub(crate) save_stamped: String,
     pub(crate) renew: String,
     pub(crate) get: String,
-    pub(crate) find_pending: String,
-    pub(crate) find_retry_ready: String,
+    pub(crate) find_pending: BySlice,
+    pub(crate) find_retry_ready: BySlice,
     pub(crate) prune_delivered: String,
     pub(crate) insert_batch: String,
     pub(crate) insert_one: String,
@@ -27,14 +27,14 @@ pub(crate) struct Statements {
 impl Statements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim: sliced(table, include_str!("../sql/claim.sql")),
-            claim_ordered: sliced(table, include_str!("../sql/claim_ordered.sql")),
+            claim: BySlice::render(table, include_str!("../sql/claim.sql")),
+            claim_ordered: BySlice::render(table, include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             save_stamped: table.render(include_str!("../sql/save_stamped.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
-            find_pending: sliced(table, include_str!("../sql/find_pending.sql")),
-            find_retry_ready: sliced(table, include_str!("../sql/find_retry_ready.sql")),
+            find_pending: BySlice::render(table, include_str!("../sql/find_pending.sql")),
+            find_retry_ready: BySlice::render(table, include_str!("../sql/find_retry_ready.sql")),
             prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
             insert_batch: table.render(include_str!("../sql/insert_batch.sql")),
             insert_one: table.render(include_str!("../sql/insert_one.sql")),
@@ -48,8 +48,36 @@ impl Statements {
     }
 }
 
-/// A statement that selects by slice, for `table`, its slice hash spelled out
-/// (`sql/slice_hash.sql`).
-fn sliced(table: &TableName, template: &str) -> String {
-    table.render(&template.replace("{slice_hash}", include_str!("../sql/slice_hash.sql")))
+/// A statement in two forms: for every slice (its template's lines that name the slice
+/// hash left out, so the common claim pays nothing for slices), and for one slice (the
+/// slice hash spelled out, `sql/slice_hash.sql`). Both take the same parameters; SQLite
+/// leaves those a statement does not name unbound.
+#[derive(Debug, Clone)]
+pub(crate) struct BySlice {
+    every: String,
+    one: String,
+}
+
+impl BySlice {
+    fn render(table: &TableName, template: &str) -> Self {
+        let every: String = template
+            .lines()
+            .filter(|line| !line.contains("{slice_hash}"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let one = template.replace("{slice_hash}", include_str!("../sql/slice_hash.sql"));
+        Self {
+            every: table.render(&every),
+            one: table.render(&one),
+        }
+    }
+
+    /// The form for a request with `slice`, or without one.
+    pub(crate) fn pick(&self, slice: Option<outbox_core::Slice>) -> &str {
+        if slice.is_some() {
+            &self.one
+        } else {
+            &self.every
+        }
+    }
 }

@@ -1,5 +1,5 @@
 -- Claim step 1 of 1 + 2N for retry-ready rows, in retry order; parameters and the slice
--- and key-order filters as in claim_pending_candidates.sql.
+-- and key order filters as in claim_pending_candidates.sql.
 -- Status codes: 2 deferred, 4 retryable failure (see EmissionStatus::code).
 WITH clock (clock_now) AS MATERIALIZED (SELECT COALESCE(?, {now}))
 SELECT clock.clock_now, id
@@ -8,6 +8,7 @@ WHERE status IN (2, 4)
   AND (next_retry_at IS NULL OR next_retry_at <= clock.clock_now)
   AND (claim_expires_at IS NULL OR claim_expires_at <= clock.clock_now)
   AND (? IS NULL OR topic = ?)
-{keyed_filter}
+{slice_filter}
+{key_order_filter}
 ORDER BY COALESCE(next_retry_at, updated_at), id
 LIMIT ?

@@ -7,6 +7,6 @@ FROM {table} CROSS JOIN clock
 WHERE status = 0
   AND (not_before IS NULL OR not_before <= clock.clock_now)
   AND (? IS NULL OR topic = ?)
-  AND (? = 0 OR slice_hash IS NULL OR slice_hash % ? = ?)
+{slice_filter}
 ORDER BY created_at, id
 LIMIT ?

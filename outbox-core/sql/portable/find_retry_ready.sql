@@ -7,6 +7,6 @@ FROM {table} CROSS JOIN clock
 WHERE status IN (2, 4)
   AND (next_retry_at IS NULL OR next_retry_at <= clock.clock_now)
   AND (? IS NULL OR topic = ?)
-  AND (? = 0 OR slice_hash IS NULL OR slice_hash % ? = ?)
+{slice_filter}
 ORDER BY COALESCE(next_retry_at, updated_at), id
 LIMIT ?

@@ -42,15 +42,12 @@ impl ClaimKind {
     }
 }
 
-/// The slice filter's parameters: the count (0 without a slice), the divisor (the count,
-/// 1 without a slice, so never 0) and the index.
-pub(super) fn slice_params(slice: Option<crate::Slice>) -> [SqlParam; 3] {
-    let count = slice.map(|s| s.count());
-    [
-        SqlParam::Count(count.unwrap_or(0)),
-        SqlParam::Count(count.unwrap_or(1)),
-        SqlParam::Count(slice.map_or(0, |s| s.index())),
-    ]
+/// The slice filter's parameters (`slice_filter.sql`): the count and the index; none for
+/// the forms without the filter.
+pub(super) fn slice_params(slice: Option<crate::Slice>) -> Vec<SqlParam> {
+    slice.map_or_else(Vec::new, |s| {
+        vec![SqlParam::Count(s.count()), SqlParam::Count(s.index())]
+    })
 }
 
 impl<B: PortableBackend> PortableStore<B> {
@@ -69,17 +66,17 @@ impl<B: PortableBackend> PortableStore<B> {
         req: &ClaimRequest,
         kind: ClaimKind,
     ) -> Result<Vec<Claim>> {
-        let candidates_sql = match kind {
+        let candidates = match kind {
             ClaimKind::Pending => &self.sql.claim_pending_candidates,
             ClaimKind::RetryReady => &self.sql.claim_retry_candidates,
         };
+        let candidates_sql = candidates.pick(req.ordered, req.slice.is_some());
         let mut params = vec![
             SqlParam::Time(req.now.map(normalize)),
             SqlParam::Text(req.topic.clone()),
             SqlParam::Text(req.topic.clone()),
         ];
         params.extend(slice_params(req.slice));
-        params.push(SqlParam::Count(u32::from(req.ordered)));
         params.push(req.batch_size.into());
         let candidates = B::fetch_ids(conn, candidates_sql, params).await?;
         // Every row carries the same instant: the request's, or the database's clock as the

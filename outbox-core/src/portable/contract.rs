@@ -32,11 +32,16 @@ impl<B: PortableBackend> OutboxStore for PortableStore<B> {
     }
 
     async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
-        self.find(&self.sql.find_pending, req).await
+        self.find(self.sql.find_pending.pick(false, req.slice.is_some()), req)
+            .await
     }
 
     async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
-        self.find(&self.sql.find_retry_ready, req).await
+        self.find(
+            self.sql.find_retry_ready.pick(false, req.slice.is_some()),
+            req,
+        )
+        .await
     }
 
     async fn save(

@@ -17,15 +17,15 @@ const ENTRY_COLUMNS: &str = "id, topic, partition_key, payload, headers, status,
 pub(crate) struct Statements {
     pub(crate) probe_table: String,
     pub(crate) clock: String,
-    pub(crate) claim_pending_candidates: String,
-    pub(crate) claim_retry_candidates: String,
+    pub(crate) claim_pending_candidates: Forms,
+    pub(crate) claim_retry_candidates: Forms,
     pub(crate) read_entry: String,
     pub(crate) claim_row: String,
     pub(crate) complete_row: String,
     pub(crate) save_row: String,
     pub(crate) renew_row: String,
-    pub(crate) find_pending: String,
-    pub(crate) find_retry_ready: String,
+    pub(crate) find_pending: Forms,
+    pub(crate) find_retry_ready: Forms,
     pub(crate) insert_entry: String,
     pub(crate) prune_delivered: String,
     pub(crate) stats: String,
@@ -42,10 +42,7 @@ impl Statements {
     pub(crate) fn render(table: &TableName, placeholders: Placeholders, db_now: &str) -> Self {
         let r = |template: &str| {
             let sql = table
-                .render(&template.replace(
-                    "{keyed_filter}",
-                    include_str!("../../sql/portable/keyed_filter.sql"),
-                ))
+                .render(template)
                 .replace("{columns}", ENTRY_COLUMNS)
                 .replace("{now}", db_now);
             match placeholders {
@@ -56,19 +53,24 @@ impl Statements {
         Self {
             probe_table: r(include_str!("../../sql/portable/probe_table.sql")),
             clock: r(include_str!("../../sql/portable/clock.sql")),
-            claim_pending_candidates: r(include_str!(
-                "../../sql/portable/claim_pending_candidates.sql"
-            )),
-            claim_retry_candidates: r(include_str!(
-                "../../sql/portable/claim_retry_candidates.sql"
-            )),
+            claim_pending_candidates: Forms::render(
+                include_str!("../../sql/portable/claim_pending_candidates.sql"),
+                r,
+            ),
+            claim_retry_candidates: Forms::render(
+                include_str!("../../sql/portable/claim_retry_candidates.sql"),
+                r,
+            ),
             read_entry: r(include_str!("../../sql/portable/read_entry.sql")),
             claim_row: r(include_str!("../../sql/portable/claim_row.sql")),
             complete_row: r(include_str!("../../sql/portable/complete_row.sql")),
             save_row: r(include_str!("../../sql/portable/save_row.sql")),
             renew_row: r(include_str!("../../sql/portable/renew_row.sql")),
-            find_pending: r(include_str!("../../sql/portable/find_pending.sql")),
-            find_retry_ready: r(include_str!("../../sql/portable/find_retry_ready.sql")),
+            find_pending: Forms::render(include_str!("../../sql/portable/find_pending.sql"), r),
+            find_retry_ready: Forms::render(
+                include_str!("../../sql/portable/find_retry_ready.sql"),
+                r,
+            ),
             insert_entry: r(include_str!("../../sql/portable/insert_entry.sql")),
             prune_delivered: r(include_str!("../../sql/portable/prune_delivered.sql")),
             stats: r(include_str!("../../sql/portable/stats.sql")),
@@ -81,6 +83,47 @@ impl Statements {
             )),
             purge_dead_letters: r(include_str!("../../sql/portable/purge_dead_letters.sql")),
         }
+    }
+}
+
+/// A claim's or find's statement in the forms a request picks: the `{slice_filter}` and
+/// `{key_order_filter}` lines of its template replaced by their conditions
+/// (`slice_filter.sql`, `key_order_filter.sql`) where the request asks for them, and left
+/// out where it does not, so a plain claim pays for neither.
+#[derive(Debug, Clone)]
+pub(crate) struct Forms {
+    /// Indexed by `2 * ordered + sliced`.
+    forms: [String; 4],
+}
+
+impl Forms {
+    fn render(template: &str, r: impl Fn(&str) -> String) -> Self {
+        let slice = include_str!("../../sql/portable/slice_filter.sql");
+        let order = include_str!("../../sql/portable/key_order_filter.sql");
+        let form = |ordered: bool, sliced: bool| {
+            let text: String = template
+                .lines()
+                .filter_map(|line| match line.trim() {
+                    "{slice_filter}" => sliced.then(|| format!("{slice}\n")),
+                    "{key_order_filter}" => ordered.then(|| format!("{order}\n")),
+                    _ => Some(format!("{line}\n")),
+                })
+                .collect();
+            r(&text)
+        };
+        Self {
+            forms: [
+                form(false, false),
+                form(false, true),
+                form(true, false),
+                form(true, true),
+            ],
+        }
+    }
+
+    /// The form for a request in key order or not, of one slice or of every one.
+    pub(crate) fn pick(&self, ordered: bool, sliced: bool) -> &str {
+        &self.forms[2 * usize::from(ordered) + usize::from(sliced)]
     }
 }
 
@@ -139,7 +182,11 @@ mod tests {
         let table = TableName::in_schema("app", "outbox").unwrap();
         for style in [Placeholders::Question, Placeholders::Dollar] {
             let s = Statements::render(&table, style, "now()");
-            for sql in [&s.claim_pending_candidates, &s.read_entry, &s.insert_entry] {
+            for sql in [
+                s.claim_pending_candidates.pick(true, true),
+                &s.read_entry,
+                &s.insert_entry,
+            ] {
                 assert!(!sql.contains('{'), "{sql}");
                 assert!(sql.contains("\"app\".\"outbox\""), "{sql}");
                 assert_eq!(sql.contains('?'), style == Placeholders::Question, "{sql}");

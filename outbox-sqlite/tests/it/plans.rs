@@ -11,10 +11,15 @@ use outbox_sqlite::SqliteStoreConfig;
 
 use crate::support::fresh_ordered_store;
 
-/// `sql` as the store renders it: the table's name, and the claims' slice hash.
+/// `sql` as the store renders it for claims and finds of every slice: the table's name,
+/// and no slice filter (the form nearly every claim runs).
 fn render(sql: &str) -> String {
-    TableName::default()
-        .render(&sql.replace("{slice_hash}", include_str!("../../sql/slice_hash.sql")))
+    let every: String = sql
+        .lines()
+        .filter(|line| !line.contains("{slice_hash}"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    TableName::default().render(&every)
 }
 
 async fn plan(pool: &sqlx::SqlitePool, sql: &str, binds: usize) -> Vec<String> {
