@@ -1,8 +1,9 @@
--- Claims in per-key order through the table's ordered claim function (migrations 0004
--- and 0005):
--- of each partition key only its head, while none of the key's first rows holds a live
--- lease; keyless rows as claim.sql takes them. Parameters as claim.sql's.
+-- Claims in per-key order through the table's ordered claim function (migrations 0004 and
+-- 0005): of each partition key only its head, while none of the key's first rows holds a
+-- live lease; keyless rows as claim.sql takes them. Parameters, and the two forms, as
+-- claim.sql's.
 SELECT *
 FROM {schema_prefix}"{name}_claim_ordered"($1::timestamptz, $2::text, $3::bigint, $4::text,
-                                           $5::bigint, $6::boolean, $7::boolean, $8::bigint,
-                                           $9::bigint)
+                                           $5::bigint, $6::boolean, $7::boolean
+                                           , $8::bigint, $9::bigint {slice_args}
+                                           )

@@ -80,27 +80,25 @@ impl PgClaimStore {
         let lease = lease_micros(req.lease)?;
         let slices = req.slice.map(|s| i64::from(s.count()));
         let slice = req.slice.map(|s| i64::from(s.index()));
-        let statement = if req.ordered {
+        let forms = if req.ordered {
             &self.inner.sql.claim_ordered
         } else {
             &self.inner.sql.claim
         };
-        let rows = query(
-            &self.inner.db,
-            statement,
-            &[
-                &now,
-                &req.topic,
-                &limit,
-                &req.owner,
-                &lease,
-                &groups.retry,
-                &groups.pending,
-                &slices,
-                &slice,
-            ],
-        )
-        .await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+            &now,
+            &req.topic,
+            &limit,
+            &req.owner,
+            &lease,
+            &groups.retry,
+            &groups.pending,
+            &slices,
+            &slice,
+        ];
+        let sliced = req.slice.is_some();
+        let params = if sliced { &params[..] } else { &params[..7] };
+        let rows = query(&self.inner.db, forms.pick(sliced), params).await?;
         claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
     }
 }

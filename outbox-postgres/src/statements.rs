@@ -5,8 +5,8 @@ use outbox_core::TableName;
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug)]
 pub(crate) struct Statements {
-    pub(crate) claim: String,
-    pub(crate) claim_ordered: String,
+    pub(crate) claim: BySlice,
+    pub(crate) claim_ordered: BySlice,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
     pub(crate) get: String,
@@ -24,8 +24,8 @@ impl Statements {
     /// values are never substituted, only bound.
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim: table.render(include_str!("../sql/claim.sql")),
-            claim_ordered: table.render(include_str!("../sql/claim_ordered.sql")),
+            claim: BySlice::render(table, include_str!("../sql/claim.sql")),
+            claim_ordered: BySlice::render(table, include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
@@ -40,6 +40,37 @@ impl Statements {
     }
 }
 
+/// A claim in two forms: of every slice (the template's `{slice_args}` line left out: the
+/// seven-argument function) and of one slice (the line kept: the nine-argument one).
+#[derive(Debug, Clone)]
+pub(crate) struct BySlice {
+    every: String,
+    one: String,
+}
+
+impl BySlice {
+    fn render(table: &TableName, template: &str) -> Self {
+        let every: String = template
+            .lines()
+            .filter(|line| !line.contains("{slice_args}"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        Self {
+            every: table.render(&every),
+            one: table.render(&template.replace(" {slice_args}", "")),
+        }
+    }
+
+    /// The form for a request of one slice, or of every slice.
+    pub(crate) fn pick(&self, sliced: bool) -> &str {
+        if sliced {
+            &self.one
+        } else {
+            &self.every
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,7 +80,10 @@ mod tests {
         let table = TableName::in_schema("app", "events").unwrap();
         let s = Statements::render(&table);
         for (sql, function) in [
-            (&s.claim, "claim"),
+            (s.claim.pick(false), "claim"),
+            (s.claim.pick(true), "claim"),
+            (s.claim_ordered.pick(false), "claim_ordered"),
+            (s.claim_ordered.pick(true), "claim_ordered"),
             (&s.complete_batch, "complete_batch"),
             (&s.renew, "renew"),
         ] {
@@ -72,6 +106,22 @@ mod tests {
         }
     }
 
+    /// A claim of every slice calls the seven-argument function, one of a slice the nine.
+    #[test]
+    fn claims_pass_the_slice_only_when_they_have_one() {
+        let s = Statements::render(&TableName::default());
+        for claim in [&s.claim, &s.claim_ordered] {
+            assert!(
+                !claim.pick(false).contains("$8::bigint"),
+                "{}",
+                claim.pick(false)
+            );
+            assert!(claim.pick(false).contains("$7::boolean"));
+            assert!(claim.pick(true).contains("$8::bigint, $9::bigint"));
+            assert!(!claim.pick(true).contains("$10"));
+        }
+    }
+
     #[test]
     fn claims_use_the_locked_cte_form_never_in_subquery() {
         let function = include_str!("../migrations/0002_claim_function.up.sql");
@@ -86,7 +136,11 @@ mod tests {
             );
         }
         let s = Statements::render(&TableName::default());
-        assert!(s.claim.contains("\"outbox_claim\"("), "{}", s.claim);
+        assert!(
+            s.claim.pick(false).contains("\"outbox_claim\"("),
+            "{}",
+            s.claim.pick(false)
+        );
     }
 
     /// Statistics choose none of the hot plans: the claim loses hash and merge joins too,
