@@ -18,11 +18,18 @@ use crate::subject::{open, Link, Location};
 
 const BATCH: u32 = 100;
 
-/// The store's statements for `location`'s table: claim, then batch completion.
+/// The store's statements for `location`'s table: claim, then batch completion. The claim
+/// is the form the store runs for a claim of every slice: the template's lines naming the
+/// slice hash left out (as `outbox_sqlite`'s statements render it).
 fn statements(location: &Location) -> (String, String) {
     let table = location.table_name();
+    let claim: String = include_str!("../../../outbox-sqlite/sql/claim.sql")
+        .lines()
+        .filter(|line| !line.contains("{slice_hash}"))
+        .map(|line| format!("{line}\n"))
+        .collect();
     (
-        table.render(include_str!("../../../outbox-sqlite/sql/claim.sql")),
+        table.render(&claim),
         table.render(include_str!(
             "../../../outbox-sqlite/sql/complete_batch.sql"
         )),
