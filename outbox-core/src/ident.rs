@@ -71,6 +71,17 @@ impl TableName {
     }
 }
 
+/// A SQL template without its lines that name `marker`: the form of a statement that
+/// leaves an optional condition or argument out (stores render one template both ways,
+/// with and without such lines, rather than keep two copies of it).
+pub fn without_lines_naming(template: &str, marker: &str) -> String {
+    template
+        .lines()
+        .filter(|line| !line.contains(marker))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
 impl Default for TableName {
     fn default() -> Self {
         Self {
@@ -108,6 +119,16 @@ fn check(field: &'static str, name: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_naming_a_marker_are_left_out_and_the_rest_kept() {
+        let template = "SELECT *\nWHERE a\n  AND {x} = 1\nORDER BY b";
+        assert_eq!(
+            without_lines_naming(template, "{x}"),
+            "SELECT *\nWHERE a\nORDER BY b\n"
+        );
+        assert_eq!(without_lines_naming("a\nb", "{x}"), "a\nb\n");
+    }
 
     #[test]
     fn valid_names_are_quoted_and_substituted() {

@@ -50,11 +50,7 @@ pub(crate) struct BySlice {
 
 impl BySlice {
     fn render(table: &TableName, template: &str) -> Self {
-        let every: String = template
-            .lines()
-            .filter(|line| !line.contains("{slice_args}"))
-            .map(|line| format!("{line}\n"))
-            .collect();
+        let every = outbox_core::without_lines_naming(template, "{slice_args}");
         Self {
             every: table.render(&every),
             one: table.render(&template.replace(" {slice_args}", "")),

@@ -60,11 +60,7 @@ pub(crate) struct BySlice {
 
 impl BySlice {
     fn render(table: &TableName, template: &str) -> Self {
-        let every: String = template
-            .lines()
-            .filter(|line| !line.contains("{slice_hash}"))
-            .map(|line| format!("{line}\n"))
-            .collect();
+        let every = outbox_core::without_lines_naming(template, "{slice_hash}");
         let one = template.replace("{slice_hash}", include_str!("../sql/slice_hash.sql"));
         Self {
             every: table.render(&every),

@@ -23,11 +23,10 @@ const BATCH: u32 = 100;
 /// slice hash left out (as `outbox_sqlite`'s statements render it).
 fn statements(location: &Location) -> (String, String) {
     let table = location.table_name();
-    let claim: String = include_str!("../../../outbox-sqlite/sql/claim.sql")
-        .lines()
-        .filter(|line| !line.contains("{slice_hash}"))
-        .map(|line| format!("{line}\n"))
-        .collect();
+    let claim = outbox_core::without_lines_naming(
+        include_str!("../../../outbox-sqlite/sql/claim.sql"),
+        "{slice_hash}",
+    );
     (
         table.render(&claim),
         table.render(include_str!(

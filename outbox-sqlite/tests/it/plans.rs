@@ -14,12 +14,7 @@ use crate::support::fresh_ordered_store;
 /// `sql` as the store renders it for claims and finds of every slice: the table's name,
 /// and no slice filter (the form nearly every claim runs).
 fn render(sql: &str) -> String {
-    let every: String = sql
-        .lines()
-        .filter(|line| !line.contains("{slice_hash}"))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    TableName::default().render(&every)
+    TableName::default().render(&outbox_core::without_lines_naming(sql, "{slice_hash}"))
 }
 
 async fn plan(pool: &sqlx::SqlitePool, sql: &str, binds: usize) -> Vec<String> {
