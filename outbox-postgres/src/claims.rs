@@ -5,6 +5,10 @@ use outbox_core::{
     CompletionRequest, RenewOutcome, RenewRequest, Result, TransitionResult,
 };
 
+use std::time::Instant;
+
+use tokio_postgres::types::ToSql;
+
 use crate::arrays::{lease_micros, Completions, Holders};
 use crate::connection::query;
 use crate::{outcomes, row, PgClaimStore};
@@ -80,12 +84,16 @@ impl PgClaimStore {
         let lease = lease_micros(req.lease)?;
         let slices = req.slice.map(|s| i64::from(s.count()));
         let slice = req.slice.map(|s| i64::from(s.index()));
-        let forms = if req.ordered {
-            &self.inner.sql.claim_ordered
-        } else {
-            &self.inner.sql.claim
-        };
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+        let sliced = req.slice.is_some();
+        // The ordered claim walks key heads, which move behind any start: it walks from
+        // the beginning. So does a claim of retry-ready rows only.
+        let heads = &self.inner.heads;
+        let walks_from_head = !req.ordered && groups.pending;
+        let from = walks_from_head
+            .then(|| heads.start(req.topic.as_deref(), req.slice))
+            .flatten();
+        let (from_created, from_id) = from.unzip();
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
             &now,
             &req.topic,
             &limit,
@@ -93,12 +101,31 @@ impl PgClaimStore {
             &lease,
             &groups.retry,
             &groups.pending,
-            &slices,
-            &slice,
         ];
-        let sliced = req.slice.is_some();
-        let params = if sliced { &params[..] } else { &params[..7] };
-        let rows = query(&self.inner.db, forms.pick(sliced), params).await?;
-        claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
+        let forms = if req.ordered {
+            &self.inner.sql.claim_ordered
+        } else {
+            params.extend([&from_created as &(dyn ToSql + Sync), &from_id]);
+            &self.inner.sql.claim
+        };
+        if sliced {
+            params.extend([&slices as &(dyn ToSql + Sync), &slice]);
+        }
+        let started = Instant::now();
+        let rows = query(&self.inner.db, forms.pick(sliced), &params).await?;
+        let took = started.elapsed();
+        let entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
+        if walks_from_head {
+            let asked = usize::try_from(req.batch_size).unwrap_or(usize::MAX);
+            heads.learn(
+                req.topic.as_deref(),
+                req.slice,
+                from,
+                (started, took),
+                asked,
+                &entries,
+            );
+        }
+        claims_in_order(entries)
     }
 }

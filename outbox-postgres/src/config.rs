@@ -25,6 +25,7 @@ pub struct PgStoreConfig {
     pub(crate) listener: Option<Arc<PgListener>>,
     pub(crate) tls: Option<PgTls>,
     pub(crate) call_timeout: CallTimeout,
+    pub(crate) full_walk_every: FullWalkEvery,
 }
 
 /// How long one store call may take by default, end to end: 10 seconds.
@@ -38,6 +39,22 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest call deadline accepted.
 const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// How often, by default, a claim walks the pending index from its beginning while
+/// batches come back full: 1 second (see [`PgStoreConfig::full_walk_every`]).
+pub const DEFAULT_FULL_WALK_EVERY: Duration = Duration::from_secs(1);
+
+/// The longest interval between walks from the beginning accepted.
+const MAX_FULL_WALK_EVERY: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FullWalkEvery(pub(crate) Duration);
+
+impl Default for FullWalkEvery {
+    fn default() -> Self {
+        Self(DEFAULT_FULL_WALK_EVERY)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CallTimeout(pub(crate) Duration);
@@ -101,6 +118,36 @@ impl PgStoreConfig {
         Ok(self)
     }
 
+    /// How often a claim walks the pending index from its beginning while batches come
+    /// back full ([`DEFAULT_FULL_WALK_EVERY`] unless set).
+    ///
+    /// Other claims start their walk at the oldest pending entry the store's previous
+    /// claim took, so that their cost stays bounded by the batch even while a snapshot
+    /// held elsewhere keeps every delivered row's index entry (see the crate docs). An
+    /// entry that becomes claimable behind that point (committed late with an earlier
+    /// creation time, requeued by an operator, its lease expired or released, its
+    /// `not_before` come due) is taken by the next walk from the beginning: at once when
+    /// the previous claim came up short, within this interval while a backlog keeps
+    /// batches full. Zero walks from the beginning on every claim, as far as the spacing
+    /// described in the crate docs allows.
+    ///
+    /// Fails with [`OutboxError::InvalidInput`] for more than an hour.
+    pub fn full_walk_every(mut self, every: Duration) -> Result<Self> {
+        if every > MAX_FULL_WALK_EVERY {
+            return Err(OutboxError::invalid(
+                "full walk interval",
+                format!("{every:?} is more than an hour"),
+            ));
+        }
+        self.full_walk_every = FullWalkEvery(every);
+        Ok(self)
+    }
+
+    /// How often a claim walks the pending index from its beginning.
+    pub fn get_full_walk_every(&self) -> Duration {
+        self.full_walk_every.0
+    }
+
     /// The deadline of every store call.
     pub fn get_call_timeout(&self) -> Duration {
         self.call_timeout.0
@@ -116,7 +163,20 @@ impl PgStoreConfig {
 mod tests {
     use std::time::Duration;
 
-    use super::{PgStoreConfig, DEFAULT_CALL_TIMEOUT};
+    use super::{PgStoreConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_FULL_WALK_EVERY};
+
+    #[test]
+    fn full_walk_intervals_are_checked() {
+        let config = PgStoreConfig::new();
+        assert_eq!(config.get_full_walk_every(), DEFAULT_FULL_WALK_EVERY);
+        let err = config
+            .clone()
+            .full_walk_every(Duration::from_secs(3601))
+            .unwrap_err();
+        assert!(err.to_string().contains("full walk interval"), "{err}");
+        let set = config.full_walk_every(Duration::ZERO).unwrap();
+        assert_eq!(set.get_full_walk_every(), Duration::ZERO);
+    }
 
     #[test]
     fn call_timeouts_are_checked() {

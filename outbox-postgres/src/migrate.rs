@@ -3,7 +3,7 @@
 use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
 use tokio_postgres::Client;
 
-static MIGRATIONS: [Migration; 5] = [
+static MIGRATIONS: [Migration; 6] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -33,6 +33,12 @@ static MIGRATIONS: [Migration; 5] = [
         name: "slices",
         up: include_str!("../migrations/0005_slices.up.sql"),
         down: include_str!("../migrations/0005_slices.down.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "claim_from_head",
+        up: include_str!("../migrations/0006_claim_from_head.up.sql"),
+        down: include_str!("../migrations/0006_claim_from_head.down.sql"),
     },
 ];
 

@@ -102,19 +102,46 @@ mod tests {
         }
     }
 
-    /// A claim of every slice calls the seven-argument function, one of a slice the nine.
+    /// A claim of every slice leaves the slice arguments out, one of a slice passes them;
+    /// the unordered claim passes the start of its pending walk before them.
     #[test]
     fn claims_pass_the_slice_only_when_they_have_one() {
         let s = Statements::render(&TableName::default());
-        for claim in [&s.claim, &s.claim_ordered] {
-            assert!(
-                !claim.pick(false).contains("$8::bigint"),
-                "{}",
-                claim.pick(false)
-            );
-            assert!(claim.pick(false).contains("$7::boolean"));
-            assert!(claim.pick(true).contains("$8::bigint, $9::bigint"));
-            assert!(!claim.pick(true).contains("$10"));
+        for (claim, last_unsliced, slice_args) in [
+            (&s.claim, "$9::uuid", "$10::bigint, $11::bigint"),
+            (&s.claim_ordered, "$7::boolean", "$8::bigint, $9::bigint"),
+        ] {
+            let every = claim.pick(false);
+            let after = &every[every.find(last_unsliced).expect(every) + last_unsliced.len()..];
+            assert!(!after.contains('$'), "{every}");
+            let one = claim.pick(true);
+            assert!(one.contains(&format!("{last_unsliced}\n")), "{one}");
+            assert!(one.contains(slice_args), "{one}");
+            let after = &one[one.find(slice_args).unwrap() + slice_args.len()..];
+            assert!(!after.contains('$'), "{one}");
+        }
+    }
+
+    /// Both claims that walk from a start price out whole-table plans and cap the claim
+    /// attempt count below the column's maximum.
+    #[test]
+    fn claims_from_a_start_keep_the_plan_settings() {
+        let migration = include_str!("../migrations/0006_claim_from_head.up.sql");
+        let bodies: Vec<&str> = migration.split("CREATE FUNCTION").skip(1).collect();
+        assert_eq!(bodies.len(), 2);
+        for body in bodies {
+            for setting in [
+                "enable_sort",
+                "enable_bitmapscan",
+                "enable_seqscan",
+                "enable_hashjoin",
+                "enable_mergejoin",
+                "jit",
+            ] {
+                assert!(body.contains(&format!("SET {setting} = off")), "{setting}");
+            }
+            assert!(body.contains("LEAST(t.claim_attempt_count, 2147483646) + 1"));
+            assert!(body.contains("(t.created_at, t.id) >= ("), "{body}");
         }
     }
 

@@ -34,6 +34,8 @@ pub(crate) struct Inner {
     pub(crate) writer: PgWriter,
     /// The table has the indexes claims in per-key order walk.
     pub(crate) ordered: bool,
+    /// Where each kind of claim starts its walk of the pending index.
+    pub(crate) heads: crate::head::HeadWalks,
 }
 
 impl PgClaimStore {
@@ -51,6 +53,7 @@ impl PgClaimStore {
             listener,
             tls,
             call_timeout,
+            full_walk_every,
         } = config;
         let channel = wake_channel(&table);
         if let Some(l) = &listener {
@@ -102,6 +105,7 @@ impl PgClaimStore {
                 channel,
                 listener,
                 ordered: prepared,
+                heads: crate::head::HeadWalks::new(full_walk_every.0),
             }),
         })
     }

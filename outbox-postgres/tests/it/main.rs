@@ -9,6 +9,7 @@ mod conformance;
 mod corrupt_rows;
 mod drain;
 mod faults;
+mod head_walks;
 mod in_transaction;
 mod key_heads;
 mod listener;

@@ -48,7 +48,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 5);
+    assert_eq!(latest, 6);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest
@@ -239,4 +239,45 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
         .unwrap();
     let topics: Vec<String> = previous.iter().map(|r| r.get(0)).collect();
     assert_eq!(topics, vec!["a3", "b2"]);
+}
+
+/// A table at version 5 upgrades to version 6 in place, and both claims of the previous
+/// release (of every slice and of one slice) are still there to call, as its drains do
+/// during a deploy.
+#[tokio::test]
+async fn version_6_keeps_the_previous_claims_callable() {
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let mut client = db.connect().await;
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    let script = outbox_postgres::migration_script(&table);
+    let version_5 = &script[..script.find("\n-- migration 6:").expect("migration 6")];
+    client
+        .batch_execute(&format!("{version_5}\nCOMMIT;"))
+        .await
+        .unwrap();
+    let entries = (0..4u8).map(|n| NewEntry::new("t", vec![n])).collect();
+    write_as_before_slices(&client, &table, entries).await;
+    assert_eq!(
+        outbox_postgres::migrate(&mut client, &table).await.unwrap(),
+        6
+    );
+    let claim = |args: &str| {
+        table.render(&format!(
+            "SELECT count(*) FROM {{schema_prefix}}\"{{name}}_claim\"(NULL, NULL, 1, 'old', \
+             30000000, true, true{args})"
+        ))
+    };
+    for args in ["", ", 1::bigint, 0::bigint"] {
+        let taken: i64 = client.query_one(&claim(args), &[]).await.unwrap().get(0);
+        assert_eq!(taken, 1, "the previous claim{args}");
+    }
+    // And the new one of every slice, from the beginning.
+    let taken: i64 = client
+        .query_one(&claim(", NULL::timestamptz, NULL::uuid"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(taken, 1);
 }

@@ -143,10 +143,12 @@ pub(crate) async fn explained(
     )
 }
 
-/// Buffers and rows of one claim of 100 through the store's function, rolled back.
+/// Buffers and rows of one claim of 100 through the store's function (walking the pending
+/// index from its beginning), rolled back.
 async fn claim_buffers(db: &PgTestDb, client: &mut Client, retry: bool) -> (i64, usize) {
     let claim = support::table(db).render(
-        "SELECT * FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $2, 'w', 30000000, $1, true)",
+        "SELECT * FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $2, 'w', 30000000, $1, true, \
+         NULL::timestamptz, NULL::uuid)",
     );
     explained(client, &claim, &[&retry, &BATCH]).await
 }
@@ -156,7 +158,7 @@ async fn claim_buffers(db: &PgTestDb, client: &mut Client, retry: bool) -> (i64,
 async fn lease_head(db: &PgTestDb, client: &Client, n: i64) {
     let sql = support::table(db).render(
         "SELECT count(*) FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $1, 'other', \
-         30000000, false, true)",
+         30000000, false, true, NULL::timestamptz, NULL::uuid)",
     );
     let leased: i64 = client.query_one(&sql, &[&n]).await.unwrap().get(0);
     assert_eq!(leased, n);
@@ -178,7 +180,8 @@ async fn check_hot_path(case: &str, db: &PgTestDb, client: &mut Client, skipped:
 
     let claim = table.render(
         "SELECT id, claim_owner, claim_token \
-         FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $1, 'w', 30000000, true, true)",
+         FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $1, 'w', 30000000, true, true, \
+         NULL::timestamptz, NULL::uuid)",
     );
     let (rows, read) = reading(db, client, &claim, &[&BATCH]).await;
     assert_eq!(rows.len(), 100, "{case}");

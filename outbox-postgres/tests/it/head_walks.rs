@@ -1,0 +1,257 @@
+//! Claims start their walk of the pending index at the oldest pending key the store's
+//! previous claim took, and still take every row that becomes claimable behind it: at
+//! once when the queue is not backlogged (the claim walks behind its start when it comes
+//! up short), within the store's full-walk interval under a backlog. And what the start
+//! buys: with a snapshot held open elsewhere, a claim from the start reads its batch, one
+//! from the beginning every delivered row's index entry.
+
+use std::time::{Duration, Instant};
+
+use outbox_core::{
+    ClaimStore, Completion, CompletionRequest, DeadLetterSelection, EntryId, NewEntry, OutboxAdmin,
+    OutboxStore,
+};
+use outbox_postgres::{PgClaimStore, PgStoreConfig};
+use outbox_testkit::fixtures::{at, boom, claim_ids, claim_req, new_entry, t0};
+use outbox_testkit::postgres::PgTestDb;
+
+use crate::support;
+
+/// The interval between walks from the beginning the backlog cases use.
+const EVERY: Duration = Duration::from_secs(3);
+
+/// A store on `db` that walks from the beginning every `every` while batches are full.
+async fn store(db: &PgTestDb, every: Duration) -> PgClaimStore {
+    let config = PgStoreConfig::default().full_walk_every(every).unwrap();
+    support::store_with(
+        db,
+        support::pool(support::pg_config(&db.url, &db.schema), 4),
+        config,
+    )
+    .await
+}
+
+/// Enqueues `n` entries created one second apart from `at(0)`.
+async fn backlog(store: &PgClaimStore, n: i64) -> Vec<EntryId> {
+    let entries = (0..n).map(new_entry).collect();
+    let written = store.enqueue_batch(entries).await.unwrap();
+    written.iter().map(|e| e.id).collect()
+}
+
+/// Claims batches of `n` until one holds `id` or `deadline` passes; returns the batch that
+/// held it and how many batches came before.
+async fn claim_until(
+    store: &PgClaimStore,
+    id: EntryId,
+    n: u32,
+    deadline: Instant,
+) -> (Vec<EntryId>, usize) {
+    let mut before = 0;
+    loop {
+        let ids = claim_ids(&store.claim_pending(&claim_req("w", n, t0())).await.unwrap());
+        if ids.contains(&id) {
+            return (ids, before);
+        }
+        assert!(!ids.is_empty(), "the queue ran dry without {id}");
+        assert!(Instant::now() < deadline, "{id} was not claimed in time");
+        before += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A row committed late with an earlier creation time than the claims' start, while a
+/// backlog keeps every batch full: the claims right after the commit walk past it, and
+/// the first walk from the beginning after the interval takes it, first of its batch.
+#[tokio::test]
+async fn a_late_commit_behind_the_start_is_taken_within_the_interval() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let store = store(&db, EVERY).await;
+    backlog(&store, 200).await;
+    let mut host = db.connect().await;
+    let tx = host.transaction().await.unwrap();
+    let late = store.enqueue_one_in(&tx, new_entry(-10)).await.unwrap().id;
+    let started = Instant::now();
+    let first = claim_ids(&store.claim_pending(&claim_req("w", 5, t0())).await.unwrap());
+    assert_eq!(first.len(), 5);
+    tx.commit().await.unwrap();
+    let next = claim_ids(&store.claim_pending(&claim_req("w", 5, t0())).await.unwrap());
+    if started.elapsed() < EVERY {
+        assert!(!next.contains(&late), "the claim walked from the beginning");
+    }
+    let (batch, _) = claim_until(&store, late, 5, started + EVERY * 4).await;
+    assert_eq!(batch[0], late, "oldest first within its batch: {batch:?}");
+    assert!(
+        started.elapsed() >= EVERY,
+        "taken before the interval passed"
+    );
+}
+
+/// The same late commit on a queue that is not backlogged: the claim after the commit
+/// comes up short ahead of its start, walks behind it, and takes the row at once.
+#[tokio::test]
+async fn a_late_commit_is_taken_at_once_without_a_backlog() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let store = store(&db, Duration::from_secs(3600)).await;
+    let written = backlog(&store, 3).await;
+    let mut host = db.connect().await;
+    let tx = host.transaction().await.unwrap();
+    let late = store.enqueue_one_in(&tx, new_entry(-10)).await.unwrap().id;
+    let first = claim_ids(
+        &store
+            .claim_pending(&claim_req("w", 10, t0()))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(first, written);
+    tx.commit().await.unwrap();
+    let more = NewEntry::new("t", b"new".to_vec()).created_at(at(100));
+    let newer = store.enqueue(more).await.unwrap().id;
+    let next = claim_ids(
+        &store
+            .claim_pending(&claim_req("w", 10, t0()))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(next, vec![late, newer]);
+}
+
+/// An operator's requeue of a dead letter created before the claims' start: skipped while
+/// the start is fresh and the backlog fills every batch, taken after the interval.
+#[tokio::test]
+async fn an_operator_requeue_behind_the_start_is_taken() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let store = store(&db, EVERY).await;
+    let written = backlog(&store, 200).await;
+    let oldest = store
+        .claim_pending(&claim_req("w", 1, t0()))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(oldest.id(), written[0]);
+    let dead = Completion::DeadLettered {
+        error: boom(),
+        reason: None,
+    };
+    let done = store
+        .complete(CompletionRequest::new(oldest.clone(), dead).at(t0()))
+        .await
+        .unwrap();
+    assert!(done.is_applied(), "{done:?}");
+    let started = Instant::now();
+    let past = claim_ids(&store.claim_pending(&claim_req("w", 5, t0())).await.unwrap());
+    assert_eq!(past, written[1..6]);
+    let requeued = store
+        .requeue_dead_letters(DeadLetterSelection::One(oldest.id()), Some(t0()))
+        .await
+        .unwrap();
+    assert_eq!(requeued, 1);
+    let next = claim_ids(&store.claim_pending(&claim_req("w", 5, t0())).await.unwrap());
+    if started.elapsed() < EVERY {
+        assert_eq!(next, written[6..11], "the claim walked from the beginning");
+    }
+    let (batch, _) = claim_until(&store, oldest.id(), 5, started + EVERY * 4).await;
+    assert_eq!(batch[0], oldest.id(), "{batch:?}");
+}
+
+/// With a repeatable-read snapshot held open on another connection, 20,000 delivered rows
+/// keep their pending-index entries. A claim of 100 from the beginning reads all of them;
+/// the same claim from the oldest pending key reads about its batch.
+#[tokio::test]
+async fn a_claim_from_the_start_reads_its_batch_while_a_snapshot_is_held() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let table = support::table(&db);
+    let mut client = db.connect().await;
+    client
+        .batch_execute(&table.render(
+            "INSERT INTO {table} (id, topic, payload, created_at, updated_at, stamp) \
+             SELECT gen_random_uuid(), 't', '\\x00'::bytea, \
+                    now() - interval '1 hour' + i * interval '1 millisecond', now(), \
+                    gen_random_uuid() \
+             FROM generate_series(1, 30000) AS i",
+        ))
+        .await
+        .unwrap();
+    let holder = db.connect().await;
+    holder
+        .batch_execute(
+            &table.render("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM {table}"),
+        )
+        .await
+        .unwrap();
+    client
+        .batch_execute(&table.render(
+            "UPDATE {table} SET status = 1, delivered_at = now() WHERE id IN \
+             (SELECT id FROM {table} ORDER BY created_at, id LIMIT 20000)",
+        ))
+        .await
+        .unwrap();
+    client
+        .batch_execute(&table.render("VACUUM {table}"))
+        .await
+        .unwrap();
+    let head = client
+        .query_one(
+            &table.render(
+                "SELECT created_at, id FROM {table} WHERE status = 0 \
+                 ORDER BY created_at, id LIMIT 1",
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    let from: (
+        outbox_core::chrono::DateTime<outbox_core::chrono::Utc>,
+        uuid::Uuid,
+    ) = (head.get(0), head.get(1));
+    let claim = table.render(
+        "SELECT * FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, 100, 'w', 30000000, \
+         false, true, $1::timestamptz, $2::uuid)",
+    );
+    let none: Option<uuid::Uuid> = None;
+    let no_time: Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>> = None;
+    let index = table.render("{schema_prefix}\"{name}_pending_idx\"");
+    let from_beginning = entries_read(&mut client, &index, &claim, &no_time, &none).await;
+    let from_start = entries_read(&mut client, &index, &claim, &Some(from.0), &Some(from.1)).await;
+    // The snapshot goes before any assertion: a failed one must not leave it held.
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    eprintln!(
+        "a claim of 100 read {from_beginning:?} pending-index entries from the beginning, \
+         {from_start:?} from the start"
+    );
+    assert_eq!((from_beginning.1, from_start.1), (100, 100));
+    assert!(
+        from_beginning.0 >= 20_000,
+        "the held snapshot kept no dead entries: {from_beginning:?}"
+    );
+    assert!(
+        from_start.0 <= 200,
+        "a claim from the start read {from_start:?}"
+    );
+}
+
+/// Index entries `index` returned to a claim (`claim` with the start given), and the rows
+/// it claimed, in a transaction that is rolled back: the server's counters of the running
+/// transaction, read before and after.
+async fn entries_read(
+    client: &mut tokio_postgres::Client,
+    index: &str,
+    claim: &str,
+    from_created: &Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>>,
+    from_id: &Option<uuid::Uuid>,
+) -> (i64, usize) {
+    let counter = "SELECT pg_stat_get_xact_tuples_returned($1::text::regclass)";
+    let tx = client.transaction().await.unwrap();
+    let before: i64 = tx.query_one(counter, &[&index]).await.unwrap().get(0);
+    let rows = tx.query(claim, &[from_created, from_id]).await.unwrap();
+    let after: i64 = tx.query_one(counter, &[&index]).await.unwrap().get(0);
+    tx.rollback().await.unwrap();
+    (after - before, rows.len())
+}
