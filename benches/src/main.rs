@@ -61,6 +61,10 @@ enum Command {
         /// The soak's length in minutes, instead of the plan's (an hour in the full run).
         #[arg(long)]
         soak_minutes: Option<u64>,
+        /// How long each run of the held-snapshot scenario drains, in seconds, instead of
+        /// the plan's (five minutes in the full run).
+        #[arg(long)]
+        held_seconds: Option<u64>,
     },
     /// Writes REPORT.md and the plots again from --out/results.json.
     Render {
@@ -125,6 +129,7 @@ async fn main() {
             check,
             keep,
             soak_minutes,
+            held_seconds,
         } => {
             if let Some(bad) = only.iter().find(|s| !SCENARIOS.contains(&s.as_str())) {
                 fail(&format!(
@@ -138,6 +143,12 @@ async fn main() {
                     fail(&format!("--soak-minutes {minutes}: give 1 to 1440"));
                 }
                 plan.soak_duration = std::time::Duration::from_secs(minutes * 60);
+            }
+            if let Some(seconds) = held_seconds {
+                if seconds == 0 || seconds > 24 * 3600 {
+                    fail(&format!("--held-seconds {seconds}: give 1 to 86400"));
+                }
+                plan.held_duration = std::time::Duration::from_secs(seconds);
             }
             if keep && only.is_empty() {
                 fail("--keep replaces the scenarios named by --only; name some");
