@@ -95,6 +95,10 @@ pub(crate) enum Command {
         /// [default: 100000].
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         warn_dead_rows: Option<u64>,
+        /// Warn when a claim walking the pending index from its beginning steps over at
+        /// least this many entries of rows no longer pending [default: 100000].
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        warn_dead_index_entries: Option<u64>,
     },
     /// One entry by id: status, times, attempts, last error, claim, headers, payload.
     Show {

@@ -198,7 +198,14 @@ async fn stats_name_a_snapshot_held_open_elsewhere_and_warn_past_the_threshold()
     assert!(quiet_out.contains("idle in transaction"), "{quiet_out}");
     assert!(!quiet_err.contains("warning"), "{quiet_err}");
 
-    let args = ["--warn-snapshot-age", "1s", "--warn-dead-rows", "60"];
+    let args = [
+        "--warn-snapshot-age",
+        "1s",
+        "--warn-dead-rows",
+        "60",
+        "--warn-dead-index-entries",
+        "60",
+    ];
     let (out, err) = stats_until(&db, &args, |_, err| {
         err.contains("held-report") && err.contains("dead row versions")
     });
@@ -211,12 +218,20 @@ async fn stats_name_a_snapshot_held_open_elsewhere_and_warn_past_the_threshold()
         err.contains("dead row versions (at least 60 warns)"),
         "{out}\n{err}"
     );
+    assert!(
+        err.contains("entries of rows no longer pending (at least 60 warns)"),
+        "{out}\n{err}"
+    );
     let json = db.stats();
     let dead = json["cleanup"]["dead_rows"].as_u64().unwrap();
     assert!(
         dead >= 60,
         "a claim and a completion per entry, none removable: {json}"
     );
+    // Every delivered entry's pending-index entry stays, and so does the old one of each
+    // claim that found no room on its row's page.
+    let entries = json["cleanup"]["dead_index_entries"].as_u64().unwrap();
+    assert!(entries >= 60, "{json}");
     assert!(
         json["cleanup"]["oldest_snapshot"]["open_for_seconds"]
             .as_f64()

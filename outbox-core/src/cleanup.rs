@@ -19,6 +19,12 @@ pub struct CleanupStats {
     pub dead_rows: u64,
     /// Live rows in the outbox table, by the same count.
     pub live_rows: u64,
+    /// Index entries a claim walking the pending index from its beginning steps over
+    /// before the first pending row, sampled by this call: entries of rows delivered (or
+    /// otherwise no longer pending) that a held snapshot keeps. Claims start past them
+    /// (see the store's docs), but the walks from the beginning that catch late rows pay
+    /// for every one, and so would every claim of a store without that start.
+    pub dead_index_entries: u64,
     /// The oldest snapshot held elsewhere (another session, a prepared transaction, a
     /// replication slot), if any.
     pub oldest_snapshot: Option<HeldSnapshot>,
@@ -45,16 +51,20 @@ pub struct CleanupThresholds {
     pub snapshot_open_for: Duration,
     /// At least this many dead row versions in the outbox table.
     pub dead_rows: u64,
+    /// At least this many dead entries at the start of the pending index.
+    pub dead_index_entries: u64,
 }
 
 impl Default for CleanupThresholds {
-    /// Five minutes, and 100,000 dead rows: a drain of a few hundred entries a second
-    /// leaves about that many dead versions in five minutes, which is where claims on a
-    /// held-back table start to slow visibly.
+    /// Five minutes, 100,000 dead rows and 100,000 dead index entries: a drain of a few
+    /// hundred entries a second leaves about that many dead versions in five minutes,
+    /// which is where a walk from the beginning of the pending index starts to cost tens
+    /// of milliseconds.
     fn default() -> Self {
         Self {
             snapshot_open_for: Duration::from_secs(300),
             dead_rows: 100_000,
+            dead_index_entries: 100_000,
         }
     }
 }
@@ -82,6 +92,13 @@ impl CleanupStats {
                 self.dead_rows, limits.dead_rows, self.live_rows
             ));
         }
+        if self.dead_index_entries >= limits.dead_index_entries {
+            out.push(format!(
+                "a claim walking the pending index from its beginning steps over {} entries \
+                 of rows no longer pending (at least {} warns) before the first pending one",
+                self.dead_index_entries, limits.dead_index_entries
+            ));
+        }
         out
     }
 }
@@ -94,6 +111,7 @@ mod tests {
         CleanupStats {
             dead_rows: 10,
             live_rows: 5,
+            dead_index_entries: 3,
             oldest_snapshot: Some(HeldSnapshot {
                 xmin_age: 42,
                 open_for: open_secs.map(Duration::from_secs),
@@ -107,6 +125,7 @@ mod tests {
         let limits = CleanupThresholds {
             snapshot_open_for: Duration::from_secs(60),
             dead_rows: 100,
+            dead_index_entries: 200,
         };
         assert!(held(Some(59)).warnings(&limits).is_empty());
         assert!(held(None).warnings(&limits).is_empty());
@@ -124,5 +143,11 @@ mod tests {
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("100 dead row versions"), "{w:?}");
         assert!(w[0].contains("beside 5 live rows"), "{w:?}");
+
+        let mut walk = held(None);
+        walk.dead_index_entries = 200;
+        let w = walk.warnings(&limits);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("steps over 200 entries"), "{w:?}");
     }
 }

@@ -60,8 +60,13 @@ pub const DEAD_ROWS: &str = "outbox.dead_rows";
 /// (PostgreSQL only): while it is open, dead rows cannot be removed.
 pub const OLDEST_SNAPSHOT_AGE: &str = "outbox.oldest_snapshot_age_seconds";
 
+/// Gauge: index entries of rows no longer pending that a walk from the beginning of the
+/// pending index steps over, sampled with the stats (PostgreSQL only): the cost a held
+/// snapshot adds to claims, rising before their rate falls.
+pub const DEAD_INDEX_ENTRIES: &str = "outbox.dead_index_entries";
+
 /// Every name above, for listing and checking.
-pub const ALL: [&str; 16] = [
+pub const ALL: [&str; 17] = [
     TRANSITIONS,
     EMISSIONS,
     CLAIM_LATENCY,
@@ -78,6 +83,7 @@ pub const ALL: [&str; 16] = [
     RETRY_READY,
     DEAD_ROWS,
     OLDEST_SNAPSHOT_AGE,
+    DEAD_INDEX_ENTRIES,
 ];
 
 /// Sets the sampled gauges from one picture of the outbox.
@@ -99,6 +105,8 @@ pub fn record_stats(stats: &crate::OutboxStats) {
     if let Some(cleanup) = &stats.cleanup {
         #[allow(clippy::cast_precision_loss)]
         metrics::gauge!(DEAD_ROWS).set(cleanup.dead_rows as f64);
+        #[allow(clippy::cast_precision_loss)]
+        metrics::gauge!(DEAD_INDEX_ENTRIES).set(cleanup.dead_index_entries as f64);
         let held = cleanup
             .oldest_snapshot
             .as_ref()

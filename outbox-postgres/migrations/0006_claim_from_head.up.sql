@@ -190,3 +190,29 @@ WHERE t.id = c.id
       END
 RETURNING t.*
 $claim$;
+
+-- What dead row versions cost a claim now, for `stats`: the entries a walk from the
+-- beginning of the pending index steps over before the first pending row, read from the
+-- server's counter of entries the index returned to this session, before and after one
+-- such walk. Entries of rows dead to every transaction are marked as the walk passes them
+-- and skipped from then on, so what it counts is what a held snapshot keeps.
+CREATE FUNCTION {schema_prefix}"{name}_dead_index_entries"()
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SET enable_sort = off
+SET enable_bitmapscan = off
+SET enable_seqscan = off
+SET jit = off
+AS $entries$
+DECLARE
+    pending_idx CONSTANT regclass := '{schema_prefix}{name}_pending_idx';
+    before bigint := pg_stat_get_xact_tuples_returned(pending_idx);
+    found integer;
+BEGIN
+    SELECT count(*) INTO found
+    FROM (SELECT 1 FROM {table} AS t WHERE t.status = 0 ORDER BY t.created_at, t.id LIMIT 1)
+        AS first_pending;
+    RETURN greatest(pg_stat_get_xact_tuples_returned(pending_idx) - before - found, 0);
+END
+$entries$;

@@ -70,6 +70,7 @@ fn cleanup(row: &tokio_postgres::Row) -> Result<CleanupStats> {
     Ok(CleanupStats {
         dead_rows: count(row, "dead_rows")?,
         live_rows: count(row, "live_rows")?,
+        dead_index_entries: count(row, "dead_index_entries")?,
         oldest_snapshot,
     })
 }

@@ -72,6 +72,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             json,
             warn_snapshot_age,
             warn_dead_rows,
+            warn_dead_index_entries,
         } => {
             let mut limits = outbox_core::CleanupThresholds::default();
             if let Some(age) = warn_snapshot_age {
@@ -79,6 +80,9 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             }
             if let Some(rows) = warn_dead_rows {
                 limits.dead_rows = rows;
+            }
+            if let Some(entries) = warn_dead_index_entries {
+                limits.dead_index_entries = entries;
             }
             stats::run(&target, json, &limits).await
         }

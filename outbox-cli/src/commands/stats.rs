@@ -36,6 +36,7 @@ fn cleanup_json(c: &CleanupStats) -> serde_json::Value {
     serde_json::json!({
         "dead_rows": c.dead_rows,
         "live_rows": c.live_rows,
+        "dead_index_entries": c.dead_index_entries,
         "oldest_snapshot": held,
     })
 }
@@ -66,6 +67,10 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
     if let Some(c) = &stats.cleanup {
         out.push_str(&format!("{:<18} {:>10}\n", "dead rows", c.dead_rows));
         out.push_str(&format!("{:<18} {:>10}\n", "live rows", c.live_rows));
+        out.push_str(&format!(
+            "{:<18} {:>10}\n",
+            "dead index entries", c.dead_index_entries
+        ));
         let held = match &c.oldest_snapshot {
             Some(h) => {
                 let open = h

@@ -10,7 +10,9 @@
 -- snapshot still held by another session, a prepared transaction or a replication slot:
 -- its age in transactions, how long its transaction has been open (in microseconds,
 -- unknown for a slot), and who holds it. Only a role with pg_read_all_stats (granted by
--- pg_monitor) sees the sessions of other roles.
+-- pg_monitor) sees the sessions of other roles. And what the dead versions cost a claim
+-- now: the index entries a walk from the beginning of the pending index steps over before
+-- the first pending row (the table's `_dead_index_entries`, migration 0006).
 WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS at),
 counts AS (
     SELECT clock.at,
@@ -64,5 +66,6 @@ cleanup AS (
     LEFT JOIN pg_stat_user_tables AS s ON s.relid = to_regclass($2::text)
     LEFT JOIN oldest AS o ON true
 )
-SELECT counts.*, cleanup.*
+SELECT counts.*, cleanup.*,
+       {schema_prefix}"{name}_dead_index_entries"() AS dead_index_entries
 FROM counts CROSS JOIN cleanup

@@ -179,6 +179,9 @@ async fn a_claim_from_the_start_reads_its_batch_while_a_snapshot_is_held() {
         ))
         .await
         .unwrap();
+    let store = support::store(&db, 1).await;
+    let sampled = |stats: outbox_core::OutboxStats| stats.cleanup.unwrap().dead_index_entries;
+    assert_eq!(sampled(store.stats(None).await.unwrap()), 0);
     let holder = db.connect().await;
     holder
         .batch_execute(
@@ -220,6 +223,7 @@ async fn a_claim_from_the_start_reads_its_batch_while_a_snapshot_is_held() {
     let index = table.render("{schema_prefix}\"{name}_pending_idx\"");
     let from_beginning = entries_read(&mut client, &index, &claim, &no_time, &none).await;
     let from_start = entries_read(&mut client, &index, &claim, &Some(from.0), &Some(from.1)).await;
+    let while_held = sampled(store.stats(None).await.unwrap());
     // The snapshot goes before any assertion: a failed one must not leave it held.
     holder.batch_execute("ROLLBACK").await.unwrap();
     eprintln!(
@@ -235,6 +239,8 @@ async fn a_claim_from_the_start_reads_its_batch_while_a_snapshot_is_held() {
         from_start.0 <= 200,
         "a claim from the start read {from_start:?}"
     );
+    // What `stats` samples: the entries a walk from the beginning steps over.
+    assert!((20_000..20_100).contains(&while_held), "{while_held}");
 }
 
 /// Index entries `index` returned to a claim (`claim` with the start given), and the rows
