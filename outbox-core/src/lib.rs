@@ -2,6 +2,7 @@
 
 mod admin;
 mod bounded;
+mod claim_start;
 mod cleanup;
 mod clock;
 pub mod drain;
@@ -26,6 +27,10 @@ pub use admin::{
     ListRequest, OutboxAdmin, OutboxStats,
 };
 pub use bounded::{Bounded, MAX_CALL_TIMEOUT};
+pub use claim_start::{
+    check_full_walk_every, ClaimStarts, PendingKey, WalkStart, COSTLY, DEFAULT_FULL_WALK_EVERY,
+    MAX_FULL_WALK_EVERY,
+};
 pub use cleanup::{CleanupStats, CleanupThresholds, HeldSnapshot};
 pub use clock::{normalize as normalize_time, Clock, ManualClock, SystemClock};
 pub use error::{from_sqlstate, BoxError, OutboxError, Result};

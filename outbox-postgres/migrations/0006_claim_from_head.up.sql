@@ -12,14 +12,16 @@
 --
 -- These claims take the pending walk's start (p_from_created, p_from_id): the walk ahead
 -- begins at that key and skips everything before it, so a claim costs the entries between
--- the key and its batch. Only when the walk ahead comes up short (the queue is not
--- backlogged) does the claim walk the part before the key too, for what is left of the
--- batch: a row that became claimable behind the key (committed late with an earlier
--- creation time, requeued by an operator, its lease expired or released, its not_before
--- come due) is taken at once then, and by the store's next walk from the beginning (a
--- NULL start, as the claims of migrations 0002 and 0005 walk) while batches come back
--- full. The store passes the oldest pending key its previous claim took. The retry walk
--- is unchanged: it runs over rows that failed, which are few.
+-- the key and its batch. When the walk ahead comes up short (the queue is not
+-- backlogged) and p_behind allows it, the claim walks the part before the key too, for
+-- what is left of the batch: a row that became claimable behind the key (committed late
+-- with an earlier creation time, requeued by an operator, its lease expired or released,
+-- its not_before come due) is taken then. The store passes the oldest pending key its
+-- previous claim took, allows the walk behind unless such walks have been costly lately
+-- (many dead entries: then it spaces them out), and walks from the beginning (a NULL
+-- start, as the claims of migrations 0002 and 0005 walk) on an interval while batches
+-- come back full. The retry walk is unchanged: it runs over rows that failed, which are
+-- few.
 --
 -- The seven- and nine-argument claims stay for drains of the previous release during a
 -- deploy. Two functions, not one: the slice condition alone costs a walk of every slice
@@ -27,7 +29,8 @@
 -- written without it. The claim attempt count stops below the column's maximum.
 CREATE FUNCTION {schema_prefix}"{name}_claim"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
-    p_retry boolean, p_pending boolean, p_from_created timestamptz, p_from_id uuid)
+    p_retry boolean, p_pending boolean, p_from_created timestamptz, p_from_id uuid,
+    p_behind boolean)
 RETURNS SETOF {table}
 LANGUAGE sql
 VOLATILE
@@ -69,6 +72,7 @@ behind AS MATERIALIZED (
     SELECT t.id, t.status
     FROM {table} AS t
     WHERE p_pending
+      AND p_behind
       AND p_from_created IS NOT NULL
       AND t.status = 0
       AND (t.created_at, t.id) < (p_from_created, p_from_id)
@@ -108,7 +112,7 @@ $claim$;
 CREATE FUNCTION {schema_prefix}"{name}_claim"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
     p_retry boolean, p_pending boolean, p_from_created timestamptz, p_from_id uuid,
-    p_slices bigint, p_slice bigint)
+    p_behind boolean, p_slices bigint, p_slice bigint)
 RETURNS SETOF {table}
 LANGUAGE sql
 VOLATILE
@@ -154,6 +158,7 @@ behind AS MATERIALIZED (
     SELECT t.id, t.status
     FROM {table} AS t
     WHERE p_pending
+      AND p_behind
       AND p_from_created IS NOT NULL
       AND t.status = 0
       AND (t.created_at, t.id) < (p_from_created, p_from_id)

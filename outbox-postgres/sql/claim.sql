@@ -3,14 +3,15 @@
 -- now (NULL: the database clock), $2 topic filter (NULL: every topic), $3 batch size, $4
 -- owner, $5 lease in microseconds, $6 take retry-ready rows, $7 take pending rows
 -- (retry-ready ones first), $8 and $9 the pending key the pending walk starts at (NULL:
--- the beginning of the index; see src/head.rs). A claim of one slice adds $10 the slice
--- count and $11 its index and calls the eleven-argument function; a claim of every slice
--- leaves the line marked {slice_args} out and calls the nine-argument one, whose walks
--- carry no slice condition (measured: the condition alone cost a server-side loop of
--- claims about 15%).
+-- the beginning of the index), $10 whether a walk that comes up short walks behind that
+-- key too (see outbox_core::ClaimStarts). A claim of one slice adds $11 the slice count
+-- and $12 its index and calls the twelve-argument function; a claim of every slice leaves
+-- the line marked {slice_args} out and calls the ten-argument one, whose walks carry no
+-- slice condition (measured: the condition alone cost a server-side loop of claims about
+-- 15%).
 SELECT *
 FROM {schema_prefix}"{name}_claim"($1::timestamptz, $2::text, $3::bigint, $4::text,
                                    $5::bigint, $6::boolean, $7::boolean,
-                                   $8::timestamptz, $9::uuid
-                                   , $10::bigint, $11::bigint {slice_args}
+                                   $8::timestamptz, $9::uuid, $10::boolean
+                                   , $11::bigint, $12::bigint {slice_args}
                                    )

@@ -85,14 +85,9 @@ impl PgClaimStore {
         let slices = req.slice.map(|s| i64::from(s.count()));
         let slice = req.slice.map(|s| i64::from(s.index()));
         let sliced = req.slice.is_some();
-        // The ordered claim walks key heads, which move behind any start: it walks from
-        // the beginning. So does a claim of retry-ready rows only.
-        let heads = &self.inner.heads;
-        let walks_from_head = !req.ordered && groups.pending;
-        let from = walks_from_head
-            .then(|| heads.start(req.topic.as_deref(), req.slice))
-            .flatten();
-        let (from_created, from_id) = from.unzip();
+        let starts = &self.inner.starts;
+        let start = starts.start(req, groups.pending);
+        let (from_created, from_id) = start.from.unzip();
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![
             &now,
             &req.topic,
@@ -102,10 +97,15 @@ impl PgClaimStore {
             &groups.retry,
             &groups.pending,
         ];
+        // The ordered claim walks from the beginning: it takes no start.
         let forms = if req.ordered {
             &self.inner.sql.claim_ordered
         } else {
-            params.extend([&from_created as &(dyn ToSql + Sync), &from_id]);
+            params.extend([
+                &from_created as &(dyn ToSql + Sync),
+                &from_id,
+                &start.behind,
+            ]);
             &self.inner.sql.claim
         };
         if sliced {
@@ -115,17 +115,7 @@ impl PgClaimStore {
         let rows = query(&self.inner.db, forms.pick(sliced), &params).await?;
         let took = started.elapsed();
         let entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
-        if walks_from_head {
-            let asked = usize::try_from(req.batch_size).unwrap_or(usize::MAX);
-            heads.learn(
-                req.topic.as_deref(),
-                req.slice,
-                from,
-                (started, took),
-                asked,
-                &entries,
-            );
-        }
+        starts.learn(req, groups.pending, start, (started, took), &entries);
         claims_in_order(entries)
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::{OutboxError, Result, StoreLimits, TableName};
+use outbox_core::{OutboxError, Result, StoreLimits, TableName, DEFAULT_FULL_WALK_EVERY};
 
 use crate::{PgListener, PgTls};
 
@@ -39,13 +39,6 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest call deadline accepted.
 const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(3600);
-
-/// How often, by default, a claim walks the pending index from its beginning while
-/// batches come back full: 1 second (see [`PgStoreConfig::full_walk_every`]).
-pub const DEFAULT_FULL_WALK_EVERY: Duration = Duration::from_secs(1);
-
-/// The longest interval between walks from the beginning accepted.
-const MAX_FULL_WALK_EVERY: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FullWalkEvery(pub(crate) Duration);
@@ -119,7 +112,7 @@ impl PgStoreConfig {
     }
 
     /// How often a claim walks the pending index from its beginning while batches come
-    /// back full ([`DEFAULT_FULL_WALK_EVERY`] unless set).
+    /// back full ([`outbox_core::DEFAULT_FULL_WALK_EVERY`], 1 s, unless set).
     ///
     /// Other claims start their walk at the oldest pending entry the store's previous
     /// claim took, so that their cost stays bounded by the batch even while a snapshot
@@ -133,13 +126,7 @@ impl PgStoreConfig {
     ///
     /// Fails with [`OutboxError::InvalidInput`] for more than an hour.
     pub fn full_walk_every(mut self, every: Duration) -> Result<Self> {
-        if every > MAX_FULL_WALK_EVERY {
-            return Err(OutboxError::invalid(
-                "full walk interval",
-                format!("{every:?} is more than an hour"),
-            ));
-        }
-        self.full_walk_every = FullWalkEvery(every);
+        self.full_walk_every = FullWalkEvery(outbox_core::check_full_walk_every(every)?);
         Ok(self)
     }
 
@@ -163,7 +150,9 @@ impl PgStoreConfig {
 mod tests {
     use std::time::Duration;
 
-    use super::{PgStoreConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_FULL_WALK_EVERY};
+    use outbox_core::DEFAULT_FULL_WALK_EVERY;
+
+    use super::{PgStoreConfig, DEFAULT_CALL_TIMEOUT};
 
     #[test]
     fn full_walk_intervals_are_checked() {

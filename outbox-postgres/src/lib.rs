@@ -7,7 +7,6 @@ mod config;
 mod connection;
 mod copy;
 mod error;
-mod head;
 mod listener;
 mod migrate;
 mod ordering;
@@ -20,7 +19,7 @@ mod tls;
 mod url;
 mod writer;
 
-pub use config::{PgStoreConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_FULL_WALK_EVERY};
+pub use config::{PgStoreConfig, DEFAULT_CALL_TIMEOUT};
 pub use copy::COPY_FROM as BULK_COPY_FROM;
 pub use listener::{wake_channel, ListenSession, PgListener};
 pub use migrate::{

@@ -3,7 +3,18 @@
 -- @P1 now (NULL: the server's clock), @P2 topic (NULL: every topic), @P3 batch size,
 -- @P4 owner, @P5 and @P6 the lease in whole seconds and the remaining microseconds,
 -- @P7 take retry-ready rows, @P8 take pending rows (bits), @P9 the slice count (NULL:
--- every slice) and @P10 the slice index, @P11 claim in per-key order (bit).
+-- every slice) and @P10 the slice index, @P11 claim in per-key order (bit), @P12 and
+-- @P13 the pending key (created_at, id) the pending walk starts at (NULL: the beginning),
+-- @P14 whether a walk that comes up short walks behind that key too (bit).
+--
+-- The start keeps a claim's cost bounded by its batch while a snapshot transaction holds
+-- ghost index rows (the filtered index entries of rows delivered since it began) from
+-- cleanup: the walk ahead seeks to the start and skips everything before it. Only when it
+-- comes up short (the queue is not backlogged) and @P14 allows it does a third read walk
+-- the part behind the start, for the room left, so a row that became claimable there (a
+-- late commit, a requeue, an expired lease) is taken; under a backlog the store walks
+-- from the beginning on an interval (outbox_core::ClaimStarts). Claims in per-key order
+-- pass no start.
 --
 -- A slice keeps the rows whose slice hash (stored, or computed by the table's
 -- _slice_hash function for rows written without one) is @P10 modulo @P9; its walk passes
@@ -83,6 +94,48 @@ WITH c AS (
     WHERE @P8 = 1
       AND @room > 0
       AND t.status = 0
+      AND t.created_at >= COALESCE(@P12, CAST('0001-01-01' AS datetime2(6)))
+      AND (@P12 IS NULL OR t.created_at > @P12 OR t.id >= @P13)
+      AND (t.not_before IS NULL OR t.not_before <= @now)
+      AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)
+      AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))
+      AND (@P9 IS NULL
+           OR COALESCE(t.slice_hash, {schema_prefix}[{name}_slice_hash](t.partition_key, t.id))
+              % @P9 = @P10)
+      AND (@P11 = 0 OR t.partition_key IS NULL OR NOT EXISTS (
+          SELECT 1
+          FROM {table} AS k WITH (READCOMMITTEDLOCK, INDEX([{name}_key_ix]))
+          WHERE k.key_hash = t.key_hash
+            AND k.partition_key = t.partition_key COLLATE Latin1_General_100_BIN2
+            AND k.status IN (0, 2, 3, 4)
+            AND (k.created_at < t.created_at
+                 OR (k.created_at = t.created_at AND k.id < t.id)
+                 OR k.claim_expires_at > @now)))
+    ORDER BY t.created_at, t.id
+)
+UPDATE c
+SET claim_owner = @P4,
+    claim_token = NEWID(),
+    claimed_at = @now,
+    claim_expires_at = @expires,
+    -- Capped below the column's maximum, so a count edited out of range cannot overflow.
+    claim_attempt_count = CASE WHEN claim_attempt_count < 2147483647
+                               THEN claim_attempt_count + 1 ELSE 2147483647 END,
+    stamp = NEWID()
+OUTPUT inserted.id INTO @claimed (id);
+
+SET @room = @room - @@ROWCOUNT;
+
+WITH c AS (
+    SELECT TOP (@room) t.*
+    FROM {table} AS t WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK, INDEX([{name}_pending_ix]))
+    WHERE @P8 = 1
+      AND @room > 0
+      AND @P12 IS NOT NULL
+      AND @P14 = 1
+      AND t.status = 0
+      AND t.created_at <= @P12
+      AND (t.created_at < @P12 OR t.id < @P13)
       AND (t.not_before IS NULL OR t.not_before <= @now)
       AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)
       AND (@P2 IS NULL OR (t.topic = @P2 AND DATALENGTH(t.topic) = DATALENGTH(@P2)))

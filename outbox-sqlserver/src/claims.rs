@@ -46,14 +46,20 @@ impl SqlServerClaimStore {
     async fn claim(&self, req: &ClaimRequest, retry: bool, pending: bool) -> Result<Vec<Claim>> {
         self.inner.limits.check_claim(req)?;
         outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
-        let rows = self
-            .query(&self.inner.sql.claim, &params::claim(req, retry, pending)?)
-            .await?;
-        claims(&rows)
+        let starts = &self.inner.starts;
+        let start = starts.start(req, pending);
+        let params = params::claim(req, retry, pending, start)?;
+        let started = std::time::Instant::now();
+        let rows = self.query(&self.inner.sql.claim, &params).await?;
+        let took = started.elapsed();
+        let entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
+        starts.learn(req, pending, start, (started, took), &entries);
+        claims_in_order(entries)
     }
 }
 
 /// The claimed rows as claims, in claim order.
+#[cfg(test)]
 pub(crate) fn claims(rows: &[Row]) -> Result<Vec<Claim>> {
     claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
 }

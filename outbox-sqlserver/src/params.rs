@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use outbox_core::{
     Claim, ClaimRequest, CompletionRequest, DeadLetterSelection, EmissionStatus, EntryId,
     FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result, Slice,
-    TargetState,
+    TargetState, WalkStart,
 };
 use tiberius::{ColumnData, IntoSql};
 
@@ -90,8 +90,14 @@ pub(crate) fn lease_parts(lease: chrono::TimeDelta) -> Result<(i32, i32)> {
     Ok((seconds, rest))
 }
 
-/// `claim.sql`.
-pub(crate) fn claim(req: &ClaimRequest, retry: bool, pending: bool) -> Result<Params> {
+/// `claim.sql`, its pending walk starting as `start` says.
+pub(crate) fn claim(
+    req: &ClaimRequest,
+    retry: bool,
+    pending: bool,
+    start: WalkStart,
+) -> Result<Params> {
+    let from = start.from;
     let (seconds, micros) = lease_parts(req.lease)?;
     Ok(vec![
         time(req.now),
@@ -105,6 +111,11 @@ pub(crate) fn claim(req: &ClaimRequest, retry: bool, pending: bool) -> Result<Pa
         slice_count(req.slice)?,
         slice_index(req.slice)?,
         ColumnData::Bit(Some(req.ordered)),
+        time(from.map(|(created, _)| created)),
+        from.map_or(ColumnData::Binary(None), |(_, uuid)| {
+            id(EntryId::from_uuid(uuid))
+        }),
+        ColumnData::Bit(Some(start.behind)),
     ])
 }
 

@@ -82,7 +82,19 @@ fn every_builder_binds_the_declared_kinds_in_order() {
         CompletionRequest::new(claim.clone(), Completion::Delivered(EmissionResult::new()));
     let now = Some(Utc::now());
     let cases: Vec<(Spec, Params)> = vec![
-        (statements::CLAIM, params::claim(&req, true, false).unwrap()),
+        (
+            statements::CLAIM,
+            params::claim(
+                &req,
+                true,
+                false,
+                outbox_core::WalkStart {
+                    from: Some((Utc::now(), uuid::Uuid::new_v4())),
+                    behind: true,
+                },
+            )
+            .unwrap(),
+        ),
         (
             statements::COMPLETE_BATCH,
             params::complete(&[completion]).unwrap(),
@@ -165,36 +177,36 @@ fn claims_lock_skip_and_output_as_the_claim_model_needs() {
             "WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK, INDEX([{name}_pending_ix]))"
         )
         .count(),
-        1,
+        2,
         "{sql}"
     );
     // The hinted indexes exist, filtered on exactly the states their reads ask for.
     let migration = include_str!("../migrations/0001_create_outbox.up.sql");
     assert!(migration.contains("CREATE INDEX [{name}_pending_ix] ON {table} (created_at, id)"));
     assert!(migration.contains("CREATE INDEX [{name}_retry_ix] ON {table} (retry_due_at, id)"));
-    assert_eq!(sql.matches("SELECT TOP (@room) t.*").count(), 2);
+    assert_eq!(sql.matches("SELECT TOP (@room) t.*").count(), 3);
     assert_eq!(sql.matches("ORDER BY t.retry_due_at, t.id").count(), 1);
-    assert_eq!(sql.matches("ORDER BY t.created_at, t.id").count(), 1);
+    assert_eq!(sql.matches("ORDER BY t.created_at, t.id").count(), 2);
     assert_eq!(
         sql.matches("UPDATE c\n").count(),
-        2,
+        3,
         "updates go through the ordered CTE"
     );
     assert_eq!(
         sql.matches("claim_token = NEWID()").count(),
-        2,
+        3,
         "a fresh token per row"
     );
-    assert_eq!(sql.matches("stamp = NEWID()").count(), 2);
+    assert_eq!(sql.matches("stamp = NEWID()").count(), 3);
     assert_eq!(
         sql.matches("THEN claim_attempt_count + 1 ELSE 2147483647 END")
             .count(),
-        2
+        3
     );
     assert_eq!(
         sql.matches("OUTPUT inserted.id INTO @claimed (id);")
             .count(),
-        2
+        3
     );
     // Eligibility on the locked row: status, due time, lease expiry, topic.
     for predicate in [
@@ -207,6 +219,26 @@ fn claims_lock_skip_and_output_as_the_claim_model_needs() {
     ] {
         assert!(sql.contains(predicate), "{predicate}");
     }
+    // The pending walk ahead seeks to the start given (@P12, @P13); the walk behind it
+    // runs only with a start, for the room the walk ahead left.
+    for predicate in [
+        "AND t.created_at >= COALESCE(@P12, CAST('0001-01-01' AS datetime2(6)))",
+        "AND (@P12 IS NULL OR t.created_at > @P12 OR t.id >= @P13)",
+        "AND @P12 IS NOT NULL\n      AND @P14 = 1",
+        "AND t.created_at <= @P12",
+        "AND (t.created_at < @P12 OR t.id < @P13)",
+    ] {
+        assert_eq!(sql.matches(predicate).count(), 1, "{predicate}");
+    }
+    let ahead = sql.find("t.id >= @P13").unwrap();
+    let behind = sql.find("t.id < @P13").unwrap();
+    let room_left = sql[ahead..behind]
+        .matches("SET @room = @room - @@ROWCOUNT;")
+        .count();
+    assert_eq!(
+        room_left, 1,
+        "the walk behind gets what the walk ahead left"
+    );
     assert!(
         sql.contains("COALESCE(@P1, SYSUTCDATETIME())"),
         "the server's clock unless told"
@@ -437,7 +469,8 @@ fn the_slice_hash_function_is_quoted_whole() {
             .template
             .matches("{schema_prefix}[{name}_slice_hash](t.partition_key, t.id)")
             .count(),
-        2
+        3,
+        "one per read: retry-ready, pending ahead of the start, pending behind it"
     );
 }
 
@@ -456,9 +489,9 @@ fn keys_and_slices_as_the_claim_needs() {
     assert_eq!(
         sql.matches("FROM {table} AS k WITH (READCOMMITTEDLOCK, INDEX([{name}_key_ix]))")
             .count(),
-        2
+        3
     );
-    assert_eq!(sql.matches("WHERE k.key_hash = t.key_hash").count(), 2);
+    assert_eq!(sql.matches("WHERE k.key_hash = t.key_hash").count(), 3);
 }
 
 #[test]

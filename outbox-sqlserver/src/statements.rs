@@ -49,6 +49,9 @@ spec!(
         ("slice count", Int),
         ("slice index", Int),
         ("ordered", Bit),
+        ("walk start time", Time),
+        ("walk start id", Binary),
+        ("walk behind the start", Bit),
     ]
 );
 spec!(

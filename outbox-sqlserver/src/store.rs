@@ -33,6 +33,8 @@ pub(crate) struct Inner {
     /// Calls run again after the server rolled them back.
     pub(crate) retried: AtomicU64,
     pub(crate) writer: SqlServerWriter,
+    /// Where each kind of claim starts its walk of the pending index.
+    pub(crate) starts: outbox_core::ClaimStarts,
 }
 
 impl SqlServerClaimStore {
@@ -46,7 +48,10 @@ impl SqlServerClaimStore {
             table,
             limits,
             retry,
+            full_walk_every,
         } = config;
+        let starts =
+            outbox_core::ClaimStarts::new(outbox_core::check_full_walk_every(full_walk_every)?);
         let retried = AtomicU64::new(0);
         let rows = crate::pool::query(
             &pool,
@@ -66,6 +71,7 @@ impl SqlServerClaimStore {
                 table,
                 retry,
                 retried,
+                starts,
             }),
         })
     }

@@ -216,7 +216,7 @@ async fn a_claim_from_the_start_reads_its_batch_while_a_snapshot_is_held() {
     ) = (head.get(0), head.get(1));
     let claim = table.render(
         "SELECT * FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, 100, 'w', 30000000, \
-         false, true, $1::timestamptz, $2::uuid)",
+         false, true, $1::timestamptz, $2::uuid, false)",
     );
     let none: Option<uuid::Uuid> = None;
     let no_time: Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>> = None;

@@ -275,7 +275,7 @@ async fn version_6_keeps_the_previous_claims_callable() {
     }
     // And the new one of every slice, from the beginning.
     let taken: i64 = client
-        .query_one(&claim(", NULL::timestamptz, NULL::uuid"), &[])
+        .query_one(&claim(", NULL::timestamptz, NULL::uuid, false"), &[])
         .await
         .unwrap()
         .get(0);

@@ -148,7 +148,7 @@ pub(crate) async fn explained(
 async fn claim_buffers(db: &PgTestDb, client: &mut Client, retry: bool) -> (i64, usize) {
     let claim = support::table(db).render(
         "SELECT * FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $2, 'w', 30000000, $1, true, \
-         NULL::timestamptz, NULL::uuid)",
+         NULL::timestamptz, NULL::uuid, false)",
     );
     explained(client, &claim, &[&retry, &BATCH]).await
 }
@@ -158,7 +158,7 @@ async fn claim_buffers(db: &PgTestDb, client: &mut Client, retry: bool) -> (i64,
 async fn lease_head(db: &PgTestDb, client: &Client, n: i64) {
     let sql = support::table(db).render(
         "SELECT count(*) FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $1, 'other', \
-         30000000, false, true, NULL::timestamptz, NULL::uuid)",
+         30000000, false, true, NULL::timestamptz, NULL::uuid, false)",
     );
     let leased: i64 = client.query_one(&sql, &[&n]).await.unwrap().get(0);
     assert_eq!(leased, n);
@@ -181,7 +181,7 @@ async fn check_hot_path(case: &str, db: &PgTestDb, client: &mut Client, skipped:
     let claim = table.render(
         "SELECT id, claim_owner, claim_token \
          FROM {schema_prefix}\"{name}_claim\"(NULL, NULL, $1, 'w', 30000000, true, true, \
-         NULL::timestamptz, NULL::uuid)",
+         NULL::timestamptz, NULL::uuid, false)",
     );
     let (rows, read) = reading(db, client, &claim, &[&BATCH]).await;
     assert_eq!(rows.len(), 100, "{case}");

@@ -1,0 +1,358 @@
+//! Where a claim's walk of the pending index starts: for store crates whose engine keeps
+//! index entries of rows that are no longer pending while an old snapshot is held.
+//!
+//! PostgreSQL keeps the index entry of every row delivered since the oldest snapshot still
+//! held (a forgotten `BEGIN`, a long report, a replication slot); SQL Server keeps ghost
+//! index rows for snapshot transactions the same way. A walk from the beginning of the
+//! pending index steps over every one of them. So a claim starts its walk at the oldest
+//! pending key the store's previous claim of the same kind took: nothing before it was
+//! claimable then. A row can become claimable behind that key (committed late with an
+//! earlier creation time, requeued by an operator, its lease expired or released, its
+//! `not_before` come due): a claim whose walk ahead comes up short walks the part behind
+//! the key in the same statement (so on a queue that is not backlogged such a row is taken
+//! at once), and while batches come back full the store walks from the beginning at
+//! least every [`ClaimStarts::new`]'s interval.
+//!
+//! Both kinds of walk cover the whole index before the key, dead entries and all. One that
+//! took more than [`COSTLY`] longer than the last claim that walked only ahead is costly,
+//! and the next is held back until twenty times its duration has passed: walks that step
+//! over dead entries then take at most about a twentieth of the claims' time, and a row
+//! behind the start waits at most that long. Without dead entries a walk from the
+//! beginning costs what any claim does, and none is held back.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::{ClaimRequest, EmissionStatus, OutboxEntry, OutboxError, Result, Slice};
+
+/// A key of the pending index: creation time, then id.
+pub type PendingKey = (DateTime<Utc>, Uuid);
+
+/// How often, by default, a claim walks the pending index from its beginning while
+/// batches come back full: 1 second.
+pub const DEFAULT_FULL_WALK_EVERY: Duration = Duration::from_secs(1);
+
+/// The longest interval between walks from the beginning accepted.
+pub const MAX_FULL_WALK_EVERY: Duration = Duration::from_secs(3600);
+
+/// How many times its own duration a costly walk from the beginning is spaced out by.
+const SPACING: u32 = 20;
+
+/// How much longer than a claim that walks only ahead a walk from the beginning must take
+/// to count as costly.
+pub const COSTLY: Duration = Duration::from_millis(10);
+
+/// How a claim walks the pending index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WalkStart {
+    /// The key the walk starts at (None: the beginning of the index).
+    pub from: Option<PendingKey>,
+    /// Whether a walk that comes up short walks the part behind `from` too.
+    pub behind: bool,
+}
+
+/// Checks an interval between walks from the beginning (zero: every claim walks from the
+/// beginning, as far as the spacing allows); more than [`MAX_FULL_WALK_EVERY`] fails with
+/// [`OutboxError::InvalidInput`].
+pub fn check_full_walk_every(every: Duration) -> Result<Duration> {
+    if every > MAX_FULL_WALK_EVERY {
+        return Err(OutboxError::invalid(
+            "full walk interval",
+            format!("{every:?} is more than an hour"),
+        ));
+    }
+    Ok(every)
+}
+
+/// A kind of claim: its topic filter and slice.
+type Kind = (Option<String>, Option<Slice>);
+
+/// The pending walks of one kind of claim.
+#[derive(Debug, Clone, Copy, Default)]
+struct Walks {
+    /// The oldest pending key the last claim that took pending rows took.
+    from: Option<PendingKey>,
+    /// When the last walk that covered the beginning started, and how long it took.
+    last_full: Option<(Instant, Duration)>,
+    /// How long the last claim that walked only ahead of its start took.
+    ahead_only: Duration,
+}
+
+impl Walks {
+    /// How long after the last walk that covered the beginning the next may run.
+    fn spacing(&self) -> Duration {
+        match self.last_full {
+            Some((_, took)) if took > self.ahead_only + COSTLY => took.saturating_mul(SPACING),
+            _ => Duration::ZERO,
+        }
+    }
+}
+
+/// The start of each kind of claim's next pending walk, for one store (share it between
+/// the store's clones).
+#[derive(Debug)]
+pub struct ClaimStarts {
+    every: Duration,
+    kinds: Mutex<HashMap<Kind, Walks>>,
+}
+
+impl ClaimStarts {
+    /// Walks from the beginning at least every `every` (checked by
+    /// [`check_full_walk_every`]) while batches come back full.
+    pub fn new(every: Duration) -> Self {
+        Self {
+            every,
+            kinds: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether `req`'s walk of the pending index starts at a learned key: not for claims
+    /// in per-key order (a key's next row becomes its head when the previous one is
+    /// delivered, behind any later start), nor for claims that take no pending rows.
+    fn applies(req: &ClaimRequest, pending: bool) -> bool {
+        pending && !req.ordered
+    }
+
+    fn kind(req: &ClaimRequest) -> Kind {
+        (req.topic.clone(), req.slice)
+    }
+
+    /// How `req`'s claim walks the pending index. `pending` says whether the claim takes
+    /// pending rows at all.
+    pub fn start(&self, req: &ClaimRequest, pending: bool) -> WalkStart {
+        let beginning = WalkStart::default();
+        if !Self::applies(req, pending) {
+            return beginning;
+        }
+        let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(walks) = kinds.get(&Self::kind(req)) else {
+            return beginning;
+        };
+        let (Some(from), Some((started, _))) = (walks.from, walks.last_full) else {
+            return beginning;
+        };
+        let since = started.elapsed();
+        let spacing = walks.spacing();
+        if since >= spacing.max(self.every) {
+            return beginning;
+        }
+        WalkStart {
+            from: Some(from),
+            behind: since >= spacing,
+        }
+    }
+
+    /// Learns from `req`'s claim, which walked as `start` (what [`ClaimStarts::start`]
+    /// gave), started at `walk.0`, took `walk.1`, and claimed `claimed`.
+    pub fn learn(
+        &self,
+        req: &ClaimRequest,
+        pending: bool,
+        start: WalkStart,
+        walk: (Instant, Duration),
+        claimed: &[OutboxEntry],
+    ) {
+        if !Self::applies(req, pending) {
+            return;
+        }
+        let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let walks = kinds.entry(Self::kind(req)).or_default();
+        // A claim that came up short and could walk behind its start did.
+        let asked = usize::try_from(req.batch_size).unwrap_or(usize::MAX);
+        let short = claimed.len() < asked;
+        if start.from.is_none() || (start.behind && short) {
+            walks.last_full = Some(walk);
+        } else {
+            walks.ahead_only = walk.1;
+        }
+        let oldest = claimed
+            .iter()
+            .filter(|e| e.status == EmissionStatus::Pending)
+            .map(|e| (e.created_at, e.id.as_uuid()))
+            .min();
+        if oldest.is_some() {
+            walks.from = oldest;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeDelta;
+
+    use super::*;
+    use crate::{EntryId, NewEntry};
+
+    const HOUR: Duration = Duration::from_secs(3600);
+    const NOW: Duration = Duration::ZERO;
+    const BEGINNING: WalkStart = WalkStart {
+        from: None,
+        behind: false,
+    };
+
+    fn pending(at_s: i64) -> OutboxEntry {
+        OutboxEntry::from_new(
+            NewEntry::new("t", b"x".to_vec())
+                .with_id(EntryId::new())
+                .created_at(DateTime::from_timestamp(at_s, 0).unwrap()),
+            Utc::now(),
+        )
+    }
+
+    fn key(e: &OutboxEntry) -> PendingKey {
+        (e.created_at, e.id.as_uuid())
+    }
+
+    fn req(n: u32) -> ClaimRequest {
+        ClaimRequest::new("w", n, TimeDelta::seconds(30))
+    }
+
+    /// A walk that started `ago` and took `took`.
+    fn walk(ago: Duration, took: Duration) -> (Instant, Duration) {
+        (Instant::now() - ago, took)
+    }
+
+    fn from(e: &OutboxEntry, behind: bool) -> WalkStart {
+        WalkStart {
+            from: Some(key(e)),
+            behind,
+        }
+    }
+
+    #[test]
+    fn a_new_kind_walks_from_the_beginning() {
+        let starts = ClaimStarts::new(HOUR);
+        assert_eq!(starts.start(&req(1), true), BEGINNING);
+    }
+
+    #[test]
+    fn a_full_batch_moves_the_start_to_its_oldest_pending_row() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(20), pending(10), pending(30)];
+        starts.learn(&req(3), true, BEGINNING, walk(NOW, NOW), &rows);
+        assert_eq!(starts.start(&req(3), true), from(&rows[1], true));
+        // Other kinds of claim keep their own start.
+        assert_eq!(starts.start(&req(3).topic("t"), true), BEGINNING);
+        let slice = Slice::new(0, 2).unwrap();
+        assert_eq!(starts.start(&req(3).slice(slice), true), BEGINNING);
+    }
+
+    #[test]
+    fn ordered_claims_and_retry_claims_always_walk_from_the_beginning() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10)];
+        for (r, pending_rows) in [(req(1).in_key_order(), true), (req(1), false)] {
+            starts.learn(&r, pending_rows, BEGINNING, walk(NOW, NOW), &rows);
+            assert_eq!(starts.start(&r, pending_rows), BEGINNING);
+        }
+    }
+
+    #[test]
+    fn a_claim_without_pending_rows_keeps_the_start() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        starts.learn(&req(2), true, BEGINNING, walk(NOW, NOW), &rows);
+        let start = starts.start(&req(2), true);
+        assert_eq!(start, from(&rows[0], true));
+        starts.learn(&req(2), true, start, walk(NOW, NOW), &[]);
+        assert_eq!(starts.start(&req(2), true), start);
+    }
+
+    #[test]
+    fn full_batches_walk_from_the_beginning_at_the_interval() {
+        let every = Duration::from_secs(10);
+        let starts = ClaimStarts::new(every);
+        starts.learn(
+            &req(1),
+            true,
+            BEGINNING,
+            walk(every / 2, NOW),
+            &[pending(10)],
+        );
+        assert!(starts.start(&req(1), true).from.is_some());
+        starts.learn(&req(1), true, BEGINNING, walk(every, NOW), &[pending(10)]);
+        assert_eq!(starts.start(&req(1), true), BEGINNING);
+    }
+
+    #[test]
+    fn a_short_claim_that_walked_behind_counts_as_a_walk_from_the_beginning() {
+        let every = Duration::from_secs(10);
+        let starts = ClaimStarts::new(every);
+        let rows = [pending(10), pending(11)];
+        starts.learn(&req(2), true, BEGINNING, walk(every * 2, NOW), &rows);
+        assert_eq!(starts.start(&req(2), true), BEGINNING);
+        starts.learn(
+            &req(2),
+            true,
+            from(&rows[0], true),
+            walk(NOW, NOW),
+            &rows[1..],
+        );
+        assert_eq!(starts.start(&req(2), true), from(&rows[1], true));
+    }
+
+    #[test]
+    fn an_interval_of_zero_always_walks_from_the_beginning() {
+        let starts = ClaimStarts::new(Duration::ZERO);
+        starts.learn(&req(1), true, BEGINNING, walk(NOW, NOW), &[pending(10)]);
+        assert_eq!(starts.start(&req(1), true), BEGINNING);
+    }
+
+    #[test]
+    fn costly_walks_from_the_beginning_are_spaced_out_by_their_duration() {
+        let starts = ClaimStarts::new(Duration::ZERO);
+        let rows = [pending(10), pending(11)];
+        let took = Duration::from_millis(100);
+        // A claim that walked only ahead took 2 ms; a walk from the beginning 100 ms.
+        starts.learn(
+            &req(2),
+            true,
+            from(&rows[0], true),
+            walk(NOW, Duration::from_millis(2)),
+            &rows,
+        );
+        starts.learn(&req(2), true, BEGINNING, walk(took * 19, took), &rows);
+        // For 2 s after it, claims start at the key and do not walk behind it...
+        assert_eq!(starts.start(&req(2), true), from(&rows[0], false));
+        // ...and a short claim that did not walk behind restarts nothing.
+        starts.learn(
+            &req(2),
+            true,
+            from(&rows[0], false),
+            walk(NOW, NOW),
+            &rows[..1],
+        );
+        assert_eq!(starts.start(&req(2), true), from(&rows[0], false));
+        // Once 2 s have passed, the next claim walks from the beginning.
+        starts.learn(&req(2), true, BEGINNING, walk(took * 21, took), &rows);
+        assert_eq!(starts.start(&req(2), true), BEGINNING);
+    }
+
+    #[test]
+    fn a_walk_no_costlier_than_a_claim_ahead_is_not_held_back() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        // Through a slow link every claim takes 50 ms, a walk from the beginning 55 ms.
+        let ms = Duration::from_millis(1);
+        starts.learn(
+            &req(2),
+            true,
+            from(&rows[0], true),
+            walk(NOW, 50 * ms),
+            &rows,
+        );
+        starts.learn(&req(2), true, BEGINNING, walk(NOW, 55 * ms), &rows);
+        assert_eq!(starts.start(&req(2), true), from(&rows[0], true));
+    }
+
+    #[test]
+    fn intervals_over_an_hour_are_refused() {
+        assert_eq!(check_full_walk_every(NOW).unwrap(), NOW);
+        let err = check_full_walk_every(HOUR + Duration::from_secs(1)).unwrap_err();
+        assert!(err.to_string().contains("full walk interval"), "{err}");
+    }
+}
