@@ -82,6 +82,34 @@ pub fn without_lines_naming(template: &str, marker: &str) -> String {
         .collect()
 }
 
+/// A statement rendered for `table` in two forms: for every slice (the template's lines
+/// naming `marker` left out, so a claim or find of every slice pays nothing for slices)
+/// and for one slice (`marker` replaced by `spelled`: the slice condition or arguments).
+#[derive(Debug, Clone)]
+pub struct SliceForms {
+    every: String,
+    one: String,
+}
+
+impl SliceForms {
+    /// Renders `template` both ways.
+    pub fn render(table: &TableName, template: &str, marker: &str, spelled: &str) -> Self {
+        Self {
+            every: table.render(&without_lines_naming(template, marker)),
+            one: table.render(&template.replace(marker, spelled)),
+        }
+    }
+
+    /// The form for a request of one slice (`sliced`), or of every slice.
+    pub fn pick(&self, sliced: bool) -> &str {
+        if sliced {
+            &self.one
+        } else {
+            &self.every
+        }
+    }
+}
+
 impl Default for TableName {
     fn default() -> Self {
         Self {

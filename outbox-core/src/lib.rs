@@ -39,7 +39,7 @@ pub use guarded::{
     judge_schema_version, renewal_result, renewal_results, save_result, Guarded, GuardedRows,
     DELETE_BATCH,
 };
-pub use ident::{without_lines_naming, TableName, MAX_IDENTIFIER_BYTES};
+pub use ident::{without_lines_naming, SliceForms, TableName, MAX_IDENTIFIER_BYTES};
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;
 pub use migration::{latest_version, Migration};

@@ -1,12 +1,12 @@
 //! The SQL of every operation, loaded from `sql/` and rendered once for one table.
 
-use outbox_core::TableName;
+use outbox_core::{SliceForms, TableName};
 
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug)]
 pub(crate) struct Statements {
-    pub(crate) claim: BySlice,
-    pub(crate) claim_ordered: BySlice,
+    pub(crate) claim: SliceForms,
+    pub(crate) claim_ordered: SliceForms,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
     pub(crate) get: String,
@@ -24,8 +24,8 @@ impl Statements {
     /// values are never substituted, only bound.
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim: BySlice::render(table, include_str!("../sql/claim.sql")),
-            claim_ordered: BySlice::render(table, include_str!("../sql/claim_ordered.sql")),
+            claim: by_slice(table, include_str!("../sql/claim.sql")),
+            claim_ordered: by_slice(table, include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
@@ -40,31 +40,11 @@ impl Statements {
     }
 }
 
-/// A claim in two forms: of every slice (the template's `{slice_args}` line left out: the
-/// seven-argument function) and of one slice (the line kept: the nine-argument one).
-#[derive(Debug, Clone)]
-pub(crate) struct BySlice {
-    every: String,
-    one: String,
-}
-
-impl BySlice {
-    fn render(table: &TableName, template: &str) -> Self {
-        let every = outbox_core::without_lines_naming(template, "{slice_args}");
-        Self {
-            every: table.render(&every),
-            one: table.render(&template.replace(" {slice_args}", "")),
-        }
-    }
-
-    /// The form for a request of one slice, or of every slice.
-    pub(crate) fn pick(&self, sliced: bool) -> &str {
-        if sliced {
-            &self.one
-        } else {
-            &self.every
-        }
-    }
+/// A claim in two forms (see [`SliceForms`]): of every slice (the template's
+/// `{slice_args}` line left out: the function without slice arguments) and of one slice
+/// (the line kept: the function with them).
+fn by_slice(table: &TableName, template: &str) -> SliceForms {
+    SliceForms::render(table, template, " {slice_args}", "")
 }
 
 #[cfg(test)]

@@ -33,9 +33,9 @@ impl SqliteClaimStore {
         let expires = normalize_time(now + req.lease);
         let mut tx = self.write_tx().await?;
         let statement = if req.ordered {
-            self.sql.claim_ordered.pick(req.slice)
+            self.sql.claim_ordered.pick(req.slice.is_some())
         } else {
-            self.sql.claim.pick(req.slice)
+            self.sql.claim.pick(req.slice.is_some())
         };
         let rows = sqlx::query(statement)
             .bind(req.owner.clone())

@@ -1,18 +1,18 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
-use outbox_core::TableName;
+use outbox_core::{SliceForms, TableName};
 
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug, Clone)]
 pub(crate) struct Statements {
-    pub(crate) claim: BySlice,
-    pub(crate) claim_ordered: BySlice,
+    pub(crate) claim: SliceForms,
+    pub(crate) claim_ordered: SliceForms,
     pub(crate) complete_batch: String,
     pub(crate) save_stamped: String,
     pub(crate) renew: String,
     pub(crate) get: String,
-    pub(crate) find_pending: BySlice,
-    pub(crate) find_retry_ready: BySlice,
+    pub(crate) find_pending: SliceForms,
+    pub(crate) find_retry_ready: SliceForms,
     pub(crate) prune_delivered: String,
     pub(crate) insert_batch: String,
     pub(crate) insert_one: String,
@@ -27,14 +27,14 @@ pub(crate) struct Statements {
 impl Statements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim: BySlice::render(table, include_str!("../sql/claim.sql")),
-            claim_ordered: BySlice::render(table, include_str!("../sql/claim_ordered.sql")),
+            claim: by_slice(table, include_str!("../sql/claim.sql")),
+            claim_ordered: by_slice(table, include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             save_stamped: table.render(include_str!("../sql/save_stamped.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
-            find_pending: BySlice::render(table, include_str!("../sql/find_pending.sql")),
-            find_retry_ready: BySlice::render(table, include_str!("../sql/find_retry_ready.sql")),
+            find_pending: by_slice(table, include_str!("../sql/find_pending.sql")),
+            find_retry_ready: by_slice(table, include_str!("../sql/find_retry_ready.sql")),
             prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
             insert_batch: table.render(include_str!("../sql/insert_batch.sql")),
             insert_one: table.render(include_str!("../sql/insert_one.sql")),
@@ -48,32 +48,14 @@ impl Statements {
     }
 }
 
-/// A statement in two forms: for every slice (its template's lines that name the slice
-/// hash left out, so the common claim pays nothing for slices), and for one slice (the
-/// slice hash spelled out, `sql/slice_hash.sql`). Both take the same parameters; SQLite
-/// leaves those a statement does not name unbound.
-#[derive(Debug, Clone)]
-pub(crate) struct BySlice {
-    every: String,
-    one: String,
-}
-
-impl BySlice {
-    fn render(table: &TableName, template: &str) -> Self {
-        let every = outbox_core::without_lines_naming(template, "{slice_hash}");
-        let one = template.replace("{slice_hash}", include_str!("../sql/slice_hash.sql"));
-        Self {
-            every: table.render(&every),
-            one: table.render(&one),
-        }
-    }
-
-    /// The form for a request with `slice`, or without one.
-    pub(crate) fn pick(&self, slice: Option<outbox_core::Slice>) -> &str {
-        if slice.is_some() {
-            &self.one
-        } else {
-            &self.every
-        }
-    }
+/// A statement in two forms (see [`SliceForms`]): the slice hash spelled out
+/// (`sql/slice_hash.sql`) where its template names `{slice_hash}`. Both forms take the
+/// same parameters; SQLite leaves those a statement does not name unbound.
+fn by_slice(table: &TableName, template: &str) -> SliceForms {
+    SliceForms::render(
+        table,
+        template,
+        "{slice_hash}",
+        include_str!("../sql/slice_hash.sql"),
+    )
 }

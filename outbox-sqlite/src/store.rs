@@ -237,11 +237,12 @@ impl OutboxStore for SqliteClaimStore {
     }
 
     async fn find_pending(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
-        self.find(self.sql.find_pending.pick(req.slice), req).await
+        self.find(self.sql.find_pending.pick(req.slice.is_some()), req)
+            .await
     }
 
     async fn find_retry_ready(&self, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
-        self.find(self.sql.find_retry_ready.pick(req.slice), req)
+        self.find(self.sql.find_retry_ready.pick(req.slice.is_some()), req)
             .await
     }
 
