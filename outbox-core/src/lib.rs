@@ -14,6 +14,7 @@ mod limits;
 mod memory;
 pub mod metric_names;
 mod migration;
+mod migrator;
 mod model;
 mod observe;
 #[cfg(any(feature = "portable-sqlite", feature = "portable-postgres"))]
@@ -43,6 +44,7 @@ pub use ident::{without_lines_naming, SliceForms, TableName, MAX_IDENTIFIER_BYTE
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;
 pub use migration::{latest_version, Migration};
+pub use migrator::{Migrate, Migrator};
 pub use model::slice_hash;
 pub use model::{
     Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult,

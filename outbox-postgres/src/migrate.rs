@@ -1,7 +1,7 @@
 //! The PostgreSQL schema: numbered migrations the host applies explicitly.
 
-use outbox_core::{latest_version, Migration, OutboxError, Result, TableName};
-use tokio_postgres::Client;
+use outbox_core::{async_trait, Migrate, Migration, Migrator, OutboxError, Result, TableName};
+use tokio_postgres::{Client, Transaction};
 
 static MIGRATIONS: [Migration; 6] = [
     Migration {
@@ -42,94 +42,108 @@ static MIGRATIONS: [Migration; 6] = [
     },
 ];
 
-const MIGRATIONS_TABLE: &str = include_str!("../sql/migrations_table.sql");
-pub(crate) const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");
-const RECORD_MIGRATION: &str = include_str!("../sql/record_migration.sql");
+/// The PostgreSQL schema and its bookkeeping, for the core's migrator.
+static MIGRATOR: Migrator = Migrator {
+    migrations: &MIGRATIONS,
+    create_bookkeeping: include_str!("../sql/migrations/create_bookkeeping.sql"),
+    recorded_version: RECORDED_VERSION,
+    record: include_str!("../sql/migrations/record.sql"),
+    drop_bookkeeping: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    render: TableName::render,
+    record_parameters: "$1, $2",
+    record_literals: |m| format!("{}, '{}'", m.version, m.name),
+    script_frame: ("BEGIN;\n", "COMMIT;\n"),
+};
+
+pub(crate) const RECORDED_VERSION: &str = include_str!("../sql/migrations/recorded_version.sql");
+const LOCK: &str = include_str!("../sql/migrations/lock.sql");
 
 /// The migrations of the PostgreSQL schema, oldest first.
 pub fn migrations() -> &'static [Migration] {
-    &MIGRATIONS
+    MIGRATOR.migrations
 }
 
 /// The schema version this build of the store requires.
 pub fn required_version() -> i64 {
-    latest_version(&MIGRATIONS)
+    MIGRATOR.required_version()
 }
 
 /// The whole schema as one SQL script, for hosts that apply migrations with their own tools.
 pub fn migration_script(table: &TableName) -> String {
-    let mut script = String::from("BEGIN;\n");
-    script.push_str(&table.render(MIGRATIONS_TABLE));
-    for m in &MIGRATIONS {
-        script.push_str(&format!("\n-- migration {}: {}\n", m.version, m.name));
-        script.push_str(&table.render(m.up));
-        script.push_str(&format!(
-            "\n{};\n",
-            table
-                .render(RECORD_MIGRATION)
-                .replace("$1, $2", &format!("{}, '{}'", m.version, m.name))
-        ));
-    }
-    script.push_str("COMMIT;\n");
-    script
+    MIGRATOR.script(table)
 }
 
 fn db_err(e: tokio_postgres::Error) -> OutboxError {
     crate::error::map_err(e)
 }
 
+/// A transaction the core's migrator runs on; dropped before its end, it rolls back.
+struct OnTransaction<'a>(Option<Transaction<'a>>);
+
+impl<'a> OnTransaction<'a> {
+    fn tx(&self) -> Result<&Transaction<'a>> {
+        self.0.as_ref().ok_or_else(|| OutboxError::Database {
+            message: "the migration transaction has ended".into(),
+            source: None,
+        })
+    }
+}
+
+#[async_trait]
+impl Migrate for OnTransaction<'_> {
+    async fn begin_locked(&mut self, table: &TableName) -> Result<()> {
+        self.tx()?
+            .execute(LOCK, &[&table.qualified()])
+            .await
+            .map(drop)
+            .map_err(db_err)
+    }
+
+    async fn run_script(&mut self, sql: &str) -> Result<()> {
+        self.tx()?.batch_execute(sql).await.map_err(db_err)
+    }
+
+    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
+        Ok(self.tx()?.query_one(sql, &[]).await.map_err(db_err)?.get(0))
+    }
+
+    async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
+        self.tx()?
+            .execute(sql, &[&m.version, &m.name])
+            .await
+            .map(drop)
+            .map_err(db_err)
+    }
+
+    async fn end(&mut self, outcome: Result<()>) -> Result<()> {
+        let tx = self.0.take();
+        match (outcome, tx) {
+            (Ok(()), Some(tx)) => tx.commit().await.map_err(db_err),
+            // Dropping the transaction rolls it back.
+            (outcome, _) => outcome,
+        }
+    }
+}
+
 /// Applies every migration the database does not have yet in one transaction, serialized
 /// against concurrent migrators by an advisory lock; returns the resulting version.
 pub async fn migrate(client: &mut Client, table: &TableName) -> Result<i64> {
     let tx = client.transaction().await.map_err(db_err)?;
-    // One lock per qualified table name, so two hosts migrating at once take turns.
-    tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtext($1))",
-        &[&table.qualified()],
-    )
-    .await
-    .map_err(db_err)?;
-    tx.batch_execute(&table.render(MIGRATIONS_TABLE))
-        .await
-        .map_err(db_err)?;
-    let current: Option<i64> = tx
-        .query_one(&table.render(SCHEMA_VERSION), &[])
-        .await
-        .map_err(db_err)?
-        .get(0);
-    for m in MIGRATIONS
-        .iter()
-        .filter(|m| m.version > current.unwrap_or(0))
-    {
-        tx.batch_execute(&table.render(m.up))
-            .await
-            .map_err(db_err)?;
-        tx.execute(&table.render(RECORD_MIGRATION), &[&m.version, &m.name])
-            .await
-            .map_err(db_err)?;
-    }
-    tx.commit().await.map_err(db_err)?;
-    Ok(required_version())
+    MIGRATOR.migrate(&mut OnTransaction(Some(tx)), table).await
 }
 
 /// Reverts every migration, newest first, and drops the bookkeeping table.
 pub async fn migrate_down(client: &mut Client, table: &TableName) -> Result<()> {
     let tx = client.transaction().await.map_err(db_err)?;
-    for m in MIGRATIONS.iter().rev() {
-        tx.batch_execute(&table.render(m.down))
-            .await
-            .map_err(db_err)?;
-    }
-    tx.batch_execute(&table.render("DROP TABLE IF EXISTS {schema_prefix}\"{name}_migrations\""))
+    MIGRATOR
+        .migrate_down(&mut OnTransaction(Some(tx)), table)
         .await
-        .map_err(db_err)?;
-    tx.commit().await.map_err(db_err)
 }
 
 /// Fails with a clear error unless the schema is at exactly the required version.
 pub async fn check_schema(client: &Client, table: &TableName) -> Result<()> {
     let found: Option<i64> = client
-        .query_one(&table.render(SCHEMA_VERSION), &[])
+        .query_one(&table.render(RECORDED_VERSION), &[])
         .await
         .map_err(db_err)?
         .get(0);
@@ -138,5 +152,5 @@ pub async fn check_schema(client: &Client, table: &TableName) -> Result<()> {
 
 /// Judges the version the schema-version query found.
 pub(crate) fn judge_version(found: Option<i64>, table: &TableName) -> Result<()> {
-    outbox_core::judge_schema_version(found, required_version(), &table.qualified())
+    MIGRATOR.judge(found, &table.qualified())
 }

@@ -73,7 +73,7 @@ impl PgClaimStore {
             tls,
             deadline: call_timeout.0,
         };
-        let rows = connection::query(&db, &table.render(migrate::SCHEMA_VERSION), &[]).await?;
+        let rows = connection::query(&db, &table.render(migrate::RECORDED_VERSION), &[]).await?;
         let found: Option<i64> = rows
             .first()
             .map(|r| r.try_get(0))

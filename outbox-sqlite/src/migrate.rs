@@ -1,6 +1,6 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
-use outbox_core::{latest_version, Migration, Result, TableName};
+use outbox_core::{async_trait, Migrate, Migration, Migrator, OutboxError, Result, TableName};
 use sqlx::{SqliteConnection, SqlitePool};
 
 use crate::connection::WriteTx;
@@ -33,75 +33,94 @@ static MIGRATIONS: [Migration; 4] = [
     },
 ];
 
-const MIGRATIONS_TABLE: &str = include_str!("../sql/migrations_table.sql");
-const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");
-const RECORD_MIGRATION: &str = include_str!("../sql/record_migration.sql");
+/// The SQLite schema and its bookkeeping, for the core's migrator.
+static MIGRATOR: Migrator = Migrator {
+    migrations: &MIGRATIONS,
+    create_bookkeeping: include_str!("../sql/migrations/create_bookkeeping.sql"),
+    recorded_version: RECORDED_VERSION,
+    record: include_str!("../sql/migrations/record.sql"),
+    drop_bookkeeping: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    render: TableName::render,
+    record_parameters: "?1, ?2, ?3",
+    record_literals: |m| format!("{}, '{}', 0", m.version, m.name),
+    script_frame: ("", ""),
+};
+
+const RECORDED_VERSION: &str = include_str!("../sql/migrations/recorded_version.sql");
 
 /// The migrations of the SQLite schema, oldest first.
 pub fn migrations() -> &'static [Migration] {
-    &MIGRATIONS
+    MIGRATOR.migrations
 }
 
 /// The schema version this build of the store requires.
 pub fn required_version() -> i64 {
-    latest_version(&MIGRATIONS)
+    MIGRATOR.required_version()
 }
 
 /// The whole schema as one SQL script, for hosts that apply migrations with their own tools.
 pub fn migration_script(table: &TableName) -> String {
-    let mut script = table.render(MIGRATIONS_TABLE);
-    for m in &MIGRATIONS {
-        script.push_str(&format!("\n-- migration {}: {}\n", m.version, m.name));
-        script.push_str(&table.render(m.up));
-        script.push_str(&format!(
-            "\n{};\n",
-            table
-                .render(RECORD_MIGRATION)
-                .replace("?1, ?2, ?3", &format!("{}, '{}', 0", m.version, m.name))
-        ));
-    }
-    script
+    MIGRATOR.script(table)
 }
 
-/// Applies every migration the database does not have yet, each in its own immediate
-/// transaction; returns the resulting version. Safe to run concurrently and repeatedly.
-pub async fn migrate(pool: &SqlitePool, table: &TableName) -> Result<i64> {
-    script(&table.render(MIGRATIONS_TABLE))
-        .execute(pool)
-        .await
-        .map_err(map_err)?;
-    for m in &MIGRATIONS {
-        let mut tx = WriteTx::begin(pool).await?;
-        let applied = apply_if_missing(&mut tx, table, m).await;
-        tx.finish(applied).await?;
-    }
-    Ok(required_version())
+/// The pool the core's migrator runs on, and the immediate transaction (SQLite's write
+/// lock, which makes concurrent migrators take turns) it holds while it runs.
+struct OnPool<'a> {
+    pool: &'a SqlitePool,
+    tx: Option<WriteTx>,
 }
 
-/// Applies `m` on `conn` (inside the caller's transaction) unless the database has it.
-async fn apply_if_missing(
-    conn: &mut SqliteConnection,
-    table: &TableName,
-    m: &Migration,
-) -> Result<()> {
-    let current: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(map_err)?;
-    if current.unwrap_or(0) < m.version {
-        script(&table.render(m.up))
-            .execute(&mut *conn)
+impl OnPool<'_> {
+    fn tx(&mut self) -> Result<&mut SqliteConnection> {
+        match self.tx.as_mut() {
+            Some(tx) => Ok(&mut **tx),
+            None => Err(OutboxError::Database {
+                message: "the migration transaction has not begun".into(),
+                source: None,
+            }),
+        }
+    }
+}
+
+#[async_trait]
+impl Migrate for OnPool<'_> {
+    async fn begin_locked(&mut self, _table: &TableName) -> Result<()> {
+        self.tx = Some(WriteTx::begin(self.pool).await?);
+        Ok(())
+    }
+
+    async fn run_script(&mut self, sql: &str) -> Result<()> {
+        script(sql)
+            .execute(self.tx()?)
             .await
-            .map_err(map_err)?;
-        sqlx::query(&table.render(RECORD_MIGRATION))
+            .map(drop)
+            .map_err(map_err)
+    }
+
+    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
+        sqlx::query_scalar(sql)
+            .fetch_one(self.tx()?)
+            .await
+            .map_err(map_err)
+    }
+
+    async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
+        sqlx::query(sql)
             .bind(m.version)
             .bind(m.name)
             .bind(chrono::Utc::now().timestamp_micros())
-            .execute(&mut *conn)
+            .execute(self.tx()?)
             .await
-            .map_err(map_err)?;
+            .map(drop)
+            .map_err(map_err)
     }
-    Ok(())
+
+    async fn end(&mut self, outcome: Result<()>) -> Result<()> {
+        match self.tx.take() {
+            Some(tx) => tx.finish(outcome).await,
+            None => outcome,
+        }
+    }
 }
 
 /// A multi-statement script; SQLite runs every statement of it, in order. Not cached.
@@ -109,24 +128,26 @@ fn script(sql: &str) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::Sqlit
     sqlx::query(sql).persistent(false)
 }
 
+/// Applies every migration the database does not have yet, in one immediate transaction;
+/// returns the resulting version. Safe to run concurrently and repeatedly.
+pub async fn migrate(pool: &SqlitePool, table: &TableName) -> Result<i64> {
+    MIGRATOR
+        .migrate(&mut OnPool { pool, tx: None }, table)
+        .await
+}
+
 /// Reverts every migration, newest first, and drops the bookkeeping table.
 pub async fn migrate_down(pool: &SqlitePool, table: &TableName) -> Result<()> {
-    for m in MIGRATIONS.iter().rev() {
-        script(&table.render(m.down))
-            .execute(pool)
-            .await
-            .map_err(map_err)?;
-    }
-    let drop = table.render("DROP TABLE IF EXISTS {schema_prefix}{name}_migrations");
-    script(&drop).execute(pool).await.map_err(map_err)?;
-    Ok(())
+    MIGRATOR
+        .migrate_down(&mut OnPool { pool, tx: None }, table)
+        .await
 }
 
 /// Fails with a clear error unless the schema is at exactly the required version.
 pub async fn check_schema(pool: &SqlitePool, table: &TableName) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar(&table.render(SCHEMA_VERSION))
+    let found: Option<i64> = sqlx::query_scalar(&table.render(RECORDED_VERSION))
         .fetch_one(pool)
         .await
         .map_err(map_err)?;
-    outbox_core::judge_schema_version(found, required_version(), &table.qualified())
+    MIGRATOR.judge(found, &table.qualified())
 }

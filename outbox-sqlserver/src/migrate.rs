@@ -1,7 +1,7 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::{latest_version, Migration, Result, TableName};
+use outbox_core::{async_trait, Migrate, Migration, Migrator, Result, TableName};
 use tiberius::{Client, Row};
 
 use crate::error::map_err;
@@ -22,43 +22,45 @@ static MIGRATIONS: [Migration; 2] = [
     },
 ];
 
-const MIGRATIONS_TABLE: &str = include_str!("../sql/migrations_table.sql");
-const SCHEMA_VERSION: &str = include_str!("../sql/schema_version.sql");
-const RECORD_MIGRATION: &str = include_str!("../sql/record_migration.sql");
-const MIGRATION_LOCK: &str = include_str!("../sql/migration_lock.sql");
+/// The SQL Server schema and its bookkeeping, for the core's migrator.
+static MIGRATOR: Migrator = Migrator {
+    migrations: &MIGRATIONS,
+    create_bookkeeping: include_str!("../sql/migrations/create_bookkeeping.sql"),
+    recorded_version: include_str!("../sql/migrations/recorded_version.sql"),
+    record: include_str!("../sql/migrations/record.sql"),
+    drop_bookkeeping: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    render,
+    record_parameters: "@P1, @P2",
+    record_literals: |m| format!("{}, N'{}'", m.version, m.name),
+    script_frame: (
+        "SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n",
+        "\nCOMMIT TRANSACTION;\n",
+    ),
+};
+
+const LOCK: &str = include_str!("../sql/migrations/lock.sql");
 
 /// Every migration, in order.
 pub fn migrations() -> &'static [Migration] {
-    &MIGRATIONS
+    MIGRATOR.migrations
 }
 
 /// The schema version this build of the store requires.
 pub fn required_version() -> i64 {
-    latest_version(&MIGRATIONS)
+    MIGRATOR.required_version()
 }
 
 /// Every migration as one T-SQL script for `table`, in one transaction, for operators
 /// who apply schema changes with their own tools (sqlcmd, a deployment pipeline).
 pub fn migration_script(table: &TableName) -> String {
-    let mut script = String::from("SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n");
-    script.push_str(&render(table, MIGRATIONS_TABLE));
-    for m in &MIGRATIONS {
-        script.push_str(&format!("\n-- migration {}: {}\n", m.version, m.name));
-        script.push_str(&render(table, m.up));
-        script.push_str(&render(
-            table,
-            &RECORD_MIGRATION.replace("@P1, @P2", &format!("{}, N'{}'", m.version, m.name)),
-        ));
-    }
-    script.push_str("\nCOMMIT TRANSACTION;\n");
-    script
+    MIGRATOR.script(table)
 }
 
 pub(crate) fn schema_version_sql(table: &TableName) -> String {
-    render(table, SCHEMA_VERSION)
+    render(table, MIGRATOR.recorded_version)
 }
 
-/// The version a `schema_version.sql` result holds.
+/// The version a `recorded_version.sql` result holds.
 pub(crate) fn version_of(rows: &[Row]) -> Result<Option<i64>> {
     match rows.first() {
         Some(r) => r.try_get::<i64, _>("version").map_err(map_err),
@@ -66,19 +68,66 @@ pub(crate) fn version_of(rows: &[Row]) -> Result<Option<i64>> {
     }
 }
 
-async fn run<S>(
-    client: &mut Client<S>,
-    sql: &str,
-) -> std::result::Result<(), tiberius::error::Error>
+async fn run<S>(client: &mut Client<S>, sql: &str) -> Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    client
-        .simple_query(sql)
-        .await?
-        .into_results()
-        .await
-        .map(drop)
+    let results = client.simple_query(sql).await.map_err(map_err)?;
+    results.into_results().await.map(drop).map_err(map_err)
+}
+
+/// The client the core's migrator runs on.
+struct OnClient<'a, S>(&'a mut Client<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send;
+
+#[async_trait]
+impl<S> Migrate for OnClient<'_, S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    async fn begin_locked(&mut self, table: &TableName) -> Result<()> {
+        run(self.0, "SET XACT_ABORT ON; BEGIN TRANSACTION;").await?;
+        let resource = format!("outbox-migrate:{}", render(table, "{table}"));
+        let locked = async {
+            let results = self.0.query(LOCK, &[&resource]).await.map_err(map_err)?;
+            results.into_results().await.map(drop).map_err(map_err)
+        }
+        .await;
+        if locked.is_err() {
+            return self.end(locked).await;
+        }
+        Ok(())
+    }
+
+    async fn run_script(&mut self, sql: &str) -> Result<()> {
+        run(self.0, sql).await
+    }
+
+    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
+        let results = self.0.simple_query(sql).await.map_err(map_err)?;
+        version_of(&results.into_first_result().await.map_err(map_err)?)
+    }
+
+    async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
+        let results = self
+            .0
+            .query(sql, &[&m.version, &m.name])
+            .await
+            .map_err(map_err)?;
+        results.into_results().await.map(drop).map_err(map_err)
+    }
+
+    async fn end(&mut self, outcome: Result<()>) -> Result<()> {
+        match outcome {
+            Ok(()) => run(self.0, "COMMIT TRANSACTION;").await,
+            Err(e) => {
+                // XACT_ABORT has rolled back already unless the error was raised before it.
+                let _ = run(self.0, "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;").await;
+                Err(e)
+            }
+        }
+    }
 }
 
 /// Applies the migrations `table` lacks, in one transaction that holds an application
@@ -88,42 +137,7 @@ pub async fn migrate<S>(client: &mut Client<S>, table: &TableName) -> Result<i64
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let steps = async {
-        run(client, "SET XACT_ABORT ON; BEGIN TRANSACTION;").await?;
-        let resource = format!("outbox-migrate:{}", render(table, "{table}"));
-        client
-            .query(MIGRATION_LOCK, &[&resource])
-            .await?
-            .into_results()
-            .await?;
-        run(client, &render(table, MIGRATIONS_TABLE)).await?;
-        let rows = client
-            .simple_query(schema_version_sql(table))
-            .await?
-            .into_first_result()
-            .await?;
-        let current = rows
-            .first()
-            .map(|r| r.try_get::<i64, _>("version"))
-            .transpose()?
-            .flatten()
-            .unwrap_or(0);
-        for m in MIGRATIONS.iter().filter(|m| m.version > current) {
-            run(client, &render(table, m.up)).await?;
-            client
-                .query(render(table, RECORD_MIGRATION), &[&m.version, &m.name])
-                .await?
-                .into_results()
-                .await?;
-        }
-        run(client, "COMMIT TRANSACTION;").await
-    };
-    if let Err(e) = steps.await {
-        // XACT_ABORT has rolled back already unless the error was raised before it.
-        let _ = run(client, "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;").await;
-        return Err(map_err(e));
-    }
-    Ok(required_version())
+    MIGRATOR.migrate(&mut OnClient(client), table).await
 }
 
 /// Reverts every migration of `table` and drops its migrations table (test and teardown
@@ -132,16 +146,7 @@ pub async fn migrate_down<S>(client: &mut Client<S>, table: &TableName) -> Resul
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let mut script = String::from("SET XACT_ABORT ON; BEGIN TRANSACTION;\n");
-    for m in MIGRATIONS.iter().rev() {
-        script.push_str(&render(table, m.down));
-        script.push('\n');
-    }
-    script.push_str(&render(
-        table,
-        "DROP TABLE IF EXISTS {migrations};\nCOMMIT TRANSACTION;",
-    ));
-    run(client, &script).await.map_err(map_err)
+    MIGRATOR.migrate_down(&mut OnClient(client), table).await
 }
 
 /// Fails unless `table` is at [`required_version`].
@@ -149,18 +154,14 @@ pub async fn check_schema<S>(client: &mut Client<S>, table: &TableName) -> Resul
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let rows = client
-        .simple_query(schema_version_sql(table))
-        .await
-        .map_err(map_err)?
-        .into_first_result()
-        .await
-        .map_err(map_err)?;
-    judge_version(version_of(&rows)?, table)
+    let version = OnClient(client)
+        .recorded_version(&schema_version_sql(table))
+        .await?;
+    judge_version(version, table)
 }
 
 pub(crate) fn judge_version(found: Option<i64>, table: &TableName) -> Result<()> {
-    outbox_core::judge_schema_version(found, required_version(), &render(table, "{table}"))
+    MIGRATOR.judge(found, &render(table, "{table}"))
 }
 
 #[cfg(test)]
@@ -181,6 +182,11 @@ mod tests {
         ));
         assert!(!script.contains('{'), "unrendered placeholder: {script}");
         assert!(!script.contains("@P"), "a parameter in a script: {script}");
+    }
+
+    #[test]
+    fn the_migrator_is_well_formed() {
+        MIGRATOR.check().unwrap();
     }
 
     #[test]

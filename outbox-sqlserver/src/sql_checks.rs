@@ -426,16 +426,22 @@ fn every_statement_parses_as_t_sql() {
             include_str!("../sql/isolation.sql").to_owned(),
         ),
         (
-            "migrations_table.sql",
-            render(&table, include_str!("../sql/migrations_table.sql")),
+            "migrations/create_bookkeeping.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/create_bookkeeping.sql"),
+            ),
         ),
         (
-            "schema_version.sql",
-            render(&table, include_str!("../sql/schema_version.sql")),
+            "migrations/recorded_version.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/recorded_version.sql"),
+            ),
         ),
         (
-            "record_migration.sql",
-            render(&table, include_str!("../sql/record_migration.sql")),
+            "migrations/record.sql",
+            render(&table, include_str!("../sql/migrations/record.sql")),
         ),
     ] {
         sources.push((file.into(), sql));
@@ -498,10 +504,10 @@ fn keys_and_slices_as_the_claim_needs() {
 fn the_statements_sqlparser_cannot_read_are_known() {
     // EXEC with named arguments (sp_getapplock) is beyond sqlparser 0.59; the lock is
     // exercised by the migration tests against a server.
-    let lock = include_str!("../sql/migration_lock.sql");
+    let lock = include_str!("../sql/migrations/lock.sql");
     assert!(
         Parser::parse_sql(&MsSqlDialect {}, lock).is_err(),
-        "migration_lock.sql parses now: add it to the smoke test"
+        "migrations/lock.sql parses now: add it to the smoke test"
     );
     assert!(lock.contains("@LockOwner = 'Transaction'"));
 }

@@ -68,6 +68,40 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         .is_err());
 }
 
+/// A schema a newer release migrated is refused with both versions named, and left as it
+/// is.
+#[tokio::test]
+async fn a_schema_newer_than_this_build_is_refused_and_left_as_it_is() {
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let mut client = db.connect().await;
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    let latest = outbox_postgres::migrate(&mut client, &table).await.unwrap();
+    let bookkeeping = table.render("{schema_prefix}\"{name}_migrations\"");
+    client
+        .execute(
+            &format!("INSERT INTO {bookkeeping} (version, name) VALUES ($1, 'next')"),
+            &[&(latest + 1)],
+        )
+        .await
+        .unwrap();
+    let err = outbox_postgres::migrate(&mut client, &table)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, OutboxError::SchemaVersionMismatch { expected, found }
+            if expected == latest && found == latest + 1),
+        "{err}"
+    );
+    let recorded: i64 = client
+        .query_one(&format!("SELECT count(*) FROM {bookkeeping}"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(recorded, latest + 1);
+}
+
 #[tokio::test]
 async fn printed_script_creates_the_same_schema() {
     let Some(db) = PgTestDb::create().await else {

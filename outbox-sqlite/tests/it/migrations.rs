@@ -89,7 +89,7 @@ async fn version_2_rebuilds_a_populated_version_1_table_losslessly() {
     let table = TableName::default();
     let v1 = &outbox_sqlite::migrations()[0];
     let v2 = &outbox_sqlite::migrations()[1];
-    sqlx::raw_sql(&table.render(include_str!("../../sql/migrations_table.sql")))
+    sqlx::raw_sql(&table.render(include_str!("../../sql/migrations/create_bookkeeping.sql")))
         .execute(&pool)
         .await
         .unwrap();
@@ -97,7 +97,7 @@ async fn version_2_rebuilds_a_populated_version_1_table_losslessly() {
         .execute(&pool)
         .await
         .unwrap();
-    sqlx::query(&table.render(include_str!("../../sql/record_migration.sql")))
+    sqlx::query(&table.render(include_str!("../../sql/migrations/record.sql")))
         .bind(1_i64)
         .bind(v1.name)
         .bind(0_i64)
@@ -177,7 +177,7 @@ async fn version_3_marks_the_heads_of_the_keys_already_there() {
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(&dir).await;
     let table = TableName::default();
-    sqlx::raw_sql(&table.render(include_str!("../../sql/migrations_table.sql")))
+    sqlx::raw_sql(&table.render(include_str!("../../sql/migrations/create_bookkeeping.sql")))
         .execute(&pool)
         .await
         .unwrap();
@@ -186,7 +186,7 @@ async fn version_3_marks_the_heads_of_the_keys_already_there() {
             .execute(&pool)
             .await
             .unwrap();
-        sqlx::query(&table.render(include_str!("../../sql/record_migration.sql")))
+        sqlx::query(&table.render(include_str!("../../sql/migrations/record.sql")))
             .bind(m.version)
             .bind(m.name)
             .bind(0_i64)
@@ -251,4 +251,59 @@ async fn version_3_marks_the_heads_of_the_keys_already_there() {
         .unwrap();
     let topics: Vec<&str> = claimed.iter().map(|c| c.entry.topic.as_str()).collect();
     assert_eq!(topics, vec!["a2"], "b2 waits behind the failed b1");
+}
+
+/// One run applies every missing migration in one transaction: when a later one fails,
+/// the earlier ones of the same run are undone and nothing is recorded.
+#[tokio::test]
+async fn a_run_that_fails_part_way_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(&dir).await;
+    let table = TableName::default();
+    // Migration 2 creates this table; a leftover of the same name makes it fail.
+    sqlx::raw_sql("CREATE TABLE outbox_rebuild (x INTEGER)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = outbox_sqlite::migrate(&pool, &table).await.unwrap_err();
+    assert!(err.to_string().contains("outbox_rebuild"), "{err}");
+    let tables: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(tables, ["outbox_rebuild"], "migration 1 was kept");
+    sqlx::raw_sql("DROP TABLE outbox_rebuild")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let latest = outbox_sqlite::required_version();
+    assert_eq!(outbox_sqlite::migrate(&pool, &table).await.unwrap(), latest);
+}
+
+/// A schema a newer release migrated is refused with both versions named, and left as it
+/// is.
+#[tokio::test]
+async fn a_schema_newer_than_this_build_is_refused_and_left_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(&dir).await;
+    let table = TableName::default();
+    let latest = outbox_sqlite::migrate(&pool, &table).await.unwrap();
+    sqlx::query("INSERT INTO outbox_migrations (version, name, applied_at) VALUES (?, 'next', 0)")
+        .bind(latest + 1)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = outbox_sqlite::migrate(&pool, &table).await.unwrap_err();
+    assert!(
+        matches!(err, OutboxError::SchemaVersionMismatch { expected, found }
+            if expected == latest && found == latest + 1),
+        "{err}"
+    );
+    let recorded: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM outbox_migrations ORDER BY version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(recorded, (1..=latest + 1).collect::<Vec<_>>());
 }
