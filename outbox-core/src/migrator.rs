@@ -5,7 +5,8 @@
 
 use async_trait::async_trait;
 
-use crate::{latest_version, Migration, OutboxError, Result, TableName};
+use crate::store_kit::latest_version;
+use crate::{Migration, OutboxError, Result, TableName};
 
 /// A connection a [`Migrator`] applies migrations on: the few steps that differ between
 /// engines (how the run's transaction begins and takes its lock, how a script and a
@@ -147,7 +148,7 @@ impl Migrator {
     /// Whether `found` (the recorded version; `None`: never migrated) is the one this
     /// build requires; `table` names the table in the error.
     pub fn judge(&self, found: Option<i64>, table: &str) -> Result<()> {
-        crate::judge_schema_version(found, self.required_version(), table)
+        crate::store_kit::judge_schema_version(found, self.required_version(), table)
     }
 
     /// The migrations are numbered 1, 2, 3, … in order, and the record template spells

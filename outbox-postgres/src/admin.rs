@@ -2,9 +2,10 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::normalize_time;
 use outbox_core::{
-    normalize_time, CleanupStats, DeadLetterSelection, EmissionStatus, HeldSnapshot, ListRequest,
-    OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result, TableName,
+    CleanupStats, DeadLetterSelection, EmissionStatus, HeldSnapshot, ListRequest, OutboxAdmin,
+    OutboxEntry, OutboxError, OutboxStats, Result, TableName,
 };
 use uuid::Uuid;
 
@@ -112,7 +113,7 @@ impl OutboxAdmin for PgClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        outbox_core::check_list(req, &self.inner.limits)?;
+        outbox_core::store_kit::check_list(req, &self.inner.limits)?;
         let status = req.status.code();
         let after = req.after.map(|id| id.as_uuid());
         let limit = i64::from(req.limit);
@@ -146,7 +147,7 @@ impl OutboxAdmin for PgClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        outbox_core::check_requeue(from)?;
+        outbox_core::store_kit::check_requeue(from)?;
         let now = now.map(normalize_time);
         let id = selection(which);
         let status = from.code();
@@ -160,9 +161,9 @@ impl OutboxAdmin for PgClaimStore {
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
         let id = selection(which);
-        let batch = i64::from(outbox_core::DELETE_BATCH);
+        let batch = i64::from(outbox_core::store_kit::DELETE_BATCH);
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&id, &batch];
-        outbox_core::delete_in_batches(|| {
+        outbox_core::store_kit::delete_in_batches(|| {
             execute(&self.inner.db, &self.inner.admin_sql.purge, &params)
         })
         .await

@@ -1,8 +1,9 @@
 //! The claim half of the store ([`ClaimStore`]): claim, complete, renew.
 
+use outbox_core::store_kit::{claims_in_order, normalize_time};
 use outbox_core::{
-    async_trait, claims_in_order, normalize_time, Claim, ClaimRequest, ClaimStore,
-    CompletionRequest, RenewOutcome, RenewRequest, Result, TransitionResult,
+    async_trait, Claim, ClaimRequest, ClaimStore, CompletionRequest, RenewOutcome, RenewRequest,
+    Result, TransitionResult,
 };
 
 use std::time::Instant;

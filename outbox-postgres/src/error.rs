@@ -10,7 +10,7 @@ pub(crate) fn map_err(err: tokio_postgres::Error) -> OutboxError {
         .map(|db| db.message().to_owned())
         .unwrap_or_else(|| err.to_string());
     match err.code().map(|c| c.code().to_owned()) {
-        Some(state) => outbox_core::from_sqlstate(&state, message, Some(Box::new(err))),
+        Some(state) => outbox_core::store_kit::from_sqlstate(&state, message, Some(Box::new(err))),
         // No SQLSTATE: the client failed, not the server; a closed or broken connection.
         None if err.is_closed() || err.to_string().contains("connection") => {
             OutboxError::Connection {

@@ -1,6 +1,7 @@
 //! The PostgreSQL schema: numbered migrations the host applies explicitly.
 
-use outbox_core::{async_trait, Migrate, Migration, Migrator, OutboxError, Result, TableName};
+use outbox_core::store_kit::{Migrate, Migrator};
+use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use tokio_postgres::{Client, Transaction};
 
 static MIGRATIONS: [Migration; 6] = [

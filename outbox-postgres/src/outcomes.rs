@@ -5,9 +5,9 @@
 //! flag. So: no row means the entry does not exist; `applied` means this call wrote it;
 //! otherwise the returned row is the durable state that refused the write.
 
+use outbox_core::store_kit::{completion_results, renewal_results, GuardedRows};
 use outbox_core::{
-    completion_results, renewal_results, Claim, CompletionRequest, EntryId, GuardedRows,
-    OutboxEntry, RenewOutcome, Result, TransitionResult,
+    Claim, CompletionRequest, EntryId, OutboxEntry, RenewOutcome, Result, TransitionResult,
 };
 use tokio_postgres::Row;
 

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::{normalize_time, save_result, Guarded};
 use outbox_core::{
-    async_trait, normalize_time, save_result, Capabilities, EntryId, FindRequest, Guarded,
-    NewEntry, OutboxEntry, OutboxStore, PruneRequest, Result, StoreLimits, TargetState,
-    TransitionResult, WakeSignal,
+    async_trait, Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore,
+    PruneRequest, Result, StoreLimits, TargetState, TransitionResult, WakeSignal,
 };
 use tokio_postgres::types::ToSql;
 

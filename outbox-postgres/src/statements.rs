@@ -1,6 +1,7 @@
 //! The SQL of every operation, loaded from `sql/` and rendered once for one table.
 
-use outbox_core::{SliceForms, TableName};
+use outbox_core::store_kit::SliceForms;
+use outbox_core::TableName;
 
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug)]

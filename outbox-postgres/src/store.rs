@@ -35,7 +35,7 @@ pub(crate) struct Inner {
     /// The table has the indexes claims in per-key order walk.
     pub(crate) ordered: bool,
     /// Where each kind of claim starts its walk of the pending index.
-    pub(crate) starts: outbox_core::ClaimStarts,
+    pub(crate) starts: outbox_core::store_kit::ClaimStarts,
 }
 
 impl PgClaimStore {
@@ -105,7 +105,7 @@ impl PgClaimStore {
                 channel,
                 listener,
                 ordered: prepared,
-                starts: outbox_core::ClaimStarts::new(full_walk_every.0),
+                starts: outbox_core::store_kit::ClaimStarts::new(full_walk_every.0),
             }),
         })
     }

@@ -63,7 +63,7 @@ impl OutboxAdmin for SqliteClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        outbox_core::check_list(req, &self.config.limits)?;
+        outbox_core::store_kit::check_list(req, &self.config.limits)?;
         sqlx::query(&self.sql.list_entries)
             .bind(i64::from(req.status.code()))
             .bind(req.topic.clone())
@@ -79,7 +79,7 @@ impl OutboxAdmin for SqliteClaimStore {
 
     async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
         let n: i64 = sqlx::query_scalar(&self.sql.count_delivered_before)
-            .bind(micros(outbox_core::normalize_time(before)))
+            .bind(micros(outbox_core::store_kit::normalize_time(before)))
             .fetch_one(&self.pool)
             .await
             .map_err(map_err)?;
@@ -95,7 +95,7 @@ impl OutboxAdmin for SqliteClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        outbox_core::check_requeue(from)?;
+        outbox_core::store_kit::check_requeue(from)?;
         let now = self.now(now);
         self.detached(move |store| async move {
             let mut tx = store.write_tx().await?;
@@ -112,12 +112,12 @@ impl OutboxAdmin for SqliteClaimStore {
     }
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::delete_in_batches(|| {
+        outbox_core::store_kit::delete_in_batches(|| {
             self.detached(move |store| async move {
                 let mut tx = store.write_tx().await?;
                 let done = sqlx::query(&store.sql.purge_dead_letters)
                     .bind(selection_id(which))
-                    .bind(i64::from(outbox_core::DELETE_BATCH))
+                    .bind(i64::from(outbox_core::store_kit::DELETE_BATCH))
                     .execute(&mut *tx)
                     .await
                     .map_err(map_err);

@@ -2,9 +2,10 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::normalize_time;
 use outbox_core::{
-    normalize_time, Claim, ClaimRequest, ClaimStore, CompletionRequest, OutboxEntry, OutboxError,
-    RenewOutcome, RenewRequest, Result, TransitionOutcome, TransitionResult,
+    Claim, ClaimRequest, ClaimStore, CompletionRequest, OutboxEntry, OutboxError, RenewOutcome,
+    RenewRequest, Result, TransitionOutcome, TransitionResult,
 };
 use uuid::Uuid;
 

@@ -1,6 +1,7 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
-use outbox_core::{async_trait, Migrate, Migration, Migrator, OutboxError, Result, TableName};
+use outbox_core::store_kit::{Migrate, Migrator};
+use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::{SqliteConnection, SqlitePool};
 
 use crate::connection::WriteTx;

@@ -1,6 +1,7 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
-use outbox_core::{SliceForms, TableName};
+use outbox_core::store_kit::SliceForms;
+use outbox_core::TableName;
 
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug, Clone)]

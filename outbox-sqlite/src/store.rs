@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::normalize_time;
 use outbox_core::{
-    normalize_time, Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxError,
-    OutboxStore, PruneRequest, Result, StoreLimits, TableName, TargetState, TransitionOutcome,
-    TransitionResult,
+    Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxError, OutboxStore,
+    PruneRequest, Result, StoreLimits, TableName, TargetState, TransitionOutcome, TransitionResult,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool};

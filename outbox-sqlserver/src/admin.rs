@@ -55,7 +55,7 @@ impl OutboxAdmin for SqlServerClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        outbox_core::check_list(req, &self.inner.limits)?;
+        outbox_core::store_kit::check_list(req, &self.inner.limits)?;
         let rows = self
             .query(&self.inner.sql.list, &params::list(req)?)
             .await?;
@@ -77,7 +77,7 @@ impl OutboxAdmin for SqlServerClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        outbox_core::check_requeue(from)?;
+        outbox_core::store_kit::check_requeue(from)?;
         self.count(
             &self.inner.sql.requeue,
             &params::requeue(now, which, from),
@@ -87,9 +87,11 @@ impl OutboxAdmin for SqlServerClaimStore {
     }
 
     async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        let batch = i32::try_from(outbox_core::DELETE_BATCH).unwrap_or(i32::MAX);
+        let batch = i32::try_from(outbox_core::store_kit::DELETE_BATCH).unwrap_or(i32::MAX);
         let params = params::purge(which, batch);
-        outbox_core::delete_in_batches(|| self.count(&self.inner.sql.purge, &params, "deleted"))
-            .await
+        outbox_core::store_kit::delete_in_batches(|| {
+            self.count(&self.inner.sql.purge, &params, "deleted")
+        })
+        .await
     }
 }

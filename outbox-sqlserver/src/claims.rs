@@ -1,9 +1,9 @@
 //! The claim half of the store ([`ClaimStore`]): claim, complete, renew.
 
+use outbox_core::store_kit::{claims_in_order, completion_results, renewal_results, GuardedRows};
 use outbox_core::{
-    async_trait, claims_in_order, completion_results, renewal_results, Claim, ClaimRequest,
-    ClaimStore, CompletionRequest, EntryId, GuardedRows, OutboxEntry, RenewOutcome, RenewRequest,
-    Result, TransitionResult,
+    async_trait, Claim, ClaimRequest, ClaimStore, CompletionRequest, EntryId, OutboxEntry,
+    RenewOutcome, RenewRequest, Result, TransitionResult,
 };
 use tiberius::Row;
 

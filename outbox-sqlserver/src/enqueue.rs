@@ -3,7 +3,8 @@
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::{normalize_time, EntryId, NewEntry, OutboxEntry, OutboxError, Result};
+use outbox_core::store_kit::normalize_time;
+use outbox_core::{EntryId, NewEntry, OutboxEntry, OutboxError, Result};
 use tiberius::{Client, ColumnData, IntoSql, ToSql};
 use uuid::Uuid;
 

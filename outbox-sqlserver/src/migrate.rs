@@ -1,7 +1,8 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::{async_trait, Migrate, Migration, Migrator, Result, TableName};
+use outbox_core::store_kit::{Migrate, Migrator};
+use outbox_core::{async_trait, Migration, Result, TableName};
 use tiberius::{Client, Row};
 
 use crate::error::map_err;

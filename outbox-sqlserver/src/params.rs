@@ -3,10 +3,11 @@
 //! statement's declared parameter list (see `statements::Spec`).
 
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::WalkStart;
 use outbox_core::{
     Claim, ClaimRequest, CompletionRequest, DeadLetterSelection, EmissionStatus, EntryId,
     FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result, Slice,
-    TargetState, WalkStart,
+    TargetState,
 };
 use tiberius::{ColumnData, IntoSql};
 

@@ -17,7 +17,7 @@ pub(crate) fn id_hex(id: EntryId) -> String {
 
 /// A time as a datetime2 parameter (UTC, no offset).
 pub(crate) fn naive(at: DateTime<Utc>) -> NaiveDateTime {
-    outbox_core::normalize_time(at).naive_utc()
+    outbox_core::store_kit::normalize_time(at).naive_utc()
 }
 
 /// A whole row (`t.*`).

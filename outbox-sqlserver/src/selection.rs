@@ -2,9 +2,10 @@
 //! a stamp check, prune.
 
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::{save_result, Guarded};
 use outbox_core::{
-    async_trait, save_result, Capabilities, EntryId, FindRequest, Guarded, NewEntry, OutboxEntry,
-    OutboxStore, PruneRequest, Result, StoreLimits, TransitionResult,
+    async_trait, Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore,
+    PruneRequest, Result, StoreLimits, TransitionResult,
 };
 
 use crate::enqueue::{self, Bound};

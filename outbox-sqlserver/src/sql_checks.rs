@@ -88,7 +88,7 @@ fn every_builder_binds_the_declared_kinds_in_order() {
                 &req,
                 true,
                 false,
-                outbox_core::WalkStart {
+                outbox_core::store_kit::WalkStart {
                     from: Some((Utc::now(), uuid::Uuid::new_v4())),
                     behind: true,
                 },

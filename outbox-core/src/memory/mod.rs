@@ -151,7 +151,7 @@ impl OutboxAdmin for MemoryClaimStore {
     }
 
     async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
-        crate::check_list(req, &self.limits)?;
+        crate::store_kit::check_list(req, &self.limits)?;
         Ok(self.lock().list(req))
     }
 
@@ -165,7 +165,7 @@ impl OutboxAdmin for MemoryClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        crate::check_requeue(from)?;
+        crate::store_kit::check_requeue(from)?;
         let now = self.now(now);
         Ok(self.lock().requeue(from, which, now))
     }

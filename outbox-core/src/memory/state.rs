@@ -291,7 +291,7 @@ impl State {
 
 impl State {
     pub(super) fn stats(&self, now: DateTime<Utc>) -> crate::OutboxStats {
-        crate::stats_of(self.rows.values(), now)
+        crate::store_kit::stats_of(self.rows.values(), now)
     }
 
     fn dead_letter_ids(&self, which: crate::DeadLetterSelection) -> Vec<EntryId> {
@@ -363,7 +363,7 @@ impl State {
     ) -> u64 {
         let ids = self.selected_ids(from, which);
         for id in &ids {
-            let entry = crate::requeued(&self.rows[id], now);
+            let entry = crate::store_kit::requeued(&self.rows[id], now);
             self.put(entry);
         }
         ids.len() as u64

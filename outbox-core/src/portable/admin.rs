@@ -80,7 +80,7 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
     }
 
     async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
-        crate::check_list(req, &self.limits)?;
+        crate::store_kit::check_list(req, &self.limits)?;
         let mut conn = self.connection().await?;
         let cursor = SqlParam::Uuid(req.after.map(|id| id.as_uuid()));
         let params = vec![
@@ -109,7 +109,7 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        crate::check_requeue(from)?;
+        crate::store_kit::check_requeue(from)?;
         let mut conn = self.connection().await?;
         let params = vec![
             SqlParam::Time(now.map(normalize)),
@@ -126,11 +126,11 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         let mut lease = self.connection().await?;
         let purged = {
             let conn = tokio::sync::Mutex::new(&mut lease);
-            crate::delete_in_batches(|| async {
+            crate::store_kit::delete_in_batches(|| async {
                 let params = vec![
                     selection(which),
                     selection(which),
-                    crate::DELETE_BATCH.into(),
+                    crate::store_kit::DELETE_BATCH.into(),
                 ];
                 B::execute(
                     &mut **conn.lock().await,

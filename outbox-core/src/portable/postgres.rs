@@ -52,7 +52,7 @@ fn map_err(err: sqlx::Error) -> OutboxError {
         }
         _ => (err.to_string(), String::new()),
     };
-    crate::from_sqlstate(&state, message, Some(Box::new(err)))
+    crate::store_kit::from_sqlstate(&state, message, Some(Box::new(err)))
 }
 
 fn bind(query: PgQuery<'_>, param: SqlParam) -> PgQuery<'_> {

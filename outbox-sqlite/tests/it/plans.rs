@@ -14,7 +14,10 @@ use crate::support::fresh_ordered_store;
 /// `sql` as the store renders it for claims and finds of every slice: the table's name,
 /// and no slice filter (the form nearly every claim runs).
 fn render(sql: &str) -> String {
-    TableName::default().render(&outbox_core::without_lines_naming(sql, "{slice_hash}"))
+    TableName::default().render(&outbox_core::store_kit::without_lines_naming(
+        sql,
+        "{slice_hash}",
+    ))
 }
 
 async fn plan(pool: &sqlx::SqlitePool, sql: &str, binds: usize) -> Vec<String> {

@@ -10,9 +10,10 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::normalize_time;
 use outbox_core::{
-    normalize_time, Claim, ClaimRequest, CompletionRequest, EntryId, OutboxEntry, RenewOutcome,
-    RenewRequest, Result, TargetState, TransitionOutcome, TransitionResult,
+    Claim, ClaimRequest, CompletionRequest, EntryId, OutboxEntry, RenewOutcome, RenewRequest,
+    Result, TargetState, TransitionOutcome, TransitionResult,
 };
 use tiberius::{ColumnData, IntoSql};
 use uuid::Uuid;

@@ -1,0 +1,20 @@
+//! What a store crate needs and a host does not: the shared judgement of rows and
+//! outcomes, the migration loop, the claim-start bookkeeping, SQL template helpers and
+//! error mapping. A service that only writes entries and runs drains never imports from
+//! here; an engine crate (`outbox-sqlite`, `outbox-postgres`, `outbox-sqlserver`, or a
+//! store of your own) builds on it, so every store judges a completion, a renewal and a
+//! schema version the same way.
+
+pub use crate::admin::{check_list, check_requeue, requeued, stats_of};
+pub use crate::claim_start::{check_full_walk_every, ClaimStarts, PendingKey, WalkStart, COSTLY};
+pub use crate::clock::normalize as normalize_time;
+pub use crate::error::from_sqlstate;
+pub use crate::guarded::{
+    claims_in_order, completion_result, completion_results, delete_in_batches,
+    judge_schema_version, renewal_result, renewal_results, save_result, Guarded, GuardedRows,
+    DELETE_BATCH,
+};
+pub use crate::ident::{without_lines_naming, SliceForms};
+pub use crate::migration::latest_version;
+pub use crate::migrator::{Migrate, Migrator};
+pub use crate::observe::record_transition;
