@@ -1,46 +1,26 @@
-//! Claims: one ordered candidate query, then per candidate a re-read and a stamp-checked
-//! update (1 + 2N commands for N winners). Only rows this call won are returned.
+//! Claims, completions and renewals: the per-row algorithm of
+//! [`crate::store_kit::portable`] on one pooled connection, through [`Rows`], its
+//! commands in this store's SQL.
 //!
 //! In key order the candidate query keeps only each key's head with no live lease on its
 //! key, so a key offers one candidate at a time, and the stamp check lets one claimer of
 //! it win. A slice is filtered by the stored slice hash in the query and judged again on
 //! the re-read row by hashing its key, which also places rows stored without a hash.
 
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::clock::normalize;
-use crate::{Claim, ClaimRequest, OutboxEntry, Result};
+use crate::store_kit::portable::{self, ClaimKind, CompletionWrite, PortableRows};
+use crate::{
+    Claim, ClaimRequest, CompletionRequest, EntryId, OutboxEntry, RenewOutcome, RenewRequest,
+    Result, TransitionResult,
+};
 
 use super::backend::{PortableBackend, SqlParam};
+use super::save::target_params;
 use super::PortableStore;
-
-/// Which claimable set a claim draws from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ClaimKind {
-    /// Pending rows, by created time then id.
-    Pending,
-    /// Deferred and retryable rows, by retry time (or last update) then id.
-    RetryReady,
-}
-
-impl ClaimKind {
-    fn eligible(
-        self,
-        row: &OutboxEntry,
-        req: &ClaimRequest,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> bool {
-        let claimable = match self {
-            Self::Pending => row.is_pending_claimable(now),
-            Self::RetryReady => row.is_retry_claimable(now),
-        };
-        claimable
-            && req.topic.as_deref().is_none_or(|t| row.topic == t)
-            && req
-                .slice
-                .is_none_or(|s| s.contains(row.partition_key.as_deref(), row.id))
-    }
-}
 
 /// The slice filter's parameters (`slice_filter.sql`): the count and the index; none for
 /// the forms without the filter.
@@ -50,27 +30,23 @@ pub(super) fn slice_params(slice: Option<crate::Slice>) -> Vec<SqlParam> {
     })
 }
 
-impl<B: PortableBackend> PortableStore<B> {
-    /// Claims up to `req.batch_size` rows of `kind` for `req.owner`.
-    pub(super) async fn claim(&self, req: &ClaimRequest, kind: ClaimKind) -> Result<Vec<Claim>> {
-        self.limits.check_claim(req)?;
-        Self::capabilities_of().check_claim(req)?;
-        let mut conn = self.connection().await?;
-        let won = self.claim_on(&mut conn, req, kind).await;
-        conn.finish(won)
-    }
+/// The portable commands of `store` on one of its connections.
+struct Rows<'a, B: PortableBackend> {
+    store: &'a PortableStore<B>,
+    conn: &'a mut <B::Db as sqlx::Database>::Connection,
+}
 
-    async fn claim_on(
-        &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+#[async_trait]
+impl<B: PortableBackend> PortableRows for Rows<'_, B> {
+    async fn candidates(
+        &mut self,
         req: &ClaimRequest,
         kind: ClaimKind,
-    ) -> Result<Vec<Claim>> {
+    ) -> Result<Vec<(DateTime<Utc>, EntryId)>> {
         let candidates = match kind {
-            ClaimKind::Pending => &self.sql.claim_pending_candidates,
-            ClaimKind::RetryReady => &self.sql.claim_retry_candidates,
+            ClaimKind::Pending => &self.store.sql.claim_pending_candidates,
+            ClaimKind::RetryReady => &self.store.sql.claim_retry_candidates,
         };
-        let candidates_sql = candidates.pick(req.ordered, req.slice.is_some());
         let mut params = vec![
             SqlParam::Time(req.now.map(normalize)),
             SqlParam::Text(req.topic.clone()),
@@ -78,44 +54,117 @@ impl<B: PortableBackend> PortableStore<B> {
         ];
         params.extend(slice_params(req.slice));
         params.push(req.batch_size.into());
-        let candidates = B::fetch_ids(conn, candidates_sql, params).await?;
-        // Every row carries the same instant: the request's, or the database's clock as the
-        // candidate query saw it. The re-checks and the writes all use it.
-        let Some(now) = candidates.first().map(|(at, _)| normalize(*at)) else {
-            return Ok(Vec::new());
+        let sql = candidates.pick(req.ordered, req.slice.is_some());
+        B::fetch_ids(self.conn, sql, params).await
+    }
+
+    async fn read(
+        &mut self,
+        id: EntryId,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<Option<(DateTime<Utc>, OutboxEntry)>> {
+        self.store.read(self.conn, id, now).await
+    }
+
+    async fn clock(&mut self) -> Result<DateTime<Utc>> {
+        self.store.clock(self.conn, None).await
+    }
+
+    async fn claim_row(&mut self, claimed: &OutboxEntry, read_stamp: Uuid) -> Result<bool> {
+        let params = vec![
+            SqlParam::Text(claimed.claim_owner.clone()),
+            SqlParam::Uuid(claimed.claim_token),
+            claimed.claimed_at.into(),
+            claimed.claim_expires_at.into(),
+            claimed.claim_attempt_count.into(),
+            claimed.stamp.into(),
+            claimed.id.into(),
+            read_stamp.into(),
+        ];
+        Ok(B::execute(self.conn, &self.store.sql.claim_row, params).await? == 1)
+    }
+
+    async fn complete_row(&mut self, write: CompletionWrite<'_>) -> Result<bool> {
+        let mut params = target_params(write.target, write.now);
+        params.extend([
+            write.stamp.into(),
+            write.claim.id().into(),
+            write.claim.owner.as_str().into(),
+            write.claim.token.into(),
+            write.read_stamp.into(),
+        ]);
+        Ok(B::execute(self.conn, &self.store.sql.complete_row, params).await? == 1)
+    }
+
+    async fn renew_row(
+        &mut self,
+        claim: &Claim,
+        expires: DateTime<Utc>,
+        stamp: Uuid,
+    ) -> Result<bool> {
+        let params = vec![
+            expires.into(),
+            stamp.into(),
+            claim.id().into(),
+            claim.owner.as_str().into(),
+            claim.token.into(),
+        ];
+        Ok(B::execute(self.conn, &self.store.sql.renew_row, params).await? == 1)
+    }
+}
+
+impl<B: PortableBackend> PortableStore<B> {
+    /// Claims up to `req.batch_size` rows of `kind` for `req.owner`.
+    pub(super) async fn claim(&self, req: &ClaimRequest, kind: ClaimKind) -> Result<Vec<Claim>> {
+        self.limits.check_claim(req)?;
+        Self::capabilities_of().check_claim(req)?;
+        let mut conn = self.connection().await?;
+        let mut rows = Rows {
+            store: self,
+            conn: &mut conn,
         };
-        let expires = normalize(now + req.lease);
-        let mut won = Vec::with_capacity(candidates.len());
-        for (_, id) in candidates {
-            let Some((_, row)) = self.read(conn, id, Some(now)).await? else {
-                continue; // deleted since the candidate query
-            };
-            if !kind.eligible(&row, req, now) {
-                continue; // taken or changed since the candidate query
-            }
-            let mut entry = row;
-            let read_stamp = entry.stamp;
-            entry.claim_owner = Some(req.owner.clone());
-            entry.claim_token = Some(Uuid::new_v4());
-            entry.claimed_at = Some(now);
-            entry.claim_expires_at = Some(expires);
-            entry.claim_attempt_count = entry.claim_attempt_count.saturating_add(1);
-            entry.stamp = Uuid::new_v4();
-            self.run_interleaved().await;
-            let params = vec![
-                SqlParam::Text(entry.claim_owner.clone()),
-                SqlParam::Uuid(entry.claim_token),
-                now.into(),
-                expires.into(),
-                entry.claim_attempt_count.into(),
-                entry.stamp.into(),
-                id.into(),
-                read_stamp.into(),
-            ];
-            if B::execute(conn, &self.sql.claim_row, params).await? == 1 {
-                won.extend(Claim::from_claimed_entry(entry));
+        let won = portable::claim(&mut rows, req, kind, &self.interleave).await;
+        conn.finish(won)
+    }
+
+    /// Completes every request in order on one connection.
+    pub(super) async fn complete_all(
+        &self,
+        reqs: &[CompletionRequest],
+    ) -> Result<Vec<TransitionResult>> {
+        self.limits.check_completions(reqs)?;
+        let mut conn = self.connection().await?;
+        let mut rows = Rows {
+            store: self,
+            conn: &mut conn,
+        };
+        let mut results = Vec::with_capacity(reqs.len());
+        let mut failed = None;
+        for req in reqs {
+            match portable::complete(&mut rows, req, &self.interleave).await {
+                Ok(result) => results.push(result),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             }
         }
-        Ok(won)
+        conn.finish(failed.map_or(Ok(results), Err))
+    }
+
+    /// Extends every lease still held; the others come back lost, in input order.
+    pub(super) async fn renew_all(
+        &self,
+        claims: &[Claim],
+        req: &RenewRequest,
+    ) -> Result<Vec<RenewOutcome>> {
+        self.limits.check_renew(claims, req)?;
+        let mut conn = self.connection().await?;
+        let mut rows = Rows {
+            store: self,
+            conn: &mut conn,
+        };
+        let outcomes = portable::renew(&mut rows, claims, req).await;
+        conn.finish(outcomes)
     }
 }

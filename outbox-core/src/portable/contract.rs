@@ -10,8 +10,8 @@ use crate::{
 };
 
 use super::backend::PortableBackend;
-use super::claim::ClaimKind;
 use super::PortableStore;
+use crate::store_kit::portable::ClaimKind;
 
 #[async_trait]
 impl<B: PortableBackend> OutboxStore for PortableStore<B> {

@@ -34,12 +34,12 @@
 mod admin;
 mod backend;
 mod claim;
-mod complete;
 mod config;
 mod contract;
 #[cfg(feature = "portable-postgres")]
 mod postgres;
 mod rows;
+mod save;
 #[cfg(feature = "portable-sqlite")]
 mod sqlite;
 mod statements;

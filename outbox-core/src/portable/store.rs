@@ -5,8 +5,6 @@ use std::future::Future;
 #[cfg(feature = "test-hooks")]
 use std::pin::Pin;
 use std::sync::Arc;
-#[cfg(feature = "test-hooks")]
-use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use sqlx::pool::PoolConnection;
@@ -17,10 +15,7 @@ use crate::{Capabilities, EntryId, OutboxError, Result, StoreLimits, TableName};
 use super::backend::{ClockedEntry, PortableBackend, SqlParam};
 use super::statements::Statements;
 use super::PortableConfig;
-
-/// A future run once between a check and its write (feature `test-hooks`).
-#[cfg(feature = "test-hooks")]
-type Interleaved = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+use crate::store_kit::portable::Interleave;
 
 /// The portable claim store: per-row optimistic concurrency on any database it has a
 /// [`PortableBackend`] for, through sqlx.
@@ -45,8 +40,7 @@ pub struct PortableStore<B: PortableBackend> {
     pub(super) sql: Arc<Statements>,
     pub(super) limits: StoreLimits,
     table: TableName,
-    #[cfg(feature = "test-hooks")]
-    interleave: Arc<Mutex<Option<Interleaved>>>,
+    pub(super) interleave: Interleave,
 }
 
 impl<B: PortableBackend> Clone for PortableStore<B> {
@@ -56,8 +50,7 @@ impl<B: PortableBackend> Clone for PortableStore<B> {
             sql: Arc::clone(&self.sql),
             limits: self.limits.clone(),
             table: self.table.clone(),
-            #[cfg(feature = "test-hooks")]
-            interleave: Arc::clone(&self.interleave),
+            interleave: self.interleave.clone(),
         }
     }
 }
@@ -82,8 +75,7 @@ impl<B: PortableBackend> PortableStore<B> {
             sql: Arc::new(sql),
             limits: config.limits,
             table: config.table,
-            #[cfg(feature = "test-hooks")]
-            interleave: Arc::default(),
+            interleave: Interleave::default(),
         };
         let mut conn = store.connection().await?;
         B::execute(&mut conn, &store.sql.probe_table, Vec::new())
@@ -118,26 +110,8 @@ impl<B: PortableBackend> PortableStore<B> {
         &self,
         writer: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
     ) {
-        *self.interleave.lock().unwrap_or_else(|e| e.into_inner()) = Some(writer);
+        self.interleave.arm(writer);
     }
-
-    /// Runs the armed interleave writer, if any (and disarms it).
-    #[cfg(feature = "test-hooks")]
-    pub(super) async fn run_interleaved(&self) {
-        let writer = self
-            .interleave
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(writer) = writer {
-            writer.await;
-        }
-    }
-
-    /// Without the `test-hooks` feature there is nothing to run between a check and its
-    /// write.
-    #[cfg(not(feature = "test-hooks"))]
-    pub(super) async fn run_interleaved(&self) {}
 
     pub(super) fn capabilities_of() -> Capabilities {
         Capabilities {

@@ -3,7 +3,7 @@
 //! store of `outbox-core` cannot run here; this is the same algorithm on tiberius).
 
 mod commands;
-mod steps;
+mod rows;
 
 #[cfg(feature = "test-hooks")]
 use std::future::Future;
@@ -11,6 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::portable::{self, ClaimKind, Interleave};
 use outbox_core::{
     async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest,
     DeadLetterSelection, EmissionStatus, EntryId, FindRequest, ListRequest, NewEntry, OutboxAdmin,
@@ -21,7 +22,7 @@ use outbox_core::{
 use crate::pool::Checkout;
 use crate::SqlServerClaimStore;
 use commands::Pooled;
-use steps::{Interleaved, PortableSql};
+use rows::{PortableSql, Rows};
 
 /// The portable claim path on SQL Server: a claim of N rows costs 1 + 2N commands (one
 /// ordered candidate query, then a re-read and a stamp-checked update per row), a
@@ -35,7 +36,7 @@ use steps::{Interleaved, PortableSql};
 pub struct PortableSqlServerStore {
     store: SqlServerClaimStore,
     sql: std::sync::Arc<PortableSql>,
-    interleave: Interleaved,
+    interleave: Interleave,
 }
 
 impl std::fmt::Debug for PortableSqlServerStore {
@@ -52,7 +53,7 @@ impl PortableSqlServerStore {
         Self {
             sql: std::sync::Arc::new(PortableSql::render(store.table())),
             store,
-            interleave: Interleaved::default(),
+            interleave: Interleave::default(),
         }
     }
 
@@ -64,18 +65,22 @@ impl PortableSqlServerStore {
         &self,
         writer: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
     ) {
-        *self.interleave.lock().unwrap_or_else(|e| e.into_inner()) = Some(writer);
+        self.interleave.arm(writer);
     }
 
     async fn connection(&self) -> Result<Pooled> {
         Ok(Pooled::new(Checkout::get(self.store.pool()).await?))
     }
 
-    async fn claim(&self, req: &ClaimRequest, retry: bool) -> Result<Vec<Claim>> {
+    async fn claim(&self, req: &ClaimRequest, kind: ClaimKind) -> Result<Vec<Claim>> {
         self.store.limits().check_claim(req)?;
         self.capabilities().check_claim(req)?;
         let mut conn = self.connection().await?;
-        let claims = steps::claim(&mut conn, &self.sql, &self.interleave, req, retry).await?;
+        let mut rows = Rows {
+            conn: &mut conn,
+            sql: &self.sql,
+        };
+        let claims = portable::claim(&mut rows, req, kind, &self.interleave).await?;
         conn.finish();
         Ok(claims)
     }
@@ -164,19 +169,23 @@ impl OutboxAdmin for PortableSqlServerStore {
 #[async_trait]
 impl ClaimStore for PortableSqlServerStore {
     async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.claim(req, false).await
+        self.claim(req, ClaimKind::Pending).await
     }
 
     async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.claim(req, true).await
+        self.claim(req, ClaimKind::RetryReady).await
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
         self.store.limits().check_completions(&reqs)?;
         let mut conn = self.connection().await?;
+        let mut rows = Rows {
+            conn: &mut conn,
+            sql: &self.sql,
+        };
         let mut results = Vec::with_capacity(reqs.len());
         for req in &reqs {
-            results.push(steps::complete(&mut conn, &self.sql, &self.interleave, req).await?);
+            results.push(portable::complete(&mut rows, req, &self.interleave).await?);
         }
         conn.finish();
         Ok(results)
@@ -185,7 +194,11 @@ impl ClaimStore for PortableSqlServerStore {
     async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
         self.store.limits().check_renew(claims, req)?;
         let mut conn = self.connection().await?;
-        let outcomes = steps::renew(&mut conn, &self.sql, claims, req).await?;
+        let mut rows = Rows {
+            conn: &mut conn,
+            sql: &self.sql,
+        };
+        let outcomes = portable::renew(&mut rows, claims, req).await?;
         conn.finish();
         Ok(outcomes)
     }
@@ -342,10 +355,14 @@ mod tests {
         let now = sample().created_at + TimeDelta::hours(1);
         for n in [1usize, 10, 50] {
             let mut conn = Counting::with(pending(n, now), now);
-            let interleave = Interleaved::default();
+            let interleave = Interleave::default();
             let req = ClaimRequest::new("w", 100, TimeDelta::seconds(30));
             let sql = PortableSql::render(&TableName::default());
-            let claims = steps::claim(&mut conn, &sql, &interleave, &req, false)
+            let mut rows = Rows {
+                conn: &mut conn,
+                sql: &sql,
+            };
+            let claims = portable::claim(&mut rows, &req, ClaimKind::Pending, &interleave)
                 .await
                 .unwrap();
             assert_eq!(claims.len(), n);
@@ -366,7 +383,11 @@ mod tests {
                     claim.clone(),
                     Completion::Delivered(EmissionResult::new()),
                 );
-                let done = steps::complete(&mut conn, &sql, &interleave, &req)
+                let mut rows = Rows {
+                    conn: &mut conn,
+                    sql: &sql,
+                };
+                let done = portable::complete(&mut rows, &req, &interleave)
                     .await
                     .unwrap();
                 assert_eq!(done.outcome, TransitionOutcome::Applied);
@@ -386,7 +407,11 @@ mod tests {
         let mut conn = Counting::with(Vec::new(), now);
         let sql = PortableSql::render(&TableName::default());
         let req = ClaimRequest::new("w", 10, TimeDelta::seconds(30));
-        let claims = steps::claim(&mut conn, &sql, &Interleaved::default(), &req, false)
+        let mut rows = Rows {
+            conn: &mut conn,
+            sql: &sql,
+        };
+        let claims = portable::claim(&mut rows, &req, ClaimKind::Pending, &Interleave::default())
             .await
             .unwrap();
         assert!(claims.is_empty());

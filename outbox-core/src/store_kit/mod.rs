@@ -18,3 +18,5 @@ pub use crate::ident::{without_lines_naming, SliceForms};
 pub use crate::migration::latest_version;
 pub use crate::migrator::{Migrate, Migrator};
 pub use crate::observe::record_transition;
+
+pub mod portable;
