@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use outbox_core::portable::{PortableConfig, PortablePgStore, PortableSqliteStore, PortableStore};
+use outbox_core::portable::PortableConfig;
 use outbox_core::{AdminClaimStore, NewEntry, Observed, TableName};
+use outbox_postgres::PortablePgStore;
 use outbox_postgres::{PgClaimStore, PgStoreConfig};
+use outbox_sqlite::PortableSqliteStore;
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 use outbox_testkit::proxy::{PgProxy, ProxyConfig};
 use serde::{Deserialize, Serialize};
@@ -206,7 +208,7 @@ pub async fn open(location: &Location, path: StorePath, link: Link, connections:
                         .await
                         .expect("open the SQLite pool");
                     Concrete::SqlitePortable(
-                        PortableStore::sqlite(pool, PortableConfig::default().table(table))
+                        outbox_sqlite::portable_store(pool, PortableConfig::default().table(table))
                             .await
                             .expect("open the portable SQLite store"),
                     )
@@ -255,9 +257,12 @@ pub async fn open(location: &Location, path: StorePath, link: Link, connections:
                         .await
                         .expect("open the sqlx pool");
                     Concrete::PgPortable(
-                        PortableStore::postgres(pool, PortableConfig::default().table(table))
-                            .await
-                            .expect("open the portable PostgreSQL store"),
+                        outbox_postgres::portable_store(
+                            pool,
+                            PortableConfig::default().table(table),
+                        )
+                        .await
+                        .expect("open the portable PostgreSQL store"),
                     )
                 }
             };
@@ -308,7 +313,12 @@ impl Subject {
                 tx.commit().await.expect("commit");
             }
             Concrete::SqlitePortable(s) => {
-                let mut tx = s.pool().begin_with("BEGIN IMMEDIATE").await.expect("begin");
+                let mut tx = s
+                    .backend()
+                    .pool()
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .expect("begin");
                 s.enqueue_in(&mut tx, vec![entry]).await.expect("enqueue");
                 tx.commit().await.expect("commit");
             }
@@ -320,7 +330,7 @@ impl Subject {
                 tx.commit().await.expect("commit");
             }
             Concrete::PgPortable(s) => {
-                let mut tx = s.pool().begin().await.expect("begin");
+                let mut tx = s.backend().pool().begin().await.expect("begin");
                 s.enqueue_in(&mut tx, vec![entry]).await.expect("enqueue");
                 tx.commit().await.expect("commit");
             }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use outbox_core::portable::{PortableConfig, PortableStore};
+use outbox_core::portable::PortableConfig;
 use outbox_core::{AdminClaimStore, OutboxError, Result};
 use outbox_postgres::deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use outbox_postgres::tokio_postgres;
@@ -153,7 +153,10 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
                     .await
                     .map_err(|e| unreachable(&target.url, e))?;
                 let portable = PortableConfig::default().table(target.table.clone());
-                observed_bounded(PortableStore::postgres(pool, portable).await?, target)
+                observed_bounded(
+                    outbox_postgres::portable_store(pool, portable).await?,
+                    target,
+                )
             }
         }
     })

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use outbox_core::portable::{PortableConfig, PortableStore};
+use outbox_core::portable::PortableConfig;
 use outbox_core::{AdminClaimStore, OutboxError};
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 
@@ -69,7 +69,9 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
                 let pool = SqliteClaimStore::open_pool(&target.url, &config(target)).await?;
                 outbox_sqlite::check_schema(&pool, &target.table).await?;
                 let portable = PortableConfig::default().table(target.table.clone());
-                Ok(observed(PortableStore::sqlite(pool, portable).await?))
+                Ok(observed(
+                    outbox_sqlite::portable_store(pool, portable).await?,
+                ))
             }
         }
     })

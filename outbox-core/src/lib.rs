@@ -17,10 +17,7 @@ mod migration;
 mod migrator;
 mod model;
 mod observe;
-#[cfg(any(feature = "portable-sqlite", feature = "portable-postgres"))]
 pub mod portable;
-#[cfg(feature = "portable-sqlite")]
-pub mod sqlite_format;
 mod store;
 pub mod store_kit;
 

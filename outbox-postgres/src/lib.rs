@@ -11,6 +11,8 @@ mod listener;
 mod migrate;
 mod ordering;
 mod outcomes;
+#[cfg(feature = "sqlx")]
+mod portable;
 mod row;
 mod selection;
 mod statements;
@@ -26,6 +28,8 @@ pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
 pub use ordering::{enable_ordered_claims, ordered_claims_script};
+#[cfg(feature = "sqlx")]
+pub use portable::{portable_store, PgBackend, PortablePgStore};
 pub use store::PgClaimStore;
 pub use tls::{connect_config, PgTls, SslMode};
 pub use url::redact_url;

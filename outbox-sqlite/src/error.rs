@@ -5,10 +5,63 @@ use std::path::Path;
 
 use outbox_core::OutboxError;
 
-/// Maps a driver error to the core's kinds (the one mapping, shared with the portable
-/// store).
+/// SQLite's primary result codes this mapping distinguishes.
+const SQLITE_BUSY: &str = "5";
+const SQLITE_LOCKED: &str = "6";
+const SQLITE_READONLY: &str = "8";
+const SQLITE_CANTOPEN: &str = "14";
+const SQLITE_CONSTRAINT_PRIMARYKEY: &str = "1555";
+
+/// Maps a sqlx SQLite error to the core's kinds (the one mapping, shared with the
+/// portable store's backend): a missing table or column means not
+/// migrated (to this build's version),
+/// a busy or locked database a conflict, a file that cannot be written a connection
+/// failure.
 pub(crate) fn map_err(err: sqlx::Error) -> OutboxError {
-    outbox_core::sqlite_format::map_sqlx_error(err)
+    match &err {
+        sqlx::Error::Database(db) => {
+            let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
+            let message = db.message().to_owned();
+            let primary = code
+                .parse::<u32>()
+                .map(|c| (c & 0xff).to_string())
+                .unwrap_or_default();
+            if message.contains("no such table") || message.contains("no such column") {
+                OutboxError::SchemaNotMigrated { detail: message }
+            } else if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
+                OutboxError::Conflict {
+                    message,
+                    source: Some(Box::new(err)),
+                }
+            } else if primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN {
+                OutboxError::Connection {
+                    message: format!("the database file cannot be written: {message}"),
+                    source: Some(Box::new(err)),
+                }
+            } else if code == SQLITE_CONSTRAINT_PRIMARYKEY {
+                OutboxError::Database {
+                    message: format!("duplicate key: {message}"),
+                    source: Some(Box::new(err)),
+                }
+            } else {
+                OutboxError::Database {
+                    message,
+                    source: Some(Box::new(err)),
+                }
+            }
+        }
+        sqlx::Error::Io(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => OutboxError::Connection {
+            message: err.to_string(),
+            source: Some(Box::new(err)),
+        },
+        _ => OutboxError::Database {
+            message: err.to_string(),
+            source: Some(Box::new(err)),
+        },
+    }
 }
 
 /// SQLite's result codes that speak of the file rather than of the statement, and what

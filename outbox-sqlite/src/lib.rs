@@ -10,6 +10,7 @@ mod enqueue;
 mod error;
 mod migrate;
 mod ordering;
+mod portable;
 mod row;
 mod statements;
 mod store;
@@ -20,5 +21,6 @@ pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,
 };
 pub use ordering::{enable_ordered_claims, ordered_claims_script};
+pub use portable::{portable_store, PortableSqliteStore, SqliteBackend};
 pub use store::SqliteClaimStore;
 pub use writer::SqliteWriter;

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::portable::{PortableConfig, PortableSqliteStore, PortableStore};
+use outbox_core::portable::PortableConfig;
 use outbox_core::{ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
+use outbox_sqlite::PortableSqliteStore;
 use outbox_testkit::fixtures::{claim_ids, claim_req, ids, seed, t0, DynStore};
 use outbox_testkit::race::{claim_and_complete, RaceConfig};
 use outbox_testkit::statement_log;
@@ -36,7 +37,7 @@ async fn portable_store(dir: &Path, table: &str, connections: u32) -> PortableSq
     let pool = open_pool(&dir.join("outbox.db"), connections).await;
     let table = TableName::new(table).unwrap();
     outbox_sqlite::migrate(&pool, &table).await.unwrap();
-    PortableStore::sqlite(pool, PortableConfig::default().table(table))
+    outbox_sqlite::portable_store(pool, PortableConfig::default().table(table))
         .await
         .unwrap()
 }
@@ -66,7 +67,7 @@ outbox_testkit::conformance_suite!(portable_subject);
 async fn portable_ordered_subject() -> Subject {
     let dir = tempfile::tempdir().unwrap();
     let store = portable_store(dir.path(), "outbox", 4).await;
-    outbox_sqlite::enable_ordered_claims(store.pool(), store.table())
+    outbox_sqlite::enable_ordered_claims(store.backend().pool(), store.table())
         .await
         .unwrap();
     Subject::new(Arc::new(store.clone()))
@@ -89,7 +90,7 @@ async fn portable_ordered_admin(
 ) -> Option<(outbox_testkit::admin_cases::AdminStore, tempfile::TempDir)> {
     let dir = tempfile::tempdir().unwrap();
     let store = portable_store(dir.path(), "outbox", 4).await;
-    outbox_sqlite::enable_ordered_claims(store.pool(), store.table())
+    outbox_sqlite::enable_ordered_claims(store.backend().pool(), store.table())
         .await
         .unwrap();
     Some((Arc::new(store), dir))
@@ -164,7 +165,7 @@ async fn race_eight_workers_ten_thousand_entries() {
 async fn eight_workers_drain_a_thousand_keys_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let store = portable_store(dir.path(), "outbox", 8).await;
-    outbox_sqlite::enable_ordered_claims(store.pool(), store.table())
+    outbox_sqlite::enable_ordered_claims(store.backend().pool(), store.table())
         .await
         .unwrap();
     outbox_testkit::race_ordered::eight_workers_a_thousand_keys("portable-sqlite", Arc::new(store))
@@ -196,7 +197,7 @@ async fn rows_survive_a_switch_to_and_from_the_optimized_store() {
     let dir = tempfile::tempdir().unwrap();
     let portable = portable_store(dir.path(), "outbox", 4).await;
     let optimized = outbox_sqlite::SqliteClaimStore::new(
-        portable.pool().clone(),
+        portable.backend().pool().clone(),
         outbox_sqlite::SqliteStoreConfig::default(),
     )
     .await
@@ -242,7 +243,7 @@ async fn rows_survive_a_switch_to_and_from_the_optimized_store() {
 async fn enqueue_in_the_host_transaction_commits_or_rolls_back_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = portable_store(dir.path(), "outbox", 2).await;
-    let pool = store.pool().clone();
+    let pool = store.backend().pool().clone();
     sqlx::raw_sql("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
         .execute(&pool)
         .await
@@ -299,7 +300,7 @@ async fn enqueue_in_the_host_transaction_commits_or_rolls_back_with_it() {
 async fn an_unmigrated_table_is_refused_at_construction() {
     let dir = tempfile::tempdir().unwrap();
     let pool = open_pool(&dir.path().join("empty.db"), 1).await;
-    let err = PortableStore::sqlite(pool, PortableConfig::default())
+    let err = outbox_sqlite::portable_store(pool, PortableConfig::default())
         .await
         .unwrap_err();
     assert!(

@@ -30,7 +30,7 @@ impl<B: PortableBackend> PortableStore<B> {
     /// The counts of [`OutboxAdmin::stats`], read on `conn`.
     async fn stats_on(
         &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+        conn: &mut B::Connection,
         now: Option<DateTime<Utc>>,
     ) -> Result<OutboxStats> {
         let at = self.clock(conn, now).await?;

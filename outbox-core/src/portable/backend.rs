@@ -7,15 +7,6 @@ use uuid::Uuid;
 
 use crate::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
 
-/// A database the portable store runs on: SQLite (`SqliteBackend`, feature
-/// `portable-sqlite`) or PostgreSQL (`PgBackend`, feature `portable-postgres`).
-///
-/// The trait is sealed: its workings (placeholder style, clock expression, type mapping,
-/// error mapping) are internal to this crate and may change without notice.
-pub trait PortableBackend: sealed::Backend {}
-
-impl<T: sealed::Backend> PortableBackend for T {}
-
 /// How a backend spells bind parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placeholders {
@@ -88,85 +79,81 @@ impl From<u32> for SqlParam {
 }
 
 /// A row read together with the instant its caller works at (see `read_entry.sql`).
-pub(crate) type ClockedEntry = (DateTime<Utc>, OutboxEntry);
+pub type ClockedEntry = (DateTime<Utc>, OutboxEntry);
 
-pub(crate) mod sealed {
-    use super::*;
+/// A database the portable store runs on: what differs between engines, as data (the
+/// placeholder style, the clock expression) and as a handful of typed I/O primitives on a
+/// driver's connection. The engine crates implement it (`outbox_sqlite::SqliteBackend`,
+/// `outbox_postgres::PgBackend` behind that crate's `sqlx` feature); everything else of
+/// [`super::PortableStore`] is written once, here.
+#[async_trait]
+pub trait PortableBackend: Send + Sync + 'static {
+    /// The driver's connection: what a host's transaction hands the store in
+    /// [`super::PortableStore::enqueue_in`].
+    type Connection: Send;
+    /// A pooled connection lent to one call.
+    type Lease: std::ops::DerefMut<Target = Self::Connection> + Send;
 
-    /// The per-database half of the portable store.
-    #[async_trait]
-    pub trait Backend: Send + Sync + 'static {
-        /// The sqlx database.
-        type Db: sqlx::Database;
-        /// The name reported in [`crate::Capabilities`].
-        const NAME: &'static str;
-        /// Whether the engine serves writes from several connections at once.
-        const CONCURRENT_WRITES: bool;
-        /// How bind parameters are spelled.
-        const PLACEHOLDERS: Placeholders;
-        /// An expression for the database's current time, in the column type of times.
-        const DB_NOW: &'static str;
+    /// The name reported in [`crate::Capabilities`].
+    const NAME: &'static str;
+    /// Whether the engine serves writes from several connections at once.
+    const CONCURRENT_WRITES: bool;
+    /// How bind parameters are spelled.
+    const PLACEHOLDERS: Placeholders;
+    /// An expression for the database's current time, in the column type of times.
+    const DB_NOW: &'static str;
 
-        /// Maps a driver error to the core's kinds.
-        fn map_err(err: sqlx::Error) -> OutboxError;
+    /// Takes a connection from the pool.
+    async fn acquire(&self) -> Result<Self::Lease>;
 
-        /// Runs a query whose first column is the clock and the rest an entry.
-        async fn fetch_entries(
-            conn: &mut <Self::Db as sqlx::Database>::Connection,
-            sql: &str,
-            params: Vec<SqlParam>,
-        ) -> Result<Vec<ClockedEntry>>;
+    /// Makes `lease` close its connection when dropped instead of returning it to the
+    /// pool: its call was abandoned, perhaps with a statement still waiting for its answer.
+    fn close_on_drop(lease: &mut Self::Lease);
 
-        /// Runs a query returning (clock, id) rows.
-        async fn fetch_ids(
-            conn: &mut <Self::Db as sqlx::Database>::Connection,
-            sql: &str,
-            params: Vec<SqlParam>,
-        ) -> Result<Vec<(DateTime<Utc>, EntryId)>>;
+    /// Whether the driver counts a transaction open on `conn`.
+    fn in_transaction(conn: &Self::Connection) -> bool;
 
-        /// Runs a query returning one clock value.
-        async fn fetch_clock(
-            conn: &mut <Self::Db as sqlx::Database>::Connection,
-            sql: &str,
-            params: Vec<SqlParam>,
-        ) -> Result<DateTime<Utc>>;
+    /// Begins a transaction on `conn`, as the driver counts them.
+    async fn begin(conn: &mut Self::Connection) -> Result<()>;
 
-        /// Runs a query returning one row of integers (counts); returns its columns.
-        async fn fetch_counts(
-            conn: &mut <Self::Db as sqlx::Database>::Connection,
-            sql: &str,
-            params: Vec<SqlParam>,
-        ) -> Result<Vec<i64>>;
+    /// Commits the transaction begun on `conn`.
+    async fn commit(conn: &mut Self::Connection) -> Result<()>;
 
-        /// Runs a statement; returns the rows it affected.
-        async fn execute(
-            conn: &mut <Self::Db as sqlx::Database>::Connection,
-            sql: &str,
-            params: Vec<SqlParam>,
-        ) -> Result<u64>;
-    }
-}
+    /// Rolls back the transaction begun on `conn`.
+    async fn rollback(conn: &mut Self::Connection) -> Result<()>;
 
-/// A stored integer that must fit a `u32` (attempt counts).
-#[cfg(feature = "portable-postgres")]
-pub(crate) fn to_count(id: &str, field: &str, value: i64) -> Result<u32> {
-    u32::try_from(value).map_err(|_| OutboxError::CorruptRow {
-        id: id.to_owned(),
-        reason: format!("{field} {value} is out of range"),
-    })
-}
+    /// Whether `err` is the driver's report of a unique-key violation (an id that already
+    /// exists).
+    fn is_duplicate(err: &OutboxError) -> bool;
 
-/// A stored status code.
-#[cfg(feature = "portable-postgres")]
-pub(crate) fn to_status(id: &str, code: i64) -> Result<EmissionStatus> {
-    EmissionStatus::from_code(code).ok_or_else(|| OutboxError::CorruptRow {
-        id: id.to_owned(),
-        reason: format!("unknown status code {code}"),
-    })
-}
+    /// Runs a query whose first column is the clock and the rest an entry.
+    async fn fetch_entries(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<ClockedEntry>>;
 
-/// Whether the driver reports a unique-key violation (an id that already exists).
-pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
-    err.as_database_error()
-        .is_some_and(|db| db.is_unique_violation())
+    /// Runs a query returning (clock, id) rows.
+    async fn fetch_ids(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<(DateTime<Utc>, EntryId)>>;
+
+    /// Runs a query returning one clock value.
+    async fn fetch_clock(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<DateTime<Utc>>;
+
+    /// Runs a query returning one row of integers (counts); returns its columns.
+    async fn fetch_counts(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<i64>>;
+
+    /// Runs a statement; returns the rows it affected.
+    async fn execute(conn: &mut Self::Connection, sql: &str, params: Vec<SqlParam>) -> Result<u64>;
 }

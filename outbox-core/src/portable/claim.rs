@@ -33,7 +33,7 @@ pub(super) fn slice_params(slice: Option<crate::Slice>) -> Vec<SqlParam> {
 /// The portable commands of `store` on one of its connections.
 struct Rows<'a, B: PortableBackend> {
     store: &'a PortableStore<B>,
-    conn: &'a mut <B::Db as sqlx::Database>::Connection,
+    conn: &'a mut B::Connection,
 }
 
 #[async_trait]

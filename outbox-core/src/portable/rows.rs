@@ -6,20 +6,8 @@ use chrono::{DateTime, Utc};
 use crate::clock::normalize;
 use crate::{EntryId, FindRequest, NewEntry, OutboxEntry, OutboxError, PruneRequest, Result};
 
-use super::backend::{is_unique_violation, PortableBackend, SqlParam};
+use super::backend::{PortableBackend, SqlParam};
 use super::PortableStore;
-
-/// True when `err` is the driver's report of an id that already exists.
-fn is_duplicate(err: &OutboxError) -> bool {
-    let source = match err {
-        OutboxError::Database { source, .. } | OutboxError::Conflict { source, .. } => source,
-        _ => return false,
-    };
-    source
-        .as_ref()
-        .and_then(|s| s.downcast_ref::<sqlx::Error>())
-        .is_some_and(is_unique_violation)
-}
 
 impl<B: PortableBackend> PortableStore<B> {
     /// Writes `entries` as new pending rows through the host's own connection or
@@ -30,21 +18,12 @@ impl<B: PortableBackend> PortableStore<B> {
     /// aborts the host's transaction (use a savepoint to survive it); on SQLite the
     /// entries written before it stay in the transaction until the host rolls back.
     ///
-    /// ```no_run
-    /// # #[cfg(feature = "portable-sqlite")]
-    /// # async fn demo(store: outbox_core::portable::PortableSqliteStore) -> outbox_core::Result<()> {
-    /// let mut tx = store.pool().begin().await.expect("begin");
-    /// // … the host's business writes on &mut *tx …
-    /// store
-    ///     .enqueue_in(&mut *tx, vec![outbox_core::NewEntry::new("orders.created", b"{}".to_vec())])
-    ///     .await?;
-    /// tx.commit().await.expect("commit");
-    /// # Ok(())
-    /// # }
-    /// ```
+    /// With sqlx, begin the host's transaction on the store's pool
+    /// (`store.backend().pool().begin()`), write the business rows on `&mut *tx`, call
+    /// this with `&mut *tx`, and commit.
     pub async fn enqueue_in(
         &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+        conn: &mut B::Connection,
         entries: Vec<NewEntry>,
     ) -> Result<Vec<OutboxEntry>> {
         self.limits.check_new_entries(&entries)?;
@@ -62,23 +41,23 @@ impl<B: PortableBackend> PortableStore<B> {
 
     async fn enqueue_on(
         &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+        conn: &mut B::Connection,
         entries: Vec<NewEntry>,
     ) -> Result<Vec<OutboxEntry>> {
         // The clock is read before the transaction begins, so that on SQLite the
         // transaction's first statement is a write and waits for the lock instead of
         // failing on a snapshot another writer moved past.
         let now = self.clock(conn, None).await?;
-        let mut tx = sqlx::Connection::begin(conn).await.map_err(B::map_err)?;
-        match self.insert_all(&mut tx, entries, now).await {
+        B::begin(conn).await?;
+        match self.insert_all(conn, entries, now).await {
             Ok(written) => {
-                tx.commit().await.map_err(B::map_err)?;
+                B::commit(conn).await?;
                 Ok(written)
             }
             Err(e) => {
-                // Awaited, not left to the drop, so that sqlx's count of open transactions
-                // is settled when the lease judges the connection (see `Lease::finish`).
-                let _ = tx.rollback().await;
+                // Rolled back here, so that the driver's count of open transactions is
+                // settled when the lease judges the connection (see `Lease::finish`).
+                let _ = B::rollback(conn).await;
                 Err(e)
             }
         }
@@ -86,7 +65,7 @@ impl<B: PortableBackend> PortableStore<B> {
 
     async fn insert_all(
         &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+        conn: &mut B::Connection,
         entries: Vec<NewEntry>,
         now: DateTime<Utc>,
     ) -> Result<Vec<OutboxEntry>> {
@@ -107,7 +86,7 @@ impl<B: PortableBackend> PortableStore<B> {
             ];
             match B::execute(conn, &self.sql.insert_entry, params).await {
                 Ok(_) => written.push(entry),
-                Err(e) if is_duplicate(&e) => return Err(OutboxError::DuplicateId(entry.id)),
+                Err(e) if B::is_duplicate(&e) => return Err(OutboxError::DuplicateId(entry.id)),
                 Err(e) => return Err(e),
             }
         }

@@ -45,7 +45,7 @@ impl<B: PortableBackend> PortableStore<B> {
 
     async fn save_on(
         &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+        conn: &mut B::Connection,
         entry: &OutboxEntry,
         now: Option<DateTime<Utc>>,
     ) -> Result<TransitionResult> {

@@ -7,7 +7,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use sqlx::pool::PoolConnection;
 
 use crate::clock::normalize;
 use crate::{Capabilities, EntryId, OutboxError, Result, StoreLimits, TableName};
@@ -36,7 +35,7 @@ use crate::store_kit::portable::Interleave;
 /// such a call had already written stay written: leased rows come back when their lease
 /// runs out, and a completion sent again is applied once.
 pub struct PortableStore<B: PortableBackend> {
-    pub(super) pool: sqlx::Pool<B::Db>,
+    pub(super) backend: Arc<B>,
     pub(super) sql: Arc<Statements>,
     pub(super) limits: StoreLimits,
     table: TableName,
@@ -46,7 +45,7 @@ pub struct PortableStore<B: PortableBackend> {
 impl<B: PortableBackend> Clone for PortableStore<B> {
     fn clone(&self) -> Self {
         Self {
-            pool: self.pool.clone(),
+            backend: Arc::clone(&self.backend),
             sql: Arc::clone(&self.sql),
             limits: self.limits.clone(),
             table: self.table.clone(),
@@ -66,12 +65,12 @@ impl<B: PortableBackend> std::fmt::Debug for PortableStore<B> {
 }
 
 impl<B: PortableBackend> PortableStore<B> {
-    /// Builds the store on `pool`, after checking that the configured table exists
-    /// ([`OutboxError::SchemaNotMigrated`] when it does not).
-    pub async fn new(pool: sqlx::Pool<B::Db>, config: PortableConfig) -> Result<Self> {
+    /// Builds the store on `backend` (an engine's pool), after checking that the
+    /// configured table exists ([`OutboxError::SchemaNotMigrated`] when it does not).
+    pub async fn new(backend: B, config: PortableConfig) -> Result<Self> {
         let sql = Statements::render(&config.table, B::PLACEHOLDERS, B::DB_NOW);
         let store = Self {
-            pool,
+            backend: Arc::new(backend),
             sql: Arc::new(sql),
             limits: config.limits,
             table: config.table,
@@ -89,9 +88,9 @@ impl<B: PortableBackend> PortableStore<B> {
         Ok(store)
     }
 
-    /// The connection pool the store runs on.
-    pub fn pool(&self) -> &sqlx::Pool<B::Db> {
-        &self.pool
+    /// The engine's side of the store (its pool).
+    pub fn backend(&self) -> &B {
+        &self.backend
     }
 
     /// The outbox table.
@@ -130,8 +129,8 @@ impl<B: PortableBackend> PortableStore<B> {
     /// One pooled connection, held for a whole call so that its commands do not each pay
     /// for a pool checkout. Hand it back with [`Lease::finish`] once the call's last
     /// statement has answered.
-    pub(super) async fn connection(&self) -> Result<Lease<B::Db>> {
-        let conn = self.pool.acquire().await.map_err(B::map_err)?;
+    pub(super) async fn connection(&self) -> Result<Lease<B>> {
+        let conn = self.backend.acquire().await?;
         Ok(Lease {
             conn,
             finished: false,
@@ -141,7 +140,7 @@ impl<B: PortableBackend> PortableStore<B> {
     /// Reads one row together with `now` (or the database's clock when `None`).
     pub(super) async fn read(
         &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+        conn: &mut B::Connection,
         id: EntryId,
         now: Option<DateTime<Utc>>,
     ) -> Result<Option<ClockedEntry>> {
@@ -153,7 +152,7 @@ impl<B: PortableBackend> PortableStore<B> {
     /// `now` when given, else one read of the database's clock.
     pub(super) async fn clock(
         &self,
-        conn: &mut <B::Db as sqlx::Database>::Connection,
+        conn: &mut B::Connection,
         now: Option<DateTime<Utc>>,
     ) -> Result<DateTime<Utc>> {
         match now {
@@ -169,47 +168,47 @@ impl<B: PortableBackend> PortableStore<B> {
 /// A pooled connection lent to one call. Dropped without [`Lease::finish`], the call was
 /// abandoned (its future dropped by a deadline or a cancelled task), perhaps with a
 /// statement still waiting for its answer: the connection is then closed, not returned.
-/// Returned, sqlx would first wait for that answer, with no bound, which a server that
+/// Returned, the driver (sqlx) would first wait for that answer, with no bound, which a server that
 /// stopped answering never sends, and the pool would lose the connection for as long as
 /// the kernel keeps the socket.
 ///
 /// Finished, it is still closed if sqlx counts a transaction open on it. After a failed
 /// `COMMIT` (on SQLite: `SQLITE_FULL`, which makes SQLite roll the transaction back
-/// itself) sqlx's count stays up, the rollback it queues fails, and returned, the
+/// itself) the driver's count (sqlx's) stays up, the rollback it queues fails, and returned, the
 /// connection would refuse every later `begin_with` for the rest of the process (#30).
-pub(super) struct Lease<DB: sqlx::Database> {
-    conn: PoolConnection<DB>,
+pub(super) struct Lease<B: PortableBackend> {
+    conn: B::Lease,
     finished: bool,
 }
 
-impl<DB: sqlx::Database> Lease<DB> {
+impl<B: PortableBackend> Lease<B> {
     /// Ends the call that held it, passing its `result` through: every statement has
     /// answered (with rows or an error), so the connection goes back to the pool, unless
     /// it is still inside a transaction.
     pub(super) fn finish<T>(mut self, result: T) -> T {
-        self.finished = !sqlx::Connection::is_in_transaction(&*self.conn);
+        self.finished = !B::in_transaction(&self.conn);
         result
     }
 }
 
-impl<DB: sqlx::Database> std::ops::Deref for Lease<DB> {
-    type Target = DB::Connection;
+impl<B: PortableBackend> std::ops::Deref for Lease<B> {
+    type Target = B::Connection;
 
     fn deref(&self) -> &Self::Target {
         &self.conn
     }
 }
 
-impl<DB: sqlx::Database> std::ops::DerefMut for Lease<DB> {
+impl<B: PortableBackend> std::ops::DerefMut for Lease<B> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.conn
     }
 }
 
-impl<DB: sqlx::Database> Drop for Lease<DB> {
+impl<B: PortableBackend> Drop for Lease<B> {
     fn drop(&mut self) {
         if !self.finished {
-            self.conn.close_on_drop();
+            B::close_on_drop(&mut self.conn);
         }
     }
 }

@@ -6,11 +6,12 @@
 use std::time::{Duration, Instant};
 
 use chrono::TimeDelta;
-use outbox_core::portable::{PortableConfig, PortablePgStore, PortableStore};
+use outbox_core::portable::PortableConfig;
 use outbox_core::{
     Bounded, ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult,
     EmissionStatus, EntryId, NewEntry, OutboxStore, TableName,
 };
+use outbox_postgres::PortablePgStore;
 use outbox_testkit::faults::fails_within_the_deadline;
 use outbox_testkit::postgres::PgTestDb;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -28,9 +29,10 @@ async fn store_of_four(db: &PgTestDb) -> (Bounded<PortablePgStore>, TableName, V
         .connect_with(options.application_name(&db.schema))
         .await
         .unwrap();
-    let portable = PortableStore::postgres(pool, PortableConfig::default().table(table.clone()))
-        .await
-        .unwrap();
+    let portable =
+        outbox_postgres::portable_store(pool, PortableConfig::default().table(table.clone()))
+            .await
+            .unwrap();
     let store = Bounded::new(portable, DEADLINE).unwrap();
     let mut rows = Vec::new();
     for i in 0..4u8 {
@@ -251,9 +253,10 @@ async fn a_claim_abandoned_in_a_black_hole_gives_its_connection_back() {
         .connect_with(options)
         .await
         .unwrap();
-    let portable = PortableStore::postgres(pool, PortableConfig::default().table(table.clone()))
-        .await
-        .unwrap();
+    let portable =
+        outbox_postgres::portable_store(pool, PortableConfig::default().table(table.clone()))
+            .await
+            .unwrap();
     let store = Bounded::new(portable, Duration::from_secs(3)).unwrap();
     let written = store
         .enqueue_batch(vec![NewEntry::new("t", b"x".to_vec())])
@@ -334,7 +337,7 @@ async fn finished_calls_keep_their_connection() {
         .connect_with(options)
         .await
         .unwrap();
-    let store = PortableStore::postgres(pool, PortableConfig::default().table(table))
+    let store = outbox_postgres::portable_store(pool, PortableConfig::default().table(table))
         .await
         .unwrap();
     store.get(EntryId::new()).await.unwrap();

@@ -8,8 +8,9 @@ mod cancellation;
 
 use std::sync::Arc;
 
-use outbox_core::portable::{PortableConfig, PortablePgStore, PortableStore};
+use outbox_core::portable::PortableConfig;
 use outbox_core::{ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
+use outbox_postgres::PortablePgStore;
 use outbox_testkit::fixtures::{claim_ids, claim_req, ids, seed, t0, DynStore};
 use outbox_testkit::postgres::PgTestDb;
 use outbox_testkit::race::{claim_and_complete, RaceConfig};
@@ -41,7 +42,7 @@ async fn portable_store(db: &PgTestDb, table: &str, connections: u32) -> Portabl
         .connect(&db.url)
         .await
         .expect("connect to the test server");
-    PortableStore::postgres(pool, PortableConfig::default().table(table))
+    outbox_postgres::portable_store(pool, PortableConfig::default().table(table))
         .await
         .unwrap()
 }
@@ -218,7 +219,7 @@ async fn enqueue_in_the_host_transaction_commits_or_rolls_back_with_it() {
         return;
     };
     let store = portable_store(&db, "outbox", 2).await;
-    let pool = store.pool().clone();
+    let pool = store.backend().pool().clone();
     let orders = format!("\"{}\".orders", db.schema);
     let outbox = store.table().qualified();
     sqlx::raw_sql(&format!("CREATE TABLE {orders} (id integer PRIMARY KEY)"))
@@ -284,7 +285,7 @@ async fn an_unmigrated_table_is_refused_at_construction() {
         .await
         .unwrap();
     let table = TableName::in_schema(&db.schema, "outbox").unwrap();
-    let err = PortableStore::postgres(pool, PortableConfig::default().table(table))
+    let err = outbox_postgres::portable_store(pool, PortableConfig::default().table(table))
         .await
         .unwrap_err();
     assert!(
@@ -317,7 +318,7 @@ async fn bounded_calls_fail_within_their_deadline_through_a_black_hole() {
         .connect_with(through(&db, &proxy))
         .await
         .unwrap();
-    let portable = PortableStore::postgres(pool, PortableConfig::default().table(table))
+    let portable = outbox_postgres::portable_store(pool, PortableConfig::default().table(table))
         .await
         .unwrap();
     let store = Bounded::new(portable, DEADLINE).unwrap();

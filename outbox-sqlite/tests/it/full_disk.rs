@@ -148,7 +148,10 @@ async fn a_host_transaction_that_met_a_full_disk_does_not_spoil_the_pool() {
         Ok(_) => tx
             .commit()
             .await
-            .map_err(outbox_core::sqlite_format::map_sqlx_error)
+            .map_err(|e| OutboxError::Database {
+                message: e.to_string(),
+                source: Some(Box::new(e)),
+            })
             .expect_err("a COMMIT larger than the space left"),
     };
     assert_disk_full("a host transaction larger than the space left", &err);
@@ -172,7 +175,7 @@ async fn a_host_transaction_that_met_a_full_disk_does_not_spoil_the_pool() {
 
 #[tokio::test]
 async fn the_portable_store_hands_back_no_connection_a_full_disk_left_in_a_transaction() {
-    use outbox_core::portable::{PortableConfig, PortableStore};
+    use outbox_core::portable::PortableConfig;
     use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
     let Some(fs) = Tmpfs::mount("3m") else { return };
@@ -189,7 +192,7 @@ async fn the_portable_store_hands_back_no_connection_a_full_disk_left_in_a_trans
     outbox_sqlite::migrate(&pool, &outbox_core::TableName::default())
         .await
         .unwrap();
-    let store = PortableStore::sqlite(pool.clone(), PortableConfig::default())
+    let store = outbox_sqlite::portable_store(pool.clone(), PortableConfig::default())
         .await
         .unwrap();
     truncate_wal(&pool).await;

@@ -1,40 +1,49 @@
-//! The portable store on SQLite: times as integer microseconds since the Unix epoch,
-//! uuids as 16-byte blobs, headers as JSON text, statuses as integer codes.
+//! The portable store on SQLite (`outbox_core::portable`): times as integer microseconds
+//! since the Unix epoch, uuids as 16-byte blobs, headers as JSON text, statuses as integer
+//! codes: the same table and row format as [`crate::SqliteClaimStore`].
 
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use outbox_core::async_trait;
+use outbox_core::portable::{
+    ClockedEntry, Placeholders, PortableBackend, PortableConfig, PortableStore, SqlParam,
+};
+use outbox_core::{EntryId, OutboxError, Result};
+use sqlx::pool::PoolConnection;
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteConnection, SqlitePool, SqliteRow};
-use sqlx::Row;
+use sqlx::{Database, Row, TransactionManager};
 use uuid::Uuid;
 
-use crate::{EntryId, OutboxEntry, OutboxError, Result};
+use crate::error::map_err;
+use crate::row::decode;
 
-use super::backend::sealed::Backend;
-use super::backend::{ClockedEntry, Placeholders, SqlParam};
-use super::{PortableConfig, PortableStore};
+/// The SQLite side of the portable store: its pool (see [`PortableSqliteStore`]).
+#[derive(Debug, Clone)]
+pub struct SqliteBackend {
+    pool: SqlitePool,
+}
 
-/// The SQLite side of the portable store (see [`PortableSqliteStore`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SqliteBackend;
+impl SqliteBackend {
+    /// The pool the store runs on.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+}
 
 /// The portable store on SQLite.
 pub type PortableSqliteStore = PortableStore<SqliteBackend>;
 
-impl PortableStore<SqliteBackend> {
-    /// Builds the store on a SQLite pool. Open the pool in WAL mode with a busy timeout
-    /// when several connections or processes share the file; the table must have been
-    /// created with `outbox_sqlite::migrate`.
-    pub async fn sqlite(pool: SqlitePool, config: PortableConfig) -> Result<Self> {
-        Self::new(pool, config).await
-    }
+/// Builds the portable store on a SQLite pool. Open the pool in WAL mode with a busy
+/// timeout when several connections or processes share the file; the table must have
+/// been created with [`crate::migrate`].
+pub async fn portable_store(
+    pool: SqlitePool,
+    config: PortableConfig,
+) -> Result<PortableSqliteStore> {
+    PortableStore::new(SqliteBackend { pool }, config).await
 }
 
 type SqliteQuery<'q> = Query<'q, Sqlite, SqliteArguments<'q>>;
-
-fn map_err(err: sqlx::Error) -> OutboxError {
-    crate::sqlite_format::map_sqlx_error(err)
-}
 
 fn bind(query: SqliteQuery<'_>, param: SqlParam) -> Result<SqliteQuery<'_>> {
     Ok(match param {
@@ -62,27 +71,18 @@ fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
     }
 }
 
-fn micros(id: &str, field: &str, value: Option<i64>) -> Result<Option<DateTime<Utc>>> {
-    value
-        .map(|v| {
-            DateTime::from_timestamp_micros(v)
-                .ok_or_else(|| corrupt(id, format!("{field} {v} is not a time")))
-        })
-        .transpose()
-}
-
-fn decode_entry(row: &SqliteRow) -> Result<OutboxEntry> {
-    crate::sqlite_format::decode_entry(row)
-}
-
 fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
     let v: i64 = row.try_get("clock_now").map_err(|e| corrupt("clock", e))?;
-    micros("clock", "clock_now", Some(v))?.ok_or_else(|| corrupt("clock", "no time"))
+    DateTime::from_timestamp_micros(v)
+        .ok_or_else(|| corrupt("clock", format!("clock_now {v} is not a time")))
 }
 
+type Transactions = <Sqlite as Database>::TransactionManager;
+
 #[async_trait]
-impl Backend for SqliteBackend {
-    type Db = Sqlite;
+impl PortableBackend for SqliteBackend {
+    type Connection = SqliteConnection;
+    type Lease = PoolConnection<Sqlite>;
     const NAME: &'static str = "portable-sqlite";
     const CONCURRENT_WRITES: bool = false;
     const PLACEHOLDERS: Placeholders = Placeholders::Question;
@@ -90,8 +90,40 @@ impl Backend for SqliteBackend {
     const DB_NOW: &'static str =
         "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)";
 
-    fn map_err(err: sqlx::Error) -> OutboxError {
-        map_err(err)
+    async fn acquire(&self) -> Result<Self::Lease> {
+        self.pool.acquire().await.map_err(map_err)
+    }
+
+    fn close_on_drop(lease: &mut Self::Lease) {
+        lease.close_on_drop();
+    }
+
+    fn in_transaction(conn: &SqliteConnection) -> bool {
+        sqlx::Connection::is_in_transaction(conn)
+    }
+
+    async fn begin(conn: &mut SqliteConnection) -> Result<()> {
+        Transactions::begin(conn, None).await.map_err(map_err)
+    }
+
+    async fn commit(conn: &mut SqliteConnection) -> Result<()> {
+        Transactions::commit(conn).await.map_err(map_err)
+    }
+
+    async fn rollback(conn: &mut SqliteConnection) -> Result<()> {
+        Transactions::rollback(conn).await.map_err(map_err)
+    }
+
+    fn is_duplicate(err: &OutboxError) -> bool {
+        let source = match err {
+            OutboxError::Database { source, .. } | OutboxError::Conflict { source, .. } => source,
+            _ => return false,
+        };
+        source
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<sqlx::Error>())
+            .and_then(|e| e.as_database_error())
+            .is_some_and(|db| db.is_unique_violation())
     }
 
     async fn fetch_entries(
@@ -104,7 +136,7 @@ impl Backend for SqliteBackend {
             .await
             .map_err(map_err)?;
         rows.iter()
-            .map(|r| Ok((decode_clock(r)?, decode_entry(r)?)))
+            .map(|r| Ok((decode_clock(r)?, decode(r)?)))
             .collect()
     }
 

@@ -1,34 +1,57 @@
-//! The portable store on PostgreSQL: timestamptz, uuid, jsonb, bytea and smallint
-//! columns, `$n` placeholders, and the server's `now()`.
+//! The portable store on PostgreSQL (`outbox_core::portable`, feature `sqlx`):
+//! timestamptz, uuid, jsonb, bytea and smallint columns, `$n` placeholders, and the
+//! server's `now()`: the same table as [`crate::PgClaimStore`].
 
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use outbox_core::async_trait;
+use outbox_core::portable::{
+    ClockedEntry, Placeholders, PortableBackend, PortableConfig, PortableStore, SqlParam,
+};
+use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::types::Json;
-use sqlx::Row;
+use sqlx::{Database, Row, TransactionManager};
 use uuid::Uuid;
 
-use crate::{EntryId, Headers, OutboxEntry, OutboxError, Result};
+/// The PostgreSQL side of the portable store: its pool (see [`PortablePgStore`]).
+#[derive(Debug, Clone)]
+pub struct PgBackend {
+    pool: PgPool,
+}
 
-use super::backend::sealed::Backend;
-use super::backend::{to_count, to_status, ClockedEntry, Placeholders, SqlParam};
-use super::{PortableConfig, PortableStore};
-
-/// The PostgreSQL side of the portable store (see [`PortablePgStore`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PgBackend;
+impl PgBackend {
+    /// The pool the store runs on.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
 
 /// The portable store on PostgreSQL.
 pub type PortablePgStore = PortableStore<PgBackend>;
 
-impl PortableStore<PgBackend> {
-    /// Builds the store on a PostgreSQL pool; the table must have been created with
-    /// `outbox_postgres::migrate`. Name the schema in the config's table name, or rely on
-    /// the connections' `search_path`.
-    pub async fn postgres(pool: PgPool, config: PortableConfig) -> Result<Self> {
-        Self::new(pool, config).await
-    }
+/// Builds the portable store on a PostgreSQL pool; the table must have been created with
+/// [`crate::migrate`]. Name the schema in the config's table name, or rely on the
+/// connections' `search_path`.
+pub async fn portable_store(pool: PgPool, config: PortableConfig) -> Result<PortablePgStore> {
+    PortableStore::new(PgBackend { pool }, config).await
+}
+
+/// A stored integer that must fit a `u32` (attempt counts).
+fn to_count(id: &str, field: &str, value: i64) -> Result<u32> {
+    u32::try_from(value).map_err(|_| OutboxError::CorruptRow {
+        id: id.to_owned(),
+        reason: format!("{field} {value} is out of range"),
+    })
+}
+
+/// A stored status code.
+fn to_status(id: &str, code: i64) -> Result<EmissionStatus> {
+    EmissionStatus::from_code(code).ok_or_else(|| OutboxError::CorruptRow {
+        id: id.to_owned(),
+        reason: format!("unknown status code {code}"),
+    })
 }
 
 type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
@@ -52,7 +75,7 @@ fn map_err(err: sqlx::Error) -> OutboxError {
         }
         _ => (err.to_string(), String::new()),
     };
-    crate::store_kit::from_sqlstate(&state, message, Some(Box::new(err)))
+    outbox_core::store_kit::from_sqlstate(&state, message, Some(Box::new(err)))
 }
 
 fn bind(query: PgQuery<'_>, param: SqlParam) -> PgQuery<'_> {
@@ -130,16 +153,51 @@ fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
     row.try_get("clock_now").map_err(|e| corrupt("clock", e))
 }
 
+type Transactions = <Postgres as Database>::TransactionManager;
+
 #[async_trait]
-impl Backend for PgBackend {
-    type Db = Postgres;
+impl PortableBackend for PgBackend {
+    type Connection = PgConnection;
+    type Lease = PoolConnection<Postgres>;
     const NAME: &'static str = "portable-postgres";
     const CONCURRENT_WRITES: bool = true;
     const PLACEHOLDERS: Placeholders = Placeholders::Dollar;
     const DB_NOW: &'static str = "now()";
 
-    fn map_err(err: sqlx::Error) -> OutboxError {
-        map_err(err)
+    async fn acquire(&self) -> Result<Self::Lease> {
+        self.pool.acquire().await.map_err(map_err)
+    }
+
+    fn close_on_drop(lease: &mut Self::Lease) {
+        lease.close_on_drop();
+    }
+
+    fn in_transaction(conn: &PgConnection) -> bool {
+        sqlx::Connection::is_in_transaction(conn)
+    }
+
+    async fn begin(conn: &mut PgConnection) -> Result<()> {
+        Transactions::begin(conn, None).await.map_err(map_err)
+    }
+
+    async fn commit(conn: &mut PgConnection) -> Result<()> {
+        Transactions::commit(conn).await.map_err(map_err)
+    }
+
+    async fn rollback(conn: &mut PgConnection) -> Result<()> {
+        Transactions::rollback(conn).await.map_err(map_err)
+    }
+
+    fn is_duplicate(err: &OutboxError) -> bool {
+        let source = match err {
+            OutboxError::Database { source, .. } | OutboxError::Conflict { source, .. } => source,
+            _ => return false,
+        };
+        source
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<sqlx::Error>())
+            .and_then(|e| e.as_database_error())
+            .is_some_and(|db| db.is_unique_violation())
     }
 
     async fn fetch_entries(
