@@ -3,16 +3,12 @@
 //! server's `now()`: the same table as [`crate::PgClaimStore`].
 
 use chrono::{DateTime, Utc};
-use outbox_core::async_trait;
-use outbox_core::portable::{
-    ClockedEntry, Placeholders, PortableBackend, PortableConfig, PortableStore, SqlParam,
-};
+use outbox_core::portable::{Placeholders, PortableConfig, PortableStore, SqlParam};
 use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
-use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::types::Json;
-use sqlx::{Database, Row, TransactionManager};
+use sqlx::Row;
 use uuid::Uuid;
 
 /// The PostgreSQL side of the portable store: its pool (see [`PortablePgStore`]).
@@ -90,8 +86,8 @@ fn bind(query: PgQuery<'_>, param: SqlParam) -> PgQuery<'_> {
     }
 }
 
-fn build(sql: &str, params: Vec<SqlParam>) -> PgQuery<'_> {
-    params.into_iter().fold(sqlx::query(sql), bind)
+fn build(sql: &str, params: Vec<SqlParam>) -> Result<PgQuery<'_>> {
+    Ok(params.into_iter().fold(sqlx::query(sql), bind))
 }
 
 fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
@@ -153,115 +149,16 @@ fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
     row.try_get("clock_now").map_err(|e| corrupt("clock", e))
 }
 
-type Transactions = <Postgres as Database>::TransactionManager;
-
-#[async_trait]
-impl PortableBackend for PgBackend {
-    type Connection = PgConnection;
-    type Lease = PoolConnection<Postgres>;
-    const NAME: &'static str = "portable-postgres";
-    const CONCURRENT_WRITES: bool = true;
-    const PLACEHOLDERS: Placeholders = Placeholders::Dollar;
-    const DB_NOW: &'static str = "now()";
-
-    async fn acquire(&self) -> Result<Self::Lease> {
-        self.pool.acquire().await.map_err(map_err)
-    }
-
-    fn close_on_drop(lease: &mut Self::Lease) {
-        lease.close_on_drop();
-    }
-
-    fn in_transaction(conn: &PgConnection) -> bool {
-        sqlx::Connection::is_in_transaction(conn)
-    }
-
-    async fn begin(conn: &mut PgConnection) -> Result<()> {
-        Transactions::begin(conn, None).await.map_err(map_err)
-    }
-
-    async fn commit(conn: &mut PgConnection) -> Result<()> {
-        Transactions::commit(conn).await.map_err(map_err)
-    }
-
-    async fn rollback(conn: &mut PgConnection) -> Result<()> {
-        Transactions::rollback(conn).await.map_err(map_err)
-    }
-
-    fn is_duplicate(err: &OutboxError) -> bool {
-        let source = match err {
-            OutboxError::Database { source, .. } | OutboxError::Conflict { source, .. } => source,
-            _ => return false,
-        };
-        source
-            .as_ref()
-            .and_then(|s| s.downcast_ref::<sqlx::Error>())
-            .and_then(|e| e.as_database_error())
-            .is_some_and(|db| db.is_unique_violation())
-    }
-
-    async fn fetch_entries(
-        conn: &mut PgConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<Vec<ClockedEntry>> {
-        let rows = build(sql, params)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        rows.iter()
-            .map(|r| Ok((decode_clock(r)?, decode_entry(r)?)))
-            .collect()
-    }
-
-    async fn fetch_ids(
-        conn: &mut PgConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<Vec<(DateTime<Utc>, EntryId)>> {
-        let rows = build(sql, params)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        rows.iter()
-            .map(|r| {
-                let id: Uuid = r.try_get("id").map_err(|e| corrupt("?", e))?;
-                Ok((decode_clock(r)?, EntryId::from_uuid(id)))
-            })
-            .collect()
-    }
-
-    async fn fetch_clock(
-        conn: &mut PgConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<DateTime<Utc>> {
-        let row = build(sql, params)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        decode_clock(&row)
-    }
-
-    async fn fetch_counts(
-        conn: &mut PgConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<Vec<i64>> {
-        let row = build(sql, params)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        (0..row.len())
-            .map(|i| row.try_get::<i64, _>(i).map_err(map_err))
-            .collect()
-    }
-
-    async fn execute(conn: &mut PgConnection, sql: &str, params: Vec<SqlParam>) -> Result<u64> {
-        let done = build(sql, params)
-            .execute(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        Ok(done.rows_affected())
-    }
-}
+outbox_core::sqlx_portable_backend!(PgBackend {
+    database: Postgres,
+    connection: PgConnection,
+    name: "portable-postgres",
+    concurrent_writes: true,
+    placeholders: Placeholders::Dollar,
+    db_now: "now()",
+    build: build,
+    map_err: map_err,
+    decode_clock: decode_clock,
+    decode_entry: decode_entry,
+    corrupt: corrupt,
+});

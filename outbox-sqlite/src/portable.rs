@@ -3,16 +3,11 @@
 //! codes: the same table and row format as [`crate::SqliteClaimStore`].
 
 use chrono::{DateTime, Utc};
-use outbox_core::async_trait;
-use outbox_core::portable::{
-    ClockedEntry, Placeholders, PortableBackend, PortableConfig, PortableStore, SqlParam,
-};
-use outbox_core::{EntryId, OutboxError, Result};
-use sqlx::pool::PoolConnection;
+use outbox_core::portable::{Placeholders, PortableConfig, PortableStore, SqlParam};
+use outbox_core::{OutboxError, Result};
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteConnection, SqlitePool, SqliteRow};
-use sqlx::{Database, Row, TransactionManager};
-use uuid::Uuid;
+use sqlx::Row;
 
 use crate::error::map_err;
 use crate::row::decode;
@@ -77,117 +72,17 @@ fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
         .ok_or_else(|| corrupt("clock", format!("clock_now {v} is not a time")))
 }
 
-type Transactions = <Sqlite as Database>::TransactionManager;
-
-#[async_trait]
-impl PortableBackend for SqliteBackend {
-    type Connection = SqliteConnection;
-    type Lease = PoolConnection<Sqlite>;
-    const NAME: &'static str = "portable-sqlite";
-    const CONCURRENT_WRITES: bool = false;
-    const PLACEHOLDERS: Placeholders = Placeholders::Question;
+outbox_core::sqlx_portable_backend!(SqliteBackend {
+    database: Sqlite,
+    connection: SqliteConnection,
+    name: "portable-sqlite",
+    concurrent_writes: false,
+    placeholders: Placeholders::Question,
     // Milliseconds (SQLite's clock resolution), rounded so the float's error vanishes.
-    const DB_NOW: &'static str =
-        "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)";
-
-    async fn acquire(&self) -> Result<Self::Lease> {
-        self.pool.acquire().await.map_err(map_err)
-    }
-
-    fn close_on_drop(lease: &mut Self::Lease) {
-        lease.close_on_drop();
-    }
-
-    fn in_transaction(conn: &SqliteConnection) -> bool {
-        sqlx::Connection::is_in_transaction(conn)
-    }
-
-    async fn begin(conn: &mut SqliteConnection) -> Result<()> {
-        Transactions::begin(conn, None).await.map_err(map_err)
-    }
-
-    async fn commit(conn: &mut SqliteConnection) -> Result<()> {
-        Transactions::commit(conn).await.map_err(map_err)
-    }
-
-    async fn rollback(conn: &mut SqliteConnection) -> Result<()> {
-        Transactions::rollback(conn).await.map_err(map_err)
-    }
-
-    fn is_duplicate(err: &OutboxError) -> bool {
-        let source = match err {
-            OutboxError::Database { source, .. } | OutboxError::Conflict { source, .. } => source,
-            _ => return false,
-        };
-        source
-            .as_ref()
-            .and_then(|s| s.downcast_ref::<sqlx::Error>())
-            .and_then(|e| e.as_database_error())
-            .is_some_and(|db| db.is_unique_violation())
-    }
-
-    async fn fetch_entries(
-        conn: &mut SqliteConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<Vec<ClockedEntry>> {
-        let rows = build(sql, params)?
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        rows.iter()
-            .map(|r| Ok((decode_clock(r)?, decode(r)?)))
-            .collect()
-    }
-
-    async fn fetch_ids(
-        conn: &mut SqliteConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<Vec<(DateTime<Utc>, EntryId)>> {
-        let rows = build(sql, params)?
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        rows.iter()
-            .map(|r| {
-                let id: Uuid = r.try_get("id").map_err(|e| corrupt("?", e))?;
-                Ok((decode_clock(r)?, EntryId::from_uuid(id)))
-            })
-            .collect()
-    }
-
-    async fn fetch_clock(
-        conn: &mut SqliteConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<DateTime<Utc>> {
-        let row = build(sql, params)?
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        decode_clock(&row)
-    }
-
-    async fn fetch_counts(
-        conn: &mut SqliteConnection,
-        sql: &str,
-        params: Vec<SqlParam>,
-    ) -> Result<Vec<i64>> {
-        let row = build(sql, params)?
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        (0..row.len())
-            .map(|i| row.try_get::<i64, _>(i).map_err(map_err))
-            .collect()
-    }
-
-    async fn execute(conn: &mut SqliteConnection, sql: &str, params: Vec<SqlParam>) -> Result<u64> {
-        let done = build(sql, params)?
-            .execute(&mut *conn)
-            .await
-            .map_err(map_err)?;
-        Ok(done.rows_affected())
-    }
-}
+    db_now: "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)",
+    build: build,
+    map_err: map_err,
+    decode_clock: decode_clock,
+    decode_entry: decode,
+    corrupt: corrupt,
+});

@@ -1,19 +1,18 @@
-//! The portable store (`outbox_core::portable`) on real SQLite files: the conformance
-//! suite, its command count measured from sqlx's statement log, contention, the race
-//! harness, switching to the optimized store on the same table, enqueue inside the
-//! host's transaction, and an enqueue abandoned at its deadline.
+//! The portable store (`outbox_core::portable`) on real SQLite files: the testkit's
+//! portable cases (`portable_suite!`: the suites, the command count from sqlx's statement
+//! log, contention, the races, a switch to the optimized store), then what only SQLite
+//! has: enqueue inside the host's transaction, a table never migrated, and an enqueue
+//! abandoned at its deadline on the file's write lock.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use outbox_core::portable::PortableConfig;
-use outbox_core::{ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
-use outbox_sqlite::PortableSqliteStore;
-use outbox_testkit::fixtures::{claim_ids, claim_req, ids, seed, t0, DynStore};
-use outbox_testkit::race::{claim_and_complete, RaceConfig};
-use outbox_testkit::statement_log;
-use outbox_testkit::{HookFuture, InterleaveHook, Subject};
+use outbox_core::{async_trait, NewEntry, OutboxError, OutboxStore, TableName};
+use outbox_sqlite::{PortableSqliteStore, SqliteBackend};
+use outbox_testkit::fixtures::DynStore;
+use outbox_testkit::portable_cases::PortableEngine;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
@@ -42,201 +41,41 @@ async fn portable_store(dir: &Path, table: &str, connections: u32) -> PortableSq
         .unwrap()
 }
 
-/// The suite's interleave hook: the store runs the writer inside its next claim or
-/// completion, between that row's check and its write.
-struct Hook(PortableSqliteStore);
+/// SQLite as the portable cases see it: a fresh file per test.
+struct Sqlite;
 
-impl InterleaveHook for Hook {
-    fn before_next_write(&self, writer: HookFuture) {
-        self.0.interleave_before_next_write(writer);
+#[async_trait]
+impl PortableEngine for Sqlite {
+    type Backend = SqliteBackend;
+    type Guard = tempfile::TempDir;
+    const NAME: &'static str = "portable-sqlite";
+    const RACE_CONNECTIONS: u32 = 8;
+
+    async fn database() -> Option<tempfile::TempDir> {
+        Some(tempfile::tempdir().unwrap())
+    }
+
+    async fn store(dir: &tempfile::TempDir, table: &str, connections: u32) -> PortableSqliteStore {
+        portable_store(dir.path(), table, connections).await
+    }
+
+    async fn enable_ordered_claims(_: &tempfile::TempDir, store: &PortableSqliteStore) {
+        outbox_sqlite::enable_ordered_claims(store.backend().pool(), store.table())
+            .await
+            .unwrap();
+    }
+
+    async fn optimized(_: &tempfile::TempDir, store: &PortableSqliteStore) -> DynStore {
+        let config = outbox_sqlite::SqliteStoreConfig::default().table(store.table().clone());
+        let optimized =
+            outbox_sqlite::SqliteClaimStore::new(store.backend().pool().clone(), config)
+                .await
+                .unwrap();
+        Arc::new(optimized)
     }
 }
 
-async fn portable_subject() -> Subject {
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), "outbox", 4).await;
-    Subject::new(Arc::new(store.clone()))
-        .with_interleave(Arc::new(Hook(store)))
-        .with_guard(dir)
-}
-
-outbox_testkit::conformance_suite!(portable_subject);
-
-/// The keyed suites' factory: a table prepared for ordered claims, whose key index the
-/// portable claim's key check seeks in.
-async fn portable_ordered_subject() -> Subject {
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), "outbox", 4).await;
-    outbox_sqlite::enable_ordered_claims(store.backend().pool(), store.table())
-        .await
-        .unwrap();
-    Subject::new(Arc::new(store.clone()))
-        .with_interleave(Arc::new(Hook(store)))
-        .with_guard(dir)
-}
-
-outbox_testkit::ordered_suite!(portable_ordered_subject);
-outbox_testkit::slice_suite!(portable_ordered_subject);
-
-async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, tempfile::TempDir)> {
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), "outbox", 4).await;
-    Some((Arc::new(store), dir))
-}
-
-outbox_testkit::admin_suite!(portable_admin);
-
-async fn portable_ordered_admin(
-) -> Option<(outbox_testkit::admin_cases::AdminStore, tempfile::TempDir)> {
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), "outbox", 4).await;
-    outbox_sqlite::enable_ordered_claims(store.backend().pool(), store.table())
-        .await
-        .unwrap();
-    Some((Arc::new(store), dir))
-}
-
-outbox_testkit::ordered_admin_suite!(portable_ordered_admin);
-
-/// The claim path costs exactly 1 + 2N statements for N uncontended winners, measured
-/// from sqlx's statement log, and every claim is persisted as returned.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claim_costs_one_plus_two_statements_per_row() {
-    const TABLE: &str = "count_outbox";
-    let statements = statement_log::watch(TABLE);
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), TABLE, 2).await;
-    statement_log::assert_per_row_claim_cost(
-        "portable-sqlite",
-        &(Arc::new(store) as DynStore),
-        &statements,
-    )
-    .await;
-}
-
-/// A second worker takes rows between this worker's candidate query and its writes: the
-/// row it took first is lost at the stamp check, the next is skipped at the re-read, and
-/// only the row this worker won comes back. The statement count shows what each costs.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rows_taken_by_another_worker_mid_claim_are_skipped() {
-    const TABLE: &str = "contended_outbox";
-    let statements = statement_log::watch(TABLE);
-    let dir = tempfile::tempdir().unwrap();
-    let a = portable_store(dir.path(), TABLE, 2).await;
-    let b = portable_store(dir.path(), TABLE, 2).await;
-    let a_dyn: DynStore = Arc::new(a.clone());
-    let written = seed(&a_dyn, 3).await;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    a.interleave_before_next_write(Box::pin(async move {
-        let taken = b.claim_pending(&claim_req("b", 2, t0())).await.unwrap();
-        tx.send(taken).unwrap();
-    }));
-    let before = statement_log::read(&statements);
-    let won = a.claim_pending(&claim_req("a", 3, t0())).await.unwrap();
-    let used = statement_log::read(&statements) - before;
-    let taken = rx.await.expect("the interleaved worker ran");
-    println!(
-        "contended claim: {used} statements (worker a: 1 + 2 lost at the update + 1 \
-         skipped at the re-read + 2 won = 6; worker b: 1 + 2x2 = 5)"
-    );
-    assert_eq!(claim_ids(&taken), ids(&written[..2]));
-    assert_eq!(claim_ids(&won), ids(&written[2..]));
-    assert_eq!(used, 11);
-    for claim in taken.iter().chain(&won) {
-        let row = a.get(claim.id()).await.unwrap().unwrap();
-        assert_eq!(row, *claim.entry, "the durable lease is not the winner's");
-    }
-}
-
-/// Eight workers, several connections, one file: no entry is leased twice at once, and
-/// every entry is delivered exactly once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn race_eight_workers_ten_thousand_entries() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), "outbox", 8).await;
-    let report = claim_and_complete(Arc::new(store), RaceConfig::default()).await;
-    println!("portable-sqlite race: {report:?}");
-    assert_eq!(report.delivered, 10_000);
-}
-
-/// Eight workers drain 1,000 keys in per-key order through the per-row claim, some
-/// emissions outliving their leases: every key's emissions come out in creation order.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn eight_workers_drain_a_thousand_keys_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), "outbox", 8).await;
-    outbox_sqlite::enable_ordered_claims(store.backend().pool(), store.table())
-        .await
-        .unwrap();
-    outbox_testkit::race_ordered::eight_workers_a_thousand_keys("portable-sqlite", Arc::new(store))
-        .await;
-}
-
-/// Leases shorter than some emissions: entries are reclaimed under slow holders and
-/// renewals race the reclaims; the per-row store too applies only the last holder's
-/// completion.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_complete() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = portable_store(dir.path(), "outbox", 6).await;
-    let report = outbox_testkit::race::expiring_leases(
-        Arc::new(store),
-        outbox_testkit::race::ExpiryRaceConfig::default(),
-    )
-    .await;
-    assert!(
-        report.reclaimed > 0,
-        "no lease ran out under a slow emission: {report:?}"
-    );
-}
-
-/// Rows written by either store are read back identically by the other on the same
-/// table, and work started by one can be finished by the other.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rows_survive_a_switch_to_and_from_the_optimized_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let portable = portable_store(dir.path(), "outbox", 4).await;
-    let optimized = outbox_sqlite::SqliteClaimStore::new(
-        portable.backend().pool().clone(),
-        outbox_sqlite::SqliteStoreConfig::default(),
-    )
-    .await
-    .unwrap();
-    let new = NewEntry::new("orders", vec![0u8, 255, 7])
-        .partition_key("k")
-        .header("h", "v")
-        .not_before(t0() - chrono::TimeDelta::seconds(5))
-        .created_at(t0() - chrono::TimeDelta::seconds(9));
-    let written = portable.enqueue(new).await.unwrap();
-    assert_eq!(
-        optimized.get(written.id).await.unwrap(),
-        Some(written.clone())
-    );
-    let claim = portable
-        .claim_pending(&claim_req("p", 1, t0()))
-        .await
-        .unwrap()
-        .remove(0);
-    assert_eq!(
-        optimized.get(claim.id()).await.unwrap(),
-        Some((*claim.entry).clone())
-    );
-    let failed = optimized
-        .mark_failed(&claim, outbox_testkit::fixtures::boom(), Some(t0()))
-        .await
-        .unwrap();
-    assert!(failed.is_applied(), "{failed:?}");
-    assert_eq!(portable.get(claim.id()).await.unwrap(), Some(failed.entry));
-    let retry = portable
-        .claim_retry_ready(&claim_req("p", 1, t0()))
-        .await
-        .unwrap();
-    assert_eq!(claim_ids(&retry), vec![claim.id()]);
-    assert_eq!(
-        optimized.get(claim.id()).await.unwrap(),
-        Some((*retry[0].entry).clone())
-    );
-}
+outbox_testkit::portable_suite!(Sqlite);
 
 /// The outbox rows of a host transaction commit and roll back with the host's own rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

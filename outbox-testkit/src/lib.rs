@@ -24,6 +24,8 @@ pub mod emitters;
 pub mod engines;
 pub mod faults;
 pub mod fixtures;
+#[cfg(feature = "portable")]
+pub mod portable_cases;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "postgres-tls")]

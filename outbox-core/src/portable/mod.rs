@@ -20,6 +20,7 @@ mod config;
 mod contract;
 mod rows;
 mod save;
+mod sqlx_backend;
 mod statements;
 mod store;
 

@@ -1,7 +1,8 @@
 //! The portable store (`outbox_core::portable`) on a real PostgreSQL server: the
-//! conformance suite, its command count measured from sqlx's statement log, contention,
-//! the race harness, enqueue inside the host's transaction, and calls abandoned at their
-//! deadline. Each test gets a fresh schema from `PgTestDb`; without a server the tests
+//! testkit's portable cases (`portable_suite!`: the suites, the command count from sqlx's
+//! statement log, contention, the races, a switch to the optimized store), then what only
+//! PostgreSQL has: enqueue inside the host's transaction, a table never migrated, and
+//! calls abandoned at their deadline. Each test gets a fresh schema from `PgTestDb`; without a server the tests
 //! are reported loudly as skipped (and fail when `OUTBOX_TEST_REQUIRE=postgres`).
 
 mod cancellation;
@@ -9,13 +10,11 @@ mod cancellation;
 use std::sync::Arc;
 
 use outbox_core::portable::PortableConfig;
-use outbox_core::{ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
-use outbox_postgres::PortablePgStore;
-use outbox_testkit::fixtures::{claim_ids, claim_req, ids, seed, t0, DynStore};
+use outbox_core::{async_trait, ClaimStore, NewEntry, OutboxError, OutboxStore, TableName};
+use outbox_postgres::{PgBackend, PortablePgStore};
+use outbox_testkit::fixtures::DynStore;
+use outbox_testkit::portable_cases::PortableEngine;
 use outbox_testkit::postgres::PgTestDb;
-use outbox_testkit::race::{claim_and_complete, RaceConfig};
-use outbox_testkit::statement_log;
-use outbox_testkit::{HookFuture, InterleaveHook, Subject};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 /// `table` in the test's schema, migrated.
@@ -47,170 +46,48 @@ async fn portable_store(db: &PgTestDb, table: &str, connections: u32) -> Portabl
         .unwrap()
 }
 
-/// The suite's interleave hook: the store runs the writer inside its next claim or
-/// completion, between that row's check and its write.
-struct Hook(PortablePgStore);
+/// PostgreSQL as the portable cases see it: a fresh schema per test on the test server.
+struct Postgres;
 
-impl InterleaveHook for Hook {
-    fn before_next_write(&self, writer: HookFuture) {
-        self.0.interleave_before_next_write(writer);
+#[async_trait]
+impl PortableEngine for Postgres {
+    type Backend = PgBackend;
+    type Guard = PgTestDb;
+    const NAME: &'static str = "portable-postgres";
+    const RACE_CONNECTIONS: u32 = 10;
+
+    async fn database() -> Option<PgTestDb> {
+        PgTestDb::create().await
+    }
+
+    async fn store(db: &PgTestDb, table: &str, connections: u32) -> PortablePgStore {
+        portable_store(db, table, connections).await
+    }
+
+    async fn enable_ordered_claims(db: &PgTestDb, store: &PortablePgStore) {
+        outbox_postgres::enable_ordered_claims(&mut db.connect().await, store.table())
+            .await
+            .unwrap();
+    }
+
+    async fn optimized(db: &PgTestDb, store: &PortablePgStore) -> DynStore {
+        use outbox_postgres::{deadpool_postgres as deadpool, tokio_postgres};
+        let config: tokio_postgres::Config = db.url.parse().unwrap();
+        let manager = deadpool::Manager::new(config, tokio_postgres::NoTls);
+        let pool = deadpool::Pool::builder(manager)
+            .max_size(2)
+            .build()
+            .unwrap();
+        let config = outbox_postgres::PgStoreConfig::default().table(store.table().clone());
+        Arc::new(
+            outbox_postgres::PgClaimStore::new(pool, config)
+                .await
+                .unwrap(),
+        )
     }
 }
 
-/// `None` when no server can be had (already reported by `PgTestDb::create`).
-async fn portable_subject() -> Option<Subject> {
-    let db = PgTestDb::create().await?;
-    let store = portable_store(&db, "outbox", 4).await;
-    Some(
-        Subject::new(Arc::new(store.clone()))
-            .with_interleave(Arc::new(Hook(store)))
-            .with_guard(db),
-    )
-}
-
-outbox_testkit::conformance_suite!(portable_subject);
-
-/// The keyed suites' factory: a table prepared for ordered claims, whose key index the
-/// portable claim's key check seeks in.
-async fn portable_ordered_subject() -> Option<Subject> {
-    let db = PgTestDb::create().await?;
-    let store = portable_store(&db, "outbox", 4).await;
-    outbox_postgres::enable_ordered_claims(&mut db.connect().await, store.table())
-        .await
-        .unwrap();
-    Some(
-        Subject::new(Arc::new(store.clone()))
-            .with_interleave(Arc::new(Hook(store)))
-            .with_guard(db),
-    )
-}
-
-outbox_testkit::ordered_suite!(portable_ordered_subject);
-outbox_testkit::slice_suite!(portable_ordered_subject);
-
-async fn portable_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, PgTestDb)> {
-    let db = PgTestDb::create().await?;
-    let store = portable_store(&db, "outbox", 4).await;
-    Some((Arc::new(store), db))
-}
-
-outbox_testkit::admin_suite!(portable_admin);
-
-async fn portable_ordered_admin() -> Option<(outbox_testkit::admin_cases::AdminStore, PgTestDb)> {
-    let db = PgTestDb::create().await?;
-    let store = portable_store(&db, "outbox", 4).await;
-    outbox_postgres::enable_ordered_claims(&mut db.connect().await, store.table())
-        .await
-        .unwrap();
-    Some((Arc::new(store), db))
-}
-
-outbox_testkit::ordered_admin_suite!(portable_ordered_admin);
-
-/// The claim path costs exactly 1 + 2N statements for N uncontended winners, measured
-/// from sqlx's statement log, and every claim is persisted as returned.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claim_costs_one_plus_two_statements_per_row() {
-    const TABLE: &str = "count_outbox";
-    let statements = statement_log::watch(TABLE);
-    let Some(db) = PgTestDb::create().await else {
-        return;
-    };
-    let store = portable_store(&db, TABLE, 2).await;
-    statement_log::assert_per_row_claim_cost(
-        "portable-postgres",
-        &(Arc::new(store) as DynStore),
-        &statements,
-    )
-    .await;
-}
-
-/// A second worker takes rows between this worker's candidate query and its writes: the
-/// row it took first is lost at the stamp check, the next is skipped at the re-read, and
-/// only the row this worker won comes back. The statement count shows what each costs.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rows_taken_by_another_worker_mid_claim_are_skipped() {
-    const TABLE: &str = "contended_outbox";
-    let statements = statement_log::watch(TABLE);
-    let Some(db) = PgTestDb::create().await else {
-        return;
-    };
-    let a = portable_store(&db, TABLE, 2).await;
-    let b = portable_store(&db, TABLE, 2).await;
-    let a_dyn: DynStore = Arc::new(a.clone());
-    let written = seed(&a_dyn, 3).await;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    a.interleave_before_next_write(Box::pin(async move {
-        let taken = b.claim_pending(&claim_req("b", 2, t0())).await.unwrap();
-        tx.send(taken).unwrap();
-    }));
-    let before = statement_log::read(&statements);
-    let won = a.claim_pending(&claim_req("a", 3, t0())).await.unwrap();
-    let used = statement_log::read(&statements) - before;
-    let taken = rx.await.expect("the interleaved worker ran");
-    println!(
-        "contended claim: {used} statements (worker a: 1 + 2 lost at the update + 1 \
-         skipped at the re-read + 2 won = 6; worker b: 1 + 2x2 = 5)"
-    );
-    assert_eq!(claim_ids(&taken), ids(&written[..2]));
-    assert_eq!(claim_ids(&won), ids(&written[2..]));
-    assert_eq!(used, 11);
-    for claim in taken.iter().chain(&won) {
-        let row = a.get(claim.id()).await.unwrap().unwrap();
-        assert_eq!(row, *claim.entry, "the durable lease is not the winner's");
-    }
-}
-
-/// Eight workers on one table: no entry is leased twice at once, and every entry is
-/// delivered exactly once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn race_eight_workers_ten_thousand_entries() {
-    let Some(db) = PgTestDb::create().await else {
-        return;
-    };
-    let store = portable_store(&db, "outbox", 10).await;
-    let report = claim_and_complete(Arc::new(store), RaceConfig::default()).await;
-    println!("portable-postgres race: {report:?}");
-    assert_eq!(report.delivered, 10_000);
-}
-
-/// Eight workers drain 1,000 keys in per-key order through the per-row claim, some
-/// emissions outliving their leases: every key's emissions come out in creation order.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn eight_workers_drain_a_thousand_keys_in_order() {
-    let Some(db) = PgTestDb::create().await else {
-        return;
-    };
-    let store = portable_store(&db, "outbox", 10).await;
-    outbox_postgres::enable_ordered_claims(&mut db.connect().await, store.table())
-        .await
-        .unwrap();
-    outbox_testkit::race_ordered::eight_workers_a_thousand_keys(
-        "portable-postgres",
-        Arc::new(store),
-    )
-    .await;
-}
-
-/// Leases shorter than some emissions: entries are reclaimed under slow holders and
-/// renewals race the reclaims; the per-row store too applies only the last holder's
-/// completion.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_complete() {
-    let Some(db) = PgTestDb::create().await else {
-        return;
-    };
-    let store = portable_store(&db, "outbox", 8).await;
-    let report = outbox_testkit::race::expiring_leases(
-        Arc::new(store),
-        outbox_testkit::race::ExpiryRaceConfig::default(),
-    )
-    .await;
-    assert!(
-        report.reclaimed > 0,
-        "no lease ran out under a slow emission: {report:?}"
-    );
-}
+outbox_testkit::portable_suite!(Postgres);
 
 /// The outbox rows of a host transaction commit and roll back with the host's own rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
