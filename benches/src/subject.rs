@@ -309,7 +309,10 @@ impl Subject {
         match &self.concrete {
             Concrete::SqliteOptimized(s) => {
                 let mut tx = s.pool().begin_with("BEGIN IMMEDIATE").await.expect("begin");
-                s.enqueue_in(&mut tx, vec![entry]).await.expect("enqueue");
+                s.writer()
+                    .enqueue_in(&mut tx, vec![entry])
+                    .await
+                    .expect("enqueue");
                 tx.commit().await.expect("commit");
             }
             Concrete::SqlitePortable(s) => {
@@ -326,7 +329,10 @@ impl Subject {
                 let mut pooled = s.pool().get().await.expect("connection");
                 let client: &mut tokio_postgres::Client = &mut pooled;
                 let tx = client.transaction().await.expect("begin");
-                s.enqueue_one_in(&tx, entry).await.expect("enqueue");
+                s.writer()
+                    .enqueue_one_in(&tx, entry)
+                    .await
+                    .expect("enqueue");
                 tx.commit().await.expect("commit");
             }
             Concrete::PgPortable(s) => {

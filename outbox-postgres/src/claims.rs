@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tokio_postgres::types::ToSql;
 
-use crate::arrays::{lease_micros, Completions, Holders};
+use crate::batch_params::{lease_micros, Completions, Holders};
 use crate::connection::query;
 use crate::{outcomes, row, PgClaimStore};
 

@@ -1,11 +1,11 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
-mod arrays;
+mod batch_params;
+mod bulk;
 mod claims;
 mod config;
 mod connection;
-mod copy;
 mod error;
 mod listener;
 mod migrate;
@@ -21,8 +21,8 @@ mod tls;
 mod url;
 mod writer;
 
+pub use bulk::COPY_FROM as BULK_COPY_FROM;
 pub use config::{PgStoreConfig, DEFAULT_CALL_TIMEOUT};
-pub use copy::COPY_FROM as BULK_COPY_FROM;
 pub use listener::{wake_channel, ListenSession, PgListener};
 pub use migrate::{
     check_schema, migrate, migrate_down, migration_script, migrations, required_version,

@@ -11,7 +11,7 @@ use outbox_core::{
 };
 use tokio_postgres::types::ToSql;
 
-use crate::arrays::{sql_count, NewEntries};
+use crate::batch_params::{sql_count, NewEntries};
 use crate::connection::{execute, query, query_mapped};
 use crate::error::map_insert_err;
 use crate::store::in_input_order;
@@ -45,8 +45,8 @@ impl OutboxStore for PgClaimStore {
 
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.inner.limits.check_new_entries(&entries)?;
-        if entries.len() >= crate::copy::COPY_FROM {
-            return crate::copy::enqueue(&self.inner, entries).await;
+        if entries.len() >= crate::bulk::COPY_FROM {
+            return crate::bulk::enqueue(&self.inner, entries).await;
         }
         let columns = NewEntries::new(entries)?;
         let params = columns

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
-use outbox_core::{EntryId, NewEntry, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
-use tokio_postgres::{GenericClient, Row};
+use outbox_core::{EntryId, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
+use tokio_postgres::Row;
 
 use crate::statements::Statements;
 use crate::{connection, migrate, row, wake_channel, PgListener, PgStoreConfig, PgWriter};
@@ -129,29 +129,6 @@ impl PgClaimStore {
     /// to code that only writes entries (it holds no pool).
     pub fn writer(&self) -> &PgWriter {
         &self.inner.writer
-    }
-
-    /// Writes `entries` inside the host's own transaction (or on any client), in one
-    /// statement and one round trip, with one wake-up notification that is delivered
-    /// only if the transaction commits; see [`PgWriter::enqueue_in`] (and
-    /// `PgWriter::enqueue_in_sqlx`, feature `sqlx`, for sqlx connections).
-    pub async fn enqueue_in<C>(
-        &self,
-        client: &C,
-        entries: Vec<NewEntry>,
-    ) -> Result<Vec<OutboxEntry>>
-    where
-        C: GenericClient + Sync,
-    {
-        self.inner.writer.enqueue_in(client, entries).await
-    }
-
-    /// Writes one entry inside the host's transaction; see [`PgClaimStore::enqueue_in`].
-    pub async fn enqueue_one_in<C>(&self, client: &C, entry: NewEntry) -> Result<OutboxEntry>
-    where
-        C: GenericClient + Sync,
-    {
-        self.inner.writer.enqueue_one_in(client, entry).await
     }
 }
 

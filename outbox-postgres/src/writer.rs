@@ -10,7 +10,7 @@ use outbox_core::{NewEntry, OutboxEntry, Result, StoreLimits, TableName};
 use std::collections::HashMap;
 use tokio_postgres::GenericClient;
 
-use crate::arrays::NewEntries;
+use crate::batch_params::NewEntries;
 use crate::error::map_insert_err;
 use crate::store::in_input_order;
 use crate::wake_channel;

@@ -9,7 +9,7 @@ use outbox_core::{
 
 use sqlx::SqliteConnection;
 
-use crate::batch_json::{self, CompletionRow};
+use crate::batch_params::{self, CompletionRow};
 use crate::claims::not_applied;
 use crate::error::map_err;
 use crate::SqliteClaimStore;
@@ -38,7 +38,7 @@ impl SqliteClaimStore {
             .zip(&written)
             .map(|(req, entry)| CompletionRow::new(&req.claim, entry))
             .collect();
-        let batch = batch_json::array(&rows)?;
+        let batch = batch_params::array(&rows)?;
         drop(rows);
         let mut tx = self.write_tx().await?;
         let results = self.complete_in(&mut tx, batch, reqs, written).await;

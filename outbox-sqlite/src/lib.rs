@@ -1,17 +1,17 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
-mod batch_json;
+mod batch_params;
 mod claims;
 mod complete;
 mod config;
 mod connection;
-mod enqueue;
 mod error;
 mod migrate;
 mod ordering;
 mod portable;
 mod row;
+mod selection;
 mod statements;
 mod store;
 mod writer;

@@ -9,7 +9,7 @@ pub(crate) struct Statements {
     pub(crate) claim: SliceForms,
     pub(crate) claim_ordered: SliceForms,
     pub(crate) complete_batch: String,
-    pub(crate) save_stamped: String,
+    pub(crate) save: String,
     pub(crate) renew: String,
     pub(crate) get: String,
     pub(crate) find_pending: SliceForms,
@@ -31,7 +31,7 @@ impl Statements {
             claim: by_slice(table, include_str!("../sql/claim.sql")),
             claim_ordered: by_slice(table, include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
-            save_stamped: table.render(include_str!("../sql/save_stamped.sql")),
+            save: table.render(include_str!("../sql/save.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
             find_pending: by_slice(table, include_str!("../sql/find_pending.sql")),
@@ -39,12 +39,13 @@ impl Statements {
             prune_delivered: table.render(include_str!("../sql/prune_delivered.sql")),
             insert_batch: table.render(include_str!("../sql/insert_batch.sql")),
             insert_one: table.render(include_str!("../sql/insert_one.sql")),
-            stats: table.render(include_str!("../sql/stats.sql")),
-            dead_letters: table.render(include_str!("../sql/dead_letters.sql")),
-            requeue: table.render(include_str!("../sql/requeue.sql")),
-            list_entries: table.render(include_str!("../sql/list_entries.sql")),
-            count_delivered_before: table.render(include_str!("../sql/count_delivered_before.sql")),
-            purge_dead_letters: table.render(include_str!("../sql/purge_dead_letters.sql")),
+            stats: table.render(include_str!("../sql/admin/stats.sql")),
+            dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
+            requeue: table.render(include_str!("../sql/admin/requeue.sql")),
+            list_entries: table.render(include_str!("../sql/admin/list_entries.sql")),
+            count_delivered_before: table
+                .render(include_str!("../sql/admin/count_delivered_before.sql")),
+            purge_dead_letters: table.render(include_str!("../sql/admin/purge_dead_letters.sql")),
         }
     }
 }

@@ -8,7 +8,7 @@ use outbox_core::{
 };
 use sqlx::{Connection, SqliteConnection};
 
-use crate::batch_json::{self, NewRow};
+use crate::batch_params::{self, NewRow};
 use crate::error::map_err;
 use crate::row::{micros, opt_micros};
 use crate::statements::Statements;
@@ -126,7 +126,7 @@ impl SqliteWriter {
                 continue;
             }
             let rows = chunk.iter().map(NewRow::new).collect::<Result<Vec<_>>>()?;
-            let batch = batch_json::array(&rows)?;
+            let batch = batch_params::array(&rows)?;
             drop(rows);
             let inserted = sqlx::query(&self.sql.insert_batch)
                 .bind(batch)

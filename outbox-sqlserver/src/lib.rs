@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
+mod batch_params;
 mod bulk;
 mod claims;
 mod config;
@@ -8,7 +9,6 @@ mod connect;
 mod enqueue;
 mod error;
 mod isolation;
-mod json;
 mod migrate;
 mod params;
 mod pool;

@@ -135,14 +135,14 @@ fn slice_index(slice: Option<Slice>) -> Result<ColumnData<'static>> {
 
 /// `complete_batch.sql`.
 pub(crate) fn complete(reqs: &[CompletionRequest]) -> Result<Params> {
-    Ok(vec![text(Some(&crate::json::completions(reqs)?))])
+    Ok(vec![text(Some(&crate::batch_params::completions(reqs)?))])
 }
 
 /// `renew.sql`.
 pub(crate) fn renew(claims: &[Claim], req: &RenewRequest) -> Result<Params> {
     let (seconds, micros) = lease_parts(req.lease)?;
     Ok(vec![
-        text(Some(&crate::json::holders(claims))),
+        text(Some(&crate::batch_params::holders(claims))),
         time(req.now),
         ColumnData::I32(Some(seconds)),
         ColumnData::I32(Some(micros)),

@@ -3,9 +3,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::{NewEntry, OutboxEntry, OutboxError, Result, StoreLimits, TableName};
-use tiberius::{Client, ColumnData, Row};
+use outbox_core::{OutboxError, Result, StoreLimits, TableName};
+use tiberius::{ColumnData, Row};
 
 use crate::params::refs;
 use crate::pool::SqlServerPool;
@@ -97,31 +96,6 @@ impl SqlServerClaimStore {
     /// own client inside its transaction (see [`SqlServerWriter`]).
     pub fn writer(&self) -> &SqlServerWriter {
         &self.inner.writer
-    }
-
-    /// Writes `entries` on the host's own client, inside the transaction the host holds
-    /// there; the same as [`SqlServerWriter::enqueue_in`] on [`SqlServerClaimStore::writer`].
-    pub async fn enqueue_in<S>(
-        &self,
-        client: &mut Client<S>,
-        entries: Vec<NewEntry>,
-    ) -> Result<Vec<OutboxEntry>>
-    where
-        S: AsyncRead + AsyncWrite + Unpin + Send,
-    {
-        self.inner.writer.enqueue_in(client, entries).await
-    }
-
-    /// Writes one entry inside the host's transaction; see [`SqlServerWriter::enqueue_in`].
-    pub async fn enqueue_one_in<S>(
-        &self,
-        client: &mut Client<S>,
-        entry: NewEntry,
-    ) -> Result<OutboxEntry>
-    where
-        S: AsyncRead + AsyncWrite + Unpin + Send,
-    {
-        self.inner.writer.enqueue_one_in(client, entry).await
     }
 
     /// Runs one batch of the store's and returns its rows.

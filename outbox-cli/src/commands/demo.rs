@@ -82,7 +82,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
                     .header("content-type", "application/json"),
             );
         }
-        store.enqueue_in(&mut tx, entries).await?;
+        store.writer().enqueue_in(&mut tx, entries).await?;
         tx.commit().await.map_err(db_err)?;
         transactions += 1;
     }

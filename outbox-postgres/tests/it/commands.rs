@@ -130,7 +130,7 @@ async fn enqueue_in_a_host_transaction_is_one_round_trip() {
     let tx = client.transaction().await.unwrap();
     let before = proxy.traffic();
     let entries = (0..50u8).map(|i| NewEntry::new("t", vec![i])).collect();
-    store.enqueue_in(&tx, entries).await.unwrap();
+    store.writer().enqueue_in(&tx, entries).await.unwrap();
     assert_one_statement(
         "enqueue of 50 in a transaction",
         proxy.traffic().since(&before),

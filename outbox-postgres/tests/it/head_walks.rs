@@ -71,7 +71,12 @@ async fn a_late_commit_behind_the_start_is_taken_within_the_interval() {
     backlog(&store, 200).await;
     let mut host = db.connect().await;
     let tx = host.transaction().await.unwrap();
-    let late = store.enqueue_one_in(&tx, new_entry(-10)).await.unwrap().id;
+    let late = store
+        .writer()
+        .enqueue_one_in(&tx, new_entry(-10))
+        .await
+        .unwrap()
+        .id;
     let started = Instant::now();
     let first = claim_ids(&store.claim_pending(&claim_req("w", 5, t0())).await.unwrap());
     assert_eq!(first.len(), 5);
@@ -102,7 +107,12 @@ async fn a_late_commit_is_taken_at_once_without_a_backlog() {
     let written = backlog(&store, 3).await;
     let mut host = db.connect().await;
     let tx = host.transaction().await.unwrap();
-    let late = store.enqueue_one_in(&tx, new_entry(-10)).await.unwrap().id;
+    let late = store
+        .writer()
+        .enqueue_one_in(&tx, new_entry(-10))
+        .await
+        .unwrap()
+        .id;
     let first = claim_ids(
         &store
             .claim_pending(&claim_req("w", 10, t0()))

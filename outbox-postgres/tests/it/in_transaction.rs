@@ -32,6 +32,7 @@ async fn outbox_rows_commit_and_roll_back_with_the_business_rows() {
     let tx = client.transaction().await.unwrap();
     tx.execute(&insert_order, &[&1i64]).await.unwrap();
     let doomed = store
+        .writer()
         .enqueue_in(
             &tx,
             vec![
@@ -55,6 +56,7 @@ async fn outbox_rows_commit_and_roll_back_with_the_business_rows() {
     let tx = client.transaction().await.unwrap();
     tx.execute(&insert_order, &[&2i64]).await.unwrap();
     let written = store
+        .writer()
         .enqueue_in(
             &tx,
             (0..3u8)
@@ -64,6 +66,7 @@ async fn outbox_rows_commit_and_roll_back_with_the_business_rows() {
         .await
         .unwrap();
     let single = store
+        .writer()
         .enqueue_one_in(&tx, NewEntry::new("orders.audit", b"2".to_vec()))
         .await
         .unwrap();
@@ -96,7 +99,7 @@ async fn a_duplicate_id_fails_the_whole_bulk_enqueue() {
     let fresh_ids: Vec<EntryId> = fresh.iter().map(|e| e.id).collect();
     let mut batch = fresh;
     batch.push(NewEntry::new("t", b"dup".to_vec()).with_id(existing.id));
-    let err = store.enqueue_in(&tx, batch).await.unwrap_err();
+    let err = store.writer().enqueue_in(&tx, batch).await.unwrap_err();
     assert!(
         matches!(err, OutboxError::DuplicateId(id) if id == existing.id),
         "{err}"

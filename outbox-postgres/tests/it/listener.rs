@@ -54,6 +54,7 @@ async fn enqueue_wakes_the_listener_which_survives_its_backend_being_killed() {
     let mut client = db.connect().await;
     let tx = client.transaction().await.unwrap();
     store
+        .writer()
         .enqueue_one_in(&tx, NewEntry::new("t", b"x".to_vec()))
         .await
         .unwrap();
@@ -64,6 +65,7 @@ async fn enqueue_wakes_the_listener_which_survives_its_backend_being_killed() {
     );
     let tx = client.transaction().await.unwrap();
     store
+        .writer()
         .enqueue_one_in(&tx, NewEntry::new("t", b"y".to_vec()))
         .await
         .unwrap();

@@ -139,6 +139,7 @@ async fn invalid_input_never_reaches_the_server() {
     }
     let client = db.connect().await;
     let tx_err = store
+        .writer()
         .enqueue_in(&client, vec![NewEntry::new("t", vec![0; 2 * 1024 * 1024])])
         .await
         .unwrap_err();

@@ -142,6 +142,7 @@ async fn the_observed_store_reaches_its_writer_without_unwrapping() {
     let store = outbox_core::Observed::new(support::store(&db, 2).await);
     let client = db.connect().await;
     let written = store
+        .writer()
         .enqueue_one_in(&client, NewEntry::new("t", b"1".to_vec()))
         .await
         .unwrap();

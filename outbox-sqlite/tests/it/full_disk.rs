@@ -139,7 +139,7 @@ async fn a_host_transaction_that_met_a_full_disk_does_not_spoil_the_pool() {
 
     // The host's own transaction, with the outbox write in it, the way the docs show it.
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
-    let err = match store.enqueue_in(&mut tx, big_batch()).await {
+    let err = match store.writer().enqueue_in(&mut tx, big_batch()).await {
         Err(e) => {
             // The host gives up on it; SQLite may already have ended it, so this may fail.
             let _ = tx.rollback().await;
@@ -167,7 +167,11 @@ async fn a_host_transaction_that_met_a_full_disk_does_not_spoil_the_pool() {
         .begin_with("BEGIN IMMEDIATE")
         .await
         .expect("the pool's connection, once space returned");
-    store.enqueue_in(&mut tx, big_batch()).await.unwrap();
+    store
+        .writer()
+        .enqueue_in(&mut tx, big_batch())
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     store.enqueue_batch(big_batch()).await.unwrap();
     assert_eq!(rows(&store).await, 2_000);

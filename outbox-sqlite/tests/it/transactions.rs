@@ -26,6 +26,7 @@ async fn rolled_back_host_transaction_leaves_no_outbox_row() {
         .await
         .unwrap();
     store
+        .writer()
         .enqueue_in(
             &mut tx,
             vec![NewEntry::new("orders.created", b"1".to_vec())],
@@ -47,6 +48,7 @@ async fn committed_host_transaction_leaves_exactly_its_rows() {
         .await
         .unwrap();
     let written = store
+        .writer()
         .enqueue_in(
             &mut tx,
             vec![
@@ -73,6 +75,7 @@ async fn refused_batch_leaves_nothing_in_the_host_transaction() {
     let fresh = NewEntry::new("t", b"y".to_vec());
     let fresh_id = fresh.id;
     let err = store
+        .writer()
         .enqueue_in(
             &mut tx,
             vec![
@@ -109,7 +112,11 @@ async fn a_host_transaction_that_reads_first_must_begin_immediate() {
         .await
         .unwrap();
     store.enqueue_batch(entry()).await.unwrap();
-    let err = store.enqueue_in(&mut tx, entry()).await.unwrap_err();
+    let err = store
+        .writer()
+        .enqueue_in(&mut tx, entry())
+        .await
+        .unwrap_err();
     assert!(
         err.to_string().contains("locked") || err.to_string().contains("busy"),
         "expected a busy snapshot, got: {err}"
@@ -127,7 +134,7 @@ async fn a_host_transaction_that_reads_first_must_begin_immediate() {
         tokio::spawn(async move { store.enqueue_batch(entry()).await })
     };
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    store.enqueue_in(&mut tx, entry()).await.unwrap();
+    store.writer().enqueue_in(&mut tx, entry()).await.unwrap();
     tx.commit().await.unwrap();
     other.await.unwrap().unwrap();
     assert_eq!(count(store.pool(), "SELECT count(*) FROM outbox").await, 3);

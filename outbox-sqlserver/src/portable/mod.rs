@@ -209,8 +209,14 @@ impl ClaimStore for PortableSqlServerStore {
 pub(crate) fn rendered_for_checks(table: &outbox_core::TableName) -> Vec<(&'static str, String)> {
     let s = PortableSql::render(table);
     vec![
-        ("portable/candidates_pending.sql", s.candidates_pending),
-        ("portable/candidates_retry.sql", s.candidates_retry),
+        (
+            "portable/claim_pending_candidates.sql",
+            s.claim_pending_candidates,
+        ),
+        (
+            "portable/claim_retry_candidates.sql",
+            s.claim_retry_candidates,
+        ),
         ("portable/read_entry.sql", s.read_entry),
         ("portable/claim_row.sql", s.claim_row),
         ("portable/complete_row.sql", s.complete_row),
@@ -255,8 +261,8 @@ mod tests {
         fn name(&self, sql: &str) -> &'static str {
             let s = &self.sql;
             [
-                (&s.candidates_pending, "candidates"),
-                (&s.candidates_retry, "candidates"),
+                (&s.claim_pending_candidates, "candidates"),
+                (&s.claim_retry_candidates, "candidates"),
                 (&s.read_entry, "read"),
                 (&s.claim_row, "claim_row"),
                 (&s.complete_row, "complete_row"),

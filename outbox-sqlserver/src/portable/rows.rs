@@ -17,8 +17,8 @@ use crate::row::{self, id_bytes, naive};
 /// The portable statements, rendered for one table.
 #[derive(Debug)]
 pub(crate) struct PortableSql {
-    pub(crate) candidates_pending: String,
-    pub(crate) candidates_retry: String,
+    pub(crate) claim_pending_candidates: String,
+    pub(crate) claim_retry_candidates: String,
     pub(crate) read_entry: String,
     pub(crate) claim_row: String,
     pub(crate) complete_row: String,
@@ -30,8 +30,12 @@ impl PortableSql {
     pub(crate) fn render(table: &outbox_core::TableName) -> Self {
         let r = |t: &str| crate::table::render(table, t);
         Self {
-            candidates_pending: r(include_str!("../../sql/portable/candidates_pending.sql")),
-            candidates_retry: r(include_str!("../../sql/portable/candidates_retry.sql")),
+            claim_pending_candidates: r(include_str!(
+                "../../sql/portable/claim_pending_candidates.sql"
+            )),
+            claim_retry_candidates: r(include_str!(
+                "../../sql/portable/claim_retry_candidates.sql"
+            )),
             read_entry: r(include_str!("../../sql/portable/read_entry.sql")),
             claim_row: r(include_str!("../../sql/portable/claim_row.sql")),
             complete_row: r(include_str!("../../sql/portable/complete_row.sql")),
@@ -79,8 +83,8 @@ impl<C: Commands> PortableRows for Rows<'_, C> {
         kind: ClaimKind,
     ) -> Result<Vec<(DateTime<Utc>, EntryId)>> {
         let sql = match kind {
-            ClaimKind::Pending => &self.sql.candidates_pending,
-            ClaimKind::RetryReady => &self.sql.candidates_retry,
+            ClaimKind::Pending => &self.sql.claim_pending_candidates,
+            ClaimKind::RetryReady => &self.sql.claim_retry_candidates,
         };
         let params = vec![
             time(req.now.map(normalize_time)),

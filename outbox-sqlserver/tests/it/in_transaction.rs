@@ -14,6 +14,7 @@ async fn entries_commit_and_roll_back_with_the_hosts_transaction() {
 
     run(&mut host, "BEGIN TRANSACTION").await;
     let kept = store
+        .writer()
         .enqueue_in(
             &mut host,
             vec![NewEntry::new("orders", b"1".to_vec()).header("k", "v")],
@@ -28,6 +29,7 @@ async fn entries_commit_and_roll_back_with_the_hosts_transaction() {
 
     run(&mut host, "BEGIN TRANSACTION").await;
     let dropped = store
+        .writer()
         .enqueue_one_in(&mut host, NewEntry::new("orders", b"2".to_vec()))
         .await
         .unwrap();
@@ -39,7 +41,7 @@ async fn entries_commit_and_roll_back_with_the_hosts_transaction() {
     let many: Vec<_> = (0..600)
         .map(|i| NewEntry::new("bulk", vec![(i % 251) as u8]))
         .collect();
-    let written = store.enqueue_in(&mut host, many).await.unwrap();
+    let written = store.writer().enqueue_in(&mut host, many).await.unwrap();
     run(&mut host, "COMMIT TRANSACTION").await;
     assert_eq!(written.len(), 600);
     for e in [&written[0], &written[299], &written[599]] {
