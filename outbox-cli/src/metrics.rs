@@ -25,6 +25,7 @@ pub(crate) fn serve(
     // Shown at zero from the start rather than only once something was lost.
     metrics::counter!(outbox_core::metric_names::LOST_RENEWALS).increment(0);
     metrics::counter!(outbox_core::metric_names::FAILED_RENEWALS).increment(0);
+    metrics::counter!(outbox_core::metric_names::FAILED_CYCLES).increment(0);
     Ok(tokio::spawn(async move {
         loop {
             match store.stats(None).await {

@@ -1,55 +1,19 @@
 //! `drain --metrics-addr` serves Prometheus text whose numbers agree with the drain's own
 //! summary; `--log-format json` writes one JSON object per log line.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Read;
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 
+use common::scrape::{free_port, scrape, value};
 use common::{ok, Db};
 
 fn outbox(db: &Path) -> Command {
     Db::sqlite(db).cmd()
-}
-
-/// GET /metrics, the body; empty while nothing listens yet.
-fn scrape(port: u16) -> String {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return String::new();
-    };
-    let request =
-        format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return String::new();
-    }
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply
-        .split("\r\n\r\n")
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// The value of the series `name` (with its labels, as printed), if present.
-fn value(body: &str, series: &str) -> Option<f64> {
-    body.lines()
-        .find_map(|l| {
-            l.strip_prefix(series)
-                .and_then(|rest| rest.strip_prefix(' '))
-        })
-        .and_then(|v| v.trim().parse().ok())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
+pub mod scrape;
+
 /// The database a command runs against, as the global options that name it.
 #[derive(Debug, Clone)]
 pub struct Db(pub Vec<String>);
