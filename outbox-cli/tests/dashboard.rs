@@ -149,9 +149,9 @@ async fn every_series_the_dashboard_selects_is_in_a_real_scrape() {
         .iter()
         .filter(|s| {
             !body.lines().any(|line| {
-                let named = line.strip_prefix(s.series.as_str()).is_some_and(|rest| {
-                    rest.starts_with('{') || rest.starts_with(' ')
-                });
+                let named = line
+                    .strip_prefix(s.series.as_str())
+                    .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '));
                 named && s.labels.iter().all(|l| line.contains(l.as_str()))
             })
         })
