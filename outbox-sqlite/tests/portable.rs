@@ -65,6 +65,14 @@ impl PortableEngine for Sqlite {
             .unwrap();
     }
 
+    async fn erase_slice_hashes(_: &tempfile::TempDir, store: &PortableSqliteStore) {
+        let sql = store.table().render("UPDATE {table} SET slice_hash = NULL");
+        sqlx::query(&sql)
+            .execute(store.backend().pool())
+            .await
+            .unwrap();
+    }
+
     async fn optimized(_: &tempfile::TempDir, store: &PortableSqliteStore) -> DynStore {
         let config = outbox_sqlite::SqliteStoreConfig::default().table(store.table().clone());
         let optimized =

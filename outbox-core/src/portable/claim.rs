@@ -84,6 +84,13 @@ impl<B: PortableBackend> PortableRows for Rows<'_, B> {
         Ok(B::execute(self.conn, &self.store.sql.claim_row, params).await? == 1)
     }
 
+    async fn store_slice_hash(&mut self, id: EntryId, hash: u32) -> Result<()> {
+        let params = vec![SqlParam::Count(hash), id.into()];
+        B::execute(self.conn, &self.store.sql.store_slice_hash, params)
+            .await
+            .map(drop)
+    }
+
     async fn complete_row(&mut self, write: CompletionWrite<'_>) -> Result<bool> {
         let mut params = target_params(write.target, write.now);
         params.extend([

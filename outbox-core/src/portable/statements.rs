@@ -24,6 +24,7 @@ pub(crate) struct Statements {
     pub(crate) complete_row: String,
     pub(crate) save_row: String,
     pub(crate) renew_row: String,
+    pub(crate) store_slice_hash: String,
     pub(crate) find_pending: Forms,
     pub(crate) find_retry_ready: Forms,
     pub(crate) insert_entry: String,
@@ -66,6 +67,7 @@ impl Statements {
             complete_row: r(include_str!("../../sql/portable/complete_row.sql")),
             save_row: r(include_str!("../../sql/portable/save_row.sql")),
             renew_row: r(include_str!("../../sql/portable/renew_row.sql")),
+            store_slice_hash: r(include_str!("../../sql/portable/store_slice_hash.sql")),
             find_pending: Forms::render(include_str!("../../sql/portable/find_pending.sql"), r),
             find_retry_ready: Forms::render(
                 include_str!("../../sql/portable/find_retry_ready.sql"),

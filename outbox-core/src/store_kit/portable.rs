@@ -96,6 +96,10 @@ pub trait PortableRows: Send {
     /// `read_stamp`; whether it did.
     async fn claim_row(&mut self, claimed: &OutboxEntry, read_stamp: Uuid) -> Result<bool>;
 
+    /// Stores `hash` as the row's slice hash if it has none (a row written before the
+    /// column existed, or by a host's own SQL).
+    async fn store_slice_hash(&mut self, id: EntryId, hash: u32) -> Result<()>;
+
     /// Writes a completion if its guard still holds; whether it did.
     async fn complete_row(&mut self, write: CompletionWrite<'_>) -> Result<bool>;
 
@@ -167,6 +171,16 @@ pub async fn claim<R: PortableRows + ?Sized>(
         let Some((_, row)) = rows.read(id, Some(now)).await? else {
             continue; // deleted since the candidate query
         };
+        if req
+            .slice
+            .is_some_and(|s| !s.contains(row.partition_key.as_deref(), row.id))
+        {
+            // Only a row without a stored hash passes the query's slice filter from
+            // another slice. Stored now, it no longer takes this slice's candidate places
+            // (without it, a backlog of such rows at the head would fill every list).
+            rows.store_slice_hash(row.id, row.slice_hash()).await?;
+            continue;
+        }
         if !kind.eligible(&row, req, now) {
             continue; // taken or changed since the candidate query
         }

@@ -70,6 +70,14 @@ impl PortableEngine for Postgres {
             .unwrap();
     }
 
+    async fn erase_slice_hashes(_: &PgTestDb, store: &PortablePgStore) {
+        let sql = store.table().render("UPDATE {table} SET slice_hash = NULL");
+        sqlx::query(&sql)
+            .execute(store.backend().pool())
+            .await
+            .unwrap();
+    }
+
     async fn optimized(db: &PgTestDb, store: &PortablePgStore) -> DynStore {
         use outbox_postgres::{deadpool_postgres as deadpool, tokio_postgres};
         let config: tokio_postgres::Config = db.url.parse().unwrap();

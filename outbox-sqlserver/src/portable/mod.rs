@@ -221,6 +221,7 @@ pub(crate) fn rendered_for_checks(table: &outbox_core::TableName) -> Vec<(&'stat
         ("portable/claim_row.sql", s.claim_row),
         ("portable/complete_row.sql", s.complete_row),
         ("portable/renew_row.sql", s.renew_row),
+        ("portable/store_slice_hash.sql", s.store_slice_hash),
     ]
 }
 

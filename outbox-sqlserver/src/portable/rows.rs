@@ -23,6 +23,7 @@ pub(crate) struct PortableSql {
     pub(crate) claim_row: String,
     pub(crate) complete_row: String,
     pub(crate) renew_row: String,
+    pub(crate) store_slice_hash: String,
     pub(crate) clock: String,
 }
 
@@ -40,6 +41,7 @@ impl PortableSql {
             claim_row: r(include_str!("../../sql/portable/claim_row.sql")),
             complete_row: r(include_str!("../../sql/portable/complete_row.sql")),
             renew_row: r(include_str!("../../sql/portable/renew_row.sql")),
+            store_slice_hash: r(include_str!("../../sql/portable/store_slice_hash.sql")),
             clock: include_str!("../../sql/clock.sql").to_owned(),
         }
     }
@@ -132,6 +134,14 @@ impl<C: Commands> PortableRows for Rows<'_, C> {
             ColumnData::Guid(Some(read_stamp)),
         ];
         Ok(self.conn.execute(&self.sql.claim_row, params).await? == 1)
+    }
+
+    async fn store_slice_hash(&mut self, entry: EntryId, hash: u32) -> Result<()> {
+        let params = vec![ColumnData::I64(Some(i64::from(hash))), id(entry)];
+        self.conn
+            .execute(&self.sql.store_slice_hash, params)
+            .await
+            .map(drop)
     }
 
     async fn complete_row(&mut self, write: CompletionWrite<'_>) -> Result<bool> {
