@@ -1,9 +1,11 @@
 //! What a store crate needs and a host does not: the shared judgement of rows and
-//! outcomes, the migration loop, the claim-start bookkeeping, SQL template helpers and
-//! error mapping. A service that only writes entries and runs drains never imports from
-//! here; an engine crate (`outbox-sqlite`, `outbox-postgres`, `outbox-sqlserver`, or a
-//! store of your own) builds on it, so every store judges a completion, a renewal and a
-//! schema version the same way.
+//! outcomes, the migration loop ([`Migrator`]), the claim-start bookkeeping, SQL template
+//! helpers, error mapping, and the per-row algorithm of the portable path ([`portable`];
+//! a portable store on sqlx implements [`crate::portable::PortableBackend`], most of it
+//! with [`crate::sqlx_portable_backend!`]). A service that only writes entries and runs
+//! drains never imports from here; an engine crate (`outbox-sqlite`, `outbox-postgres`,
+//! `outbox-sqlserver`, or a store of your own) builds on it, so every store judges a
+//! completion, a renewal and a schema version the same way.
 
 pub use crate::admin::{check_list, check_requeue, requeued, stats_of};
 pub use crate::claim_start::{check_full_walk_every, ClaimStarts, PendingKey, WalkStart, COSTLY};
