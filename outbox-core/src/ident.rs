@@ -41,33 +41,77 @@ impl TableName {
         &self.table
     }
 
-    /// The quoted, schema-qualified name to put in SQL.
+    /// The quoted, schema-qualified name to put in SQL (standard double quotes).
     pub fn qualified(&self) -> String {
+        self.qualified_in(Quotes::DOUBLE)
+    }
+
+    /// The schema-qualified name quoted the way an engine quotes identifiers.
+    pub fn qualified_in(&self, quotes: Quotes) -> String {
         match &self.schema {
-            Some(s) => format!("\"{s}\".\"{}\"", self.table),
-            None => format!("\"{}\"", self.table),
+            Some(s) => format!("{}.{}", quotes.quote(s), quotes.quote(&self.table)),
+            None => quotes.quote(&self.table),
         }
     }
 
     /// Substitutes `{table}` (quoted, qualified), `{schema}` (quoted, or empty),
     /// `{schema_prefix}` (quoted schema plus a dot, or empty) and `{name}` (the bare table
-    /// name, for deriving index and channel names) into a SQL template.
+    /// name, for deriving index and channel names) into a SQL template, with standard
+    /// double quotes.
     pub fn render(&self, template: &str) -> String {
+        self.render_in(template, Quotes::DOUBLE)
+    }
+
+    /// [`TableName::render`] with the identifiers quoted the way an engine quotes them.
+    pub fn render_in(&self, template: &str, quotes: Quotes) -> String {
         let schema = self
             .schema
-            .as_ref()
-            .map(|s| format!("\"{s}\""))
+            .as_deref()
+            .map(|s| quotes.quote(s))
             .unwrap_or_default();
         let prefix = self
             .schema
-            .as_ref()
-            .map(|s| format!("\"{s}\"."))
+            .as_deref()
+            .map(|s| format!("{}.", quotes.quote(s)))
             .unwrap_or_default();
         template
-            .replace("{table}", &self.qualified())
+            .replace("{table}", &self.qualified_in(quotes))
             .replace("{schema_prefix}", &prefix)
             .replace("{schema}", &schema)
             .replace("{name}", &self.table)
+    }
+}
+
+/// How an engine quotes identifiers: the one difference in how each spells a table's
+/// name. The names were validated (lowercase letters, digits, underscores), so quoting
+/// never needs escaping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quotes {
+    open: char,
+    close: char,
+}
+
+impl Quotes {
+    /// `"name"`: standard SQL (PostgreSQL, SQLite).
+    pub const DOUBLE: Self = Self {
+        open: '"',
+        close: '"',
+    };
+    /// `[name]`: SQL Server.
+    pub const BRACKETS: Self = Self {
+        open: '[',
+        close: ']',
+    };
+    /// `` `name` ``: MySQL and MariaDB (double quotes are string literals there unless the
+    /// session runs with `ANSI_QUOTES`).
+    pub const BACKTICKS: Self = Self {
+        open: '`',
+        close: '`',
+    };
+
+    /// `name` quoted.
+    pub fn quote(&self, name: &str) -> String {
+        format!("{}{name}{}", self.open, self.close)
     }
 }
 
@@ -107,6 +151,52 @@ impl SliceForms {
         } else {
             &self.every
         }
+    }
+}
+
+/// A claim's or find's statement in the four forms a request picks: the lines of its
+/// template that hold only `{slice_filter}` or `{key_order_filter}` replaced by the
+/// engine's condition where the request is of one slice or in per-key order, and left
+/// out where it is not, so a plain claim pays for neither.
+#[derive(Debug, Clone)]
+pub struct FilterForms {
+    /// Indexed by `2 * ordered + sliced`.
+    forms: [String; 4],
+}
+
+impl FilterForms {
+    /// Renders `template` in its four forms with the engine's `slice_filter` and
+    /// `key_order_filter`, each form finished by `finish` (table name, placeholders).
+    pub fn render(
+        template: &str,
+        slice_filter: &str,
+        key_order_filter: &str,
+        finish: impl Fn(&str) -> String,
+    ) -> Self {
+        let form = |ordered: bool, sliced: bool| {
+            let text: String = template
+                .lines()
+                .filter_map(|line| match line.trim() {
+                    "{slice_filter}" => sliced.then(|| format!("{slice_filter}\n")),
+                    "{key_order_filter}" => ordered.then(|| format!("{key_order_filter}\n")),
+                    _ => Some(format!("{line}\n")),
+                })
+                .collect();
+            finish(&text)
+        };
+        Self {
+            forms: [
+                form(false, false),
+                form(false, true),
+                form(true, false),
+                form(true, true),
+            ],
+        }
+    }
+
+    /// The form for a request in key order or not, of one slice or of every one.
+    pub fn pick(&self, ordered: bool, sliced: bool) -> &str {
+        &self.forms[2 * usize::from(ordered) + usize::from(sliced)]
     }
 }
 

@@ -30,7 +30,7 @@ pub use drain::{
     Drain, DrainOptions, DrainSummary, Emission, EmitOutcome, Emitter, HeadFailure, RetryPolicy,
 };
 pub use error::{BoxError, OutboxError, Result};
-pub use ident::{TableName, MAX_IDENTIFIER_BYTES};
+pub use ident::{Quotes, TableName, MAX_IDENTIFIER_BYTES};
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;
 pub use migration::Migration;

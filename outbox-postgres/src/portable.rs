@@ -3,8 +3,8 @@
 //! server's `now()`: the same table as [`crate::PgClaimStore`].
 
 use chrono::{DateTime, Utc};
-use outbox_core::portable::{Placeholders, PortableConfig, PortableStore, SqlParam};
-use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
+use outbox_core::portable::{Dialect, Placeholders, PortableConfig, PortableStore, SqlParam};
+use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Quotes, Result};
 use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::types::Json;
@@ -154,8 +154,12 @@ outbox_core::sqlx_portable_backend!(PgBackend {
     connection: PgConnection,
     name: "portable-postgres",
     concurrent_writes: true,
-    placeholders: Placeholders::Dollar,
-    db_now: "now()",
+    dialect: Dialect {
+        placeholders: Placeholders::Dollar,
+        quotes: Quotes::DOUBLE,
+        db_now: "now()",
+        materialized: "MATERIALIZED",
+    },
     build: build,
     map_err: map_err,
     decode_clock: decode_clock,

@@ -3,8 +3,8 @@
 //! codes: the same table and row format as [`crate::SqliteClaimStore`].
 
 use chrono::{DateTime, Utc};
-use outbox_core::portable::{Placeholders, PortableConfig, PortableStore, SqlParam};
-use outbox_core::{OutboxError, Result};
+use outbox_core::portable::{Dialect, Placeholders, PortableConfig, PortableStore, SqlParam};
+use outbox_core::{OutboxError, Quotes, Result};
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::Row;
@@ -77,9 +77,13 @@ outbox_core::sqlx_portable_backend!(SqliteBackend {
     connection: SqliteConnection,
     name: "portable-sqlite",
     concurrent_writes: false,
-    placeholders: Placeholders::Question,
-    // Milliseconds (SQLite's clock resolution), rounded so the float's error vanishes.
-    db_now: "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)",
+    dialect: Dialect {
+        placeholders: Placeholders::Question,
+        quotes: Quotes::DOUBLE,
+        // Milliseconds (SQLite's clock resolution), rounded so the float's error vanishes.
+        db_now: "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)",
+        materialized: "MATERIALIZED",
+    },
     build: build,
     map_err: map_err,
     decode_clock: decode_clock,

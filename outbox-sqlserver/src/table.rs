@@ -1,6 +1,6 @@
 //! The outbox table's name as SQL Server spells it, and the SQL templates rendered for it.
 
-use outbox_core::TableName;
+use outbox_core::{Quotes, TableName};
 
 /// Renders a template for `table`: `{table}` becomes the bracket-quoted, optionally
 /// schema-qualified table, `{schema_prefix}` the bracket-quoted schema and a dot (empty
@@ -12,20 +12,10 @@ use outbox_core::TableName;
 /// The parts were validated by [`TableName`] (letters, digits and underscores), so no
 /// escaping is needed; values are never substituted, only bound.
 pub(crate) fn render(table: &TableName, template: &str) -> String {
-    let prefix = table
-        .schema()
-        .map(|s| format!("[{s}]."))
-        .unwrap_or_default();
-    let name = table.table();
-    template
-        .replace("{table}", &format!("{prefix}[{name}]"))
-        .replace("{schema_prefix}", &prefix)
-        .replace("{migrations}", &format!("{prefix}[{name}_migrations]"))
-        .replace(
-            "{migrations_object}",
-            &format!("{prefix}[{name}_migrations]"),
-        )
-        .replace("{name}", name)
+    let template = template
+        .replace("{migrations_object}", "{migrations}")
+        .replace("{migrations}", "{schema_prefix}[{name}_migrations]");
+    table.render_in(&template, Quotes::BRACKETS)
 }
 
 /// The table as tiberius's bulk insert names it.

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::TimeDelta;
-use outbox_core::{ClaimRequest, NewEntry};
+use outbox_core::{ClaimRequest, NewEntry, Quotes};
 
 use crate::fixtures::{claim_ids, ids};
 use std::sync::{Arc, Mutex, Once};
@@ -62,7 +62,8 @@ impl Subscriber for SqlLog {
         let mut sql = SqlText::default();
         event.record(&mut sql);
         for (table, count) in WATCHERS.lock().unwrap().iter() {
-            if sql.0.contains(table.as_str()) {
+            let quoted = [Quotes::DOUBLE, Quotes::BACKTICKS, Quotes::BRACKETS];
+            if quoted.iter().any(|q| sql.0.contains(&q.quote(table))) {
                 count.fetch_add(1, Ordering::SeqCst);
             }
         }
@@ -73,7 +74,8 @@ impl Subscriber for SqlLog {
     fn exit(&self, _: &Id) {}
 }
 
-/// A counter of the executed statements that name `table` (quoted, as stores render it).
+/// A counter of the executed statements that name `table` (quoted, in any engine's quotes,
+/// as stores render it).
 pub fn watch(table: &str) -> Arc<AtomicUsize> {
     INSTALL.call_once(|| {
         tracing::subscriber::set_global_default(SqlLog)
@@ -83,7 +85,7 @@ pub fn watch(table: &str) -> Arc<AtomicUsize> {
     WATCHERS
         .lock()
         .unwrap()
-        .push((format!("\"{table}\""), Arc::clone(&count)));
+        .push((table.to_owned(), Arc::clone(&count)));
     count
 }
 

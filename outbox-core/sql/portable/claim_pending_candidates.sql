@@ -8,7 +8,7 @@
 -- replaced by slice_filter.sql and key_order_filter.sql in the forms that need them, and
 -- dropped from the others. The key order check walks the key's rows: prepare the table
 -- for ordered claims for the index that makes it a seek.
-WITH clock (clock_now) AS MATERIALIZED (SELECT COALESCE(?, {now}))
+WITH clock (clock_now) AS {materialized} (SELECT COALESCE(?, {now}))
 SELECT clock.clock_now, id
 FROM {table} AS t CROSS JOIN clock
 WHERE status = 0

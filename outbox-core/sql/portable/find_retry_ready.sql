@@ -1,7 +1,7 @@
 -- Deferred and retryable rows due at the request's time, leased or not, in retry order;
 -- the slice filter and its parameters as in claim_pending_candidates.sql.
 -- Status codes: 2 deferred, 4 retryable failure (see EmissionStatus::code).
-WITH clock (clock_now) AS MATERIALIZED (SELECT COALESCE(?, {now}))
+WITH clock (clock_now) AS {materialized} (SELECT COALESCE(?, {now}))
 SELECT clock.clock_now, {columns}
 FROM {table} CROSS JOIN clock
 WHERE status IN (2, 4)

@@ -1,6 +1,6 @@
 -- Counts by status (codes 0..5, see EmissionStatus::code) and lease states at the
 -- request's time (else the database's clock), in one pass. Portable: CASE inside count.
-WITH clock (clock_now) AS MATERIALIZED (SELECT COALESCE(?, {now}))
+WITH clock (clock_now) AS {materialized} (SELECT COALESCE(?, {now}))
 SELECT
     count(CASE WHEN status = 0 THEN 1 END),
     count(CASE WHEN status = 1 THEN 1 END),

@@ -16,6 +16,21 @@ pub enum Placeholders {
     Dollar,
 }
 
+/// How an engine spells the portable store's SQL: every difference between the engines'
+/// forms of its statements, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// How bind parameters are spelled.
+    pub placeholders: Placeholders,
+    /// How identifiers are quoted.
+    pub quotes: crate::Quotes,
+    /// An expression for the database's current time, in the column type of times.
+    pub db_now: &'static str,
+    /// The keyword that makes a common table expression be computed once
+    /// (`MATERIALIZED`), or nothing on engines that do not spell it (MySQL, MariaDB).
+    pub materialized: &'static str,
+}
+
 /// One bound value, in the store's own terms; each backend maps it to its column type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SqlParam {
@@ -98,10 +113,8 @@ pub trait PortableBackend: Send + Sync + 'static {
     const NAME: &'static str;
     /// Whether the engine serves writes from several connections at once.
     const CONCURRENT_WRITES: bool;
-    /// How bind parameters are spelled.
-    const PLACEHOLDERS: Placeholders;
-    /// An expression for the database's current time, in the column type of times.
-    const DB_NOW: &'static str;
+    /// How the engine spells the store's SQL.
+    const DIALECT: Dialect;
 
     /// Takes a connection from the pool.
     async fn acquire(&self) -> Result<Self::Lease>;

@@ -24,6 +24,6 @@ mod sqlx_backend;
 mod statements;
 mod store;
 
-pub use backend::{ClockedEntry, Placeholders, PortableBackend, SqlParam};
+pub use backend::{ClockedEntry, Dialect, Placeholders, PortableBackend, SqlParam};
 pub use config::PortableConfig;
 pub use store::PortableStore;

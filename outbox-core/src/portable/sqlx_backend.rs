@@ -16,8 +16,7 @@ macro_rules! sqlx_portable_backend {
             connection: $conn:ty,
             name: $name:expr,
             concurrent_writes: $concurrent:expr,
-            placeholders: $placeholders:expr,
-            db_now: $now:expr,
+            dialect: $dialect:expr,
             build: $build:path,
             map_err: $map_err:path,
             decode_clock: $decode_clock:path,
@@ -31,8 +30,7 @@ macro_rules! sqlx_portable_backend {
             type Lease = sqlx::pool::PoolConnection<$db>;
             const NAME: &'static str = $name;
             const CONCURRENT_WRITES: bool = $concurrent;
-            const PLACEHOLDERS: $crate::portable::Placeholders = $placeholders;
-            const DB_NOW: &'static str = $now;
+            const DIALECT: $crate::portable::Dialect = $dialect;
 
             async fn acquire(&self) -> $crate::Result<Self::Lease> {
                 self.pool.acquire().await.map_err($map_err)

@@ -2,9 +2,10 @@
 //! table name, entry columns, the backend's clock expression and its placeholder style.
 //! Values are never put into the text; they are always bound.
 
+use crate::store_kit::FilterForms;
 use crate::TableName;
 
-use super::backend::Placeholders;
+use super::backend::{Dialect, Placeholders};
 
 /// Every column of an entry, in the order the backends decode them by name.
 const ENTRY_COLUMNS: &str = "id, topic, partition_key, payload, headers, status, created_at, \
@@ -39,14 +40,15 @@ pub(crate) struct Statements {
 }
 
 impl Statements {
-    /// Renders every template for `table` on a backend with `placeholders` and `db_now`.
-    pub(crate) fn render(table: &TableName, placeholders: Placeholders, db_now: &str) -> Self {
+    /// Renders every template for `table` in an engine's `dialect`.
+    pub(crate) fn render(table: &TableName, dialect: &Dialect) -> Self {
         let r = |template: &str| {
             let sql = table
-                .render(template)
+                .render_in(template, dialect.quotes)
                 .replace("{columns}", ENTRY_COLUMNS)
-                .replace("{now}", db_now);
-            match placeholders {
+                .replace("{now}", dialect.db_now)
+                .replace("{materialized}", dialect.materialized);
+            match dialect.placeholders {
                 Placeholders::Question => sql,
                 Placeholders::Dollar => number_placeholders(&sql),
             }
@@ -54,11 +56,11 @@ impl Statements {
         Self {
             probe_table: r(include_str!("../../sql/portable/probe_table.sql")),
             clock: r(include_str!("../../sql/portable/clock.sql")),
-            claim_pending_candidates: Forms::render(
+            claim_pending_candidates: forms(
                 include_str!("../../sql/portable/claim_pending_candidates.sql"),
                 r,
             ),
-            claim_retry_candidates: Forms::render(
+            claim_retry_candidates: forms(
                 include_str!("../../sql/portable/claim_retry_candidates.sql"),
                 r,
             ),
@@ -68,11 +70,8 @@ impl Statements {
             save_row: r(include_str!("../../sql/portable/save_row.sql")),
             renew_row: r(include_str!("../../sql/portable/renew_row.sql")),
             store_slice_hash: r(include_str!("../../sql/portable/store_slice_hash.sql")),
-            find_pending: Forms::render(include_str!("../../sql/portable/find_pending.sql"), r),
-            find_retry_ready: Forms::render(
-                include_str!("../../sql/portable/find_retry_ready.sql"),
-                r,
-            ),
+            find_pending: forms(include_str!("../../sql/portable/find_pending.sql"), r),
+            find_retry_ready: forms(include_str!("../../sql/portable/find_retry_ready.sql"), r),
             insert_entry: r(include_str!("../../sql/portable/insert_entry.sql")),
             prune_delivered: r(include_str!("../../sql/portable/prune_delivered.sql")),
             stats: r(include_str!("../../sql/portable/stats.sql")),
@@ -88,45 +87,17 @@ impl Statements {
     }
 }
 
-/// A claim's or find's statement in the forms a request picks: the `{slice_filter}` and
-/// `{key_order_filter}` lines of its template replaced by their conditions
-/// (`slice_filter.sql`, `key_order_filter.sql`) where the request asks for them, and left
-/// out where it does not, so a plain claim pays for neither.
-#[derive(Debug, Clone)]
-pub(crate) struct Forms {
-    /// Indexed by `2 * ordered + sliced`.
-    forms: [String; 4],
-}
+/// A claim's or find's statement in the forms a request picks, with the portable
+/// store's own filters (`slice_filter.sql`, `key_order_filter.sql`).
+pub(crate) type Forms = FilterForms;
 
-impl Forms {
-    fn render(template: &str, r: impl Fn(&str) -> String) -> Self {
-        let slice = include_str!("../../sql/portable/slice_filter.sql");
-        let order = include_str!("../../sql/portable/key_order_filter.sql");
-        let form = |ordered: bool, sliced: bool| {
-            let text: String = template
-                .lines()
-                .filter_map(|line| match line.trim() {
-                    "{slice_filter}" => sliced.then(|| format!("{slice}\n")),
-                    "{key_order_filter}" => ordered.then(|| format!("{order}\n")),
-                    _ => Some(format!("{line}\n")),
-                })
-                .collect();
-            r(&text)
-        };
-        Self {
-            forms: [
-                form(false, false),
-                form(false, true),
-                form(true, false),
-                form(true, true),
-            ],
-        }
-    }
-
-    /// The form for a request in key order or not, of one slice or of every one.
-    pub(crate) fn pick(&self, ordered: bool, sliced: bool) -> &str {
-        &self.forms[2 * usize::from(ordered) + usize::from(sliced)]
-    }
+fn forms(template: &str, r: impl Fn(&str) -> String) -> Forms {
+    FilterForms::render(
+        template,
+        include_str!("../../sql/portable/slice_filter.sql"),
+        include_str!("../../sql/portable/key_order_filter.sql"),
+        r,
+    )
 }
 
 /// Rewrites each `?` outside string literals, quoted identifiers and comments to `$1`,
@@ -179,11 +150,20 @@ mod tests {
         );
     }
 
+    fn dialect(placeholders: Placeholders, quotes: crate::Quotes) -> Dialect {
+        Dialect {
+            placeholders,
+            quotes,
+            db_now: "now()",
+            materialized: "MATERIALIZED",
+        }
+    }
+
     #[test]
     fn templates_render_with_no_marker_left() {
         let table = TableName::in_schema("app", "outbox").unwrap();
         for style in [Placeholders::Question, Placeholders::Dollar] {
-            let s = Statements::render(&table, style, "now()");
+            let s = Statements::render(&table, &dialect(style, crate::Quotes::DOUBLE));
             for sql in [
                 s.claim_pending_candidates.pick(true, true),
                 &s.read_entry,
@@ -194,8 +174,16 @@ mod tests {
                 assert_eq!(sql.contains('?'), style == Placeholders::Question, "{sql}");
             }
         }
-        let s = Statements::render(&table, Placeholders::Dollar, "now()");
+        let s = Statements::render(
+            &table,
+            &dialect(Placeholders::Dollar, crate::Quotes::DOUBLE),
+        );
         assert!(s.complete_row.contains("stamp = $13"), "{}", s.complete_row);
+        let s = Statements::render(
+            &table,
+            &dialect(Placeholders::Question, crate::Quotes::BACKTICKS),
+        );
+        assert!(s.read_entry.contains("`app`.`outbox`"), "{}", s.read_entry);
     }
 
     /// The templates spell status codes as literals so partial indexes apply.

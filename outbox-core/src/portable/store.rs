@@ -68,7 +68,7 @@ impl<B: PortableBackend> PortableStore<B> {
     /// Builds the store on `backend` (an engine's pool), after checking that the
     /// configured table exists ([`OutboxError::SchemaNotMigrated`] when it does not).
     pub async fn new(backend: B, config: PortableConfig) -> Result<Self> {
-        let sql = Statements::render(&config.table, B::PLACEHOLDERS, B::DB_NOW);
+        let sql = Statements::render(&config.table, &B::DIALECT);
         let store = Self {
             backend: Arc::new(backend),
             sql: Arc::new(sql),

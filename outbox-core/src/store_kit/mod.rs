@@ -16,7 +16,7 @@ pub use crate::guarded::{
     judge_schema_version, renewal_result, renewal_results, save_result, Guarded, GuardedRows,
     DELETE_BATCH,
 };
-pub use crate::ident::{without_lines_naming, SliceForms};
+pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
 pub use crate::migration::latest_version;
 pub use crate::migrator::{Migrate, Migrator};
 pub use crate::observe::record_transition;
