@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Starts the local brokers the tests use when they are installed but not running:
-# NATS with JetStream (127.0.0.1:4222) and RabbitMQ (127.0.0.1:5672). Where one is not
+# Starts the local servers the tests use when they are installed but not running:
+# MariaDB (127.0.0.1:3306, root without a password), NATS with JetStream (127.0.0.1:4222)
+# and RabbitMQ (127.0.0.1:5672). Where one is not
 # installed, nothing is started and its tests report it (a failure when required).
 set -uo pipefail
 
@@ -14,6 +15,22 @@ wait_for() {
     done
     echo "!! $name did not come up on 127.0.0.1:$port"
 }
+
+if ! listening 3306; then
+    if command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; then
+        echo "== starting mariadb"
+        if command -v service >/dev/null 2>&1 && service mariadb start >/dev/null 2>&1; then
+            :
+        else
+            mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null
+            start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- \
+                --user=mysql --bind-address=127.0.0.1 --port=3306
+        fi
+        wait_for 3306 mariadb
+    else
+        echo "!! mariadb is not installed: the MariaDB tests will say so"
+    fi
+fi
 
 if ! listening 4222; then
     if [ -x /usr/sbin/nats-server ]; then

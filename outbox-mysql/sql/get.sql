@@ -1,0 +1,2 @@
+-- One row by id.
+SELECT * FROM {table} WHERE id = ?

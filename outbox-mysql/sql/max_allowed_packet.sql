@@ -1,0 +1,2 @@
+-- The longest statement the server accepts, in bytes.
+SELECT CAST(@@max_allowed_packet AS UNSIGNED)

@@ -1,0 +1,1 @@
+INSERT INTO {schema_prefix}`{name}_migrations` (version, name) VALUES (?, ?)

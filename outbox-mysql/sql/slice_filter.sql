@@ -1,0 +1,1 @@
+  AND t.slice_hash % ? = ?

@@ -1,0 +1,140 @@
+//! The operator operations of [`MySqlClaimStore`].
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use outbox_core::store_kit::{
+    check_list, check_requeue, delete_in_batches, normalize_time, DELETE_BATCH,
+};
+use outbox_core::{
+    DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
+    OutboxStats, Result,
+};
+use sqlx::mysql::MySqlRow;
+use sqlx::Row;
+use uuid::Uuid;
+
+use crate::error::{map_err, retrying};
+use crate::row::{clock, decode, time};
+use crate::MySqlClaimStore;
+
+fn selection_id(which: DeadLetterSelection) -> Option<Uuid> {
+    match which {
+        DeadLetterSelection::One(id) => Some(id.as_uuid()),
+        DeadLetterSelection::All => None,
+    }
+}
+
+fn count(row: &MySqlRow, column: &str) -> Result<u64> {
+    let v: i64 = row.try_get(column).map_err(map_err)?;
+    u64::try_from(v).map_err(|_| OutboxError::Database {
+        message: format!("negative {column} count"),
+        source: None,
+    })
+}
+
+#[async_trait]
+impl OutboxAdmin for MySqlClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let row = sqlx::query(&self.sql.stats)
+            .bind(now.map(normalize_time))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_err)?;
+        let mut stats = OutboxStats::empty(clock(&row)?);
+        for status in EmissionStatus::ALL {
+            stats.counts.insert(status, count(&row, status.as_str())?);
+        }
+        stats.oldest_pending_created_at = time(&row, "stats", "oldest_pending")?;
+        stats.retry_ready = count(&row, "retry_ready")?;
+        stats.claims_in_flight = count(&row, "in_flight")?;
+        stats.expired_leases = count(&row, "expired")?;
+        Ok(stats)
+    }
+
+    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+        self.config
+            .limits
+            .check_batch_size("limit", limit as usize)?;
+        sqlx::query(&self.sql.dead_letters)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?
+            .iter()
+            .map(decode)
+            .collect()
+    }
+
+    async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
+        check_list(req, &self.config.limits)?;
+        let after = req.after.map(|id| id.as_uuid());
+        sqlx::query(&self.sql.list_entries)
+            .bind(req.status.code())
+            .bind(req.topic.clone())
+            .bind(req.topic.clone())
+            .bind(after)
+            .bind(after)
+            .bind(i64::from(req.limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?
+            .iter()
+            .map(decode)
+            .collect()
+    }
+
+    async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(&self.sql.count_delivered_before)
+            .bind(normalize_time(before))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_err)?;
+        u64::try_from(n).map_err(|_| OutboxError::Database {
+            message: "negative count".into(),
+            source: None,
+        })
+    }
+
+    async fn requeue(
+        &self,
+        from: EmissionStatus,
+        which: DeadLetterSelection,
+        now: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        check_requeue(from)?;
+        let now = now.map(normalize_time);
+        let id = selection_id(which);
+        self.detached(move |store| async move {
+            retrying(|| async {
+                let done = sqlx::query(&store.sql.requeue)
+                    .bind(now)
+                    .bind(from.code())
+                    .bind(id)
+                    .bind(id)
+                    .execute(&store.pool)
+                    .await
+                    .map_err(map_err)?;
+                Ok(done.rows_affected())
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        let id = selection_id(which);
+        delete_in_batches(|| {
+            self.detached(move |store| async move {
+                let done = sqlx::query(&store.sql.purge_dead_letters)
+                    .bind(id)
+                    .bind(id)
+                    .bind(i64::from(DELETE_BATCH))
+                    .execute(&store.pool)
+                    .await
+                    .map_err(map_err)?;
+                Ok(done.rows_affected())
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,222 @@
+//! The claim half of the store ([`ClaimStore`]): claim and renew; completions are in
+//! `complete.rs`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use outbox_core::store_kit::{claims_in_order, normalize_time, renewal_result, Guarded};
+use outbox_core::{
+    Claim, ClaimRequest, ClaimStore, CompletionRequest, OutboxEntry, OutboxError, OutboxStore,
+    RenewOutcome, RenewRequest, Result, TransitionResult,
+};
+use sqlx::mysql::MySqlRow;
+use sqlx::MySqlConnection;
+use uuid::Uuid;
+
+use crate::batch_params::{self, LeaseRow, RenewalRow};
+use crate::error::{map_err, retrying};
+use crate::row::{clock, decode, fetch_many, seq};
+use crate::MySqlClaimStore;
+
+/// Which groups a claim takes: retry-ready rows come first when both are taken.
+#[derive(Debug, Clone, Copy)]
+struct Groups {
+    retry: bool,
+    pending: bool,
+}
+
+#[async_trait]
+impl ClaimStore for MySqlClaimStore {
+    async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        let groups = Groups {
+            retry: false,
+            pending: true,
+        };
+        self.claim(groups, req).await
+    }
+
+    async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        let groups = Groups {
+            retry: true,
+            pending: false,
+        };
+        self.claim(groups, req).await
+    }
+
+    /// Both groups in one transaction.
+    async fn claim_next(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        let groups = Groups {
+            retry: true,
+            pending: true,
+        };
+        self.claim(groups, req).await
+    }
+
+    async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
+        self.config.limits.check_completions(&reqs)?;
+        self.detached(move |store| async move { store.complete_now(&reqs).await })
+            .await
+    }
+
+    async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
+        self.config.limits.check_renew(claims, req)?;
+        let lease = req
+            .lease
+            .num_microseconds()
+            .ok_or_else(|| OutboxError::invalid("lease", "too long"))?;
+        let (claims, now) = (claims.to_vec(), req.now.map(normalize_time));
+        self.detached(move |store| async move {
+            retrying(|| store.renew_now(&claims, now, lease)).await
+        })
+        .await
+    }
+}
+
+impl MySqlClaimStore {
+    async fn claim(&self, groups: Groups, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        self.config.limits.check_claim(req)?;
+        self.capabilities().check_claim(req)?;
+        let req = req.clone();
+        self.detached(move |store| async move { retrying(|| store.claim_now(groups, &req)).await })
+            .await
+    }
+
+    /// One claim transaction: the locking reads, the lease write, the commit.
+    async fn claim_now(&self, groups: Groups, req: &ClaimRequest) -> Result<Vec<Claim>> {
+        let mut tx = self.pool.begin().await.map_err(map_err)?;
+        let mut now = req.now.map(normalize_time);
+        let mut locked = Vec::new();
+        if groups.retry {
+            let form = self.sql.claim_retry.pick(req.ordered, req.slice.is_some());
+            locked = lock_rows(&mut tx, form, req, now, req.batch_size).await?;
+        }
+        let room = req.batch_size.saturating_sub(count(&locked));
+        if groups.pending && room > 0 {
+            // Both reads judge at one instant: the first one's, when it has rows.
+            if let Some(first) = locked.first() {
+                now = Some(clock(first)?);
+            }
+            let form = self
+                .sql
+                .claim_pending
+                .pick(req.ordered, req.slice.is_some());
+            locked.extend(lock_rows(&mut tx, form, req, now, room).await?);
+        }
+        let Some(first) = locked.first() else {
+            tx.commit().await.map_err(map_err)?;
+            return Ok(Vec::new());
+        };
+        let claimed_at = clock(first)?;
+        let expires = normalize_time(claimed_at + req.lease);
+        let mut leases = Vec::with_capacity(locked.len());
+        let mut entries = Vec::with_capacity(locked.len());
+        for row in &locked {
+            let entry = leased(decode(row)?, &req.owner, claimed_at, expires)?;
+            leases.push(LeaseRow::new(seq(row)?, &entry)?);
+            entries.push(entry);
+        }
+        let written = sqlx::query(&self.sql.lease_rows)
+            .bind(batch_params::array(&leases)?)
+            .bind(req.owner.as_str())
+            .bind(claimed_at)
+            .bind(expires)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?
+            .rows_affected();
+        if written != leases.len() as u64 {
+            // The rows are locked by this transaction: nothing else can have changed them.
+            return Err(OutboxError::Database {
+                message: format!(
+                    "a claim leased {written} of the {} rows it locked; rolled back",
+                    leases.len()
+                ),
+                source: None,
+            });
+        }
+        tx.commit().await.map_err(map_err)?;
+        claims_in_order(entries)
+    }
+
+    /// Extends each claim's lease that still holds, and judges the ones that do not, in
+    /// one transaction.
+    async fn renew_now(
+        &self,
+        claims: &[Claim],
+        now: Option<DateTime<Utc>>,
+        lease_micros: i64,
+    ) -> Result<Vec<RenewOutcome>> {
+        let stamps: Vec<Uuid> = claims.iter().map(|_| Uuid::new_v4()).collect();
+        let rows: Vec<RenewalRow<'_>> = claims
+            .iter()
+            .zip(&stamps)
+            .map(|(c, s)| RenewalRow::new(c, *s))
+            .collect();
+        let mut tx = self.pool.begin().await.map_err(map_err)?;
+        sqlx::query(&self.sql.renew)
+            .bind(batch_params::array(&rows)?)
+            .bind(now)
+            .bind(lease_micros)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let mut durable =
+            fetch_many(&mut tx, &self.sql.rows_by_id, claims.iter().map(Claim::id)).await?;
+        tx.commit().await.map_err(map_err)?;
+        claims
+            .iter()
+            .zip(stamps)
+            .map(|(claim, stamp)| {
+                let row = durable.remove(&claim.id());
+                let renewed = row.as_ref().is_some_and(|r| r.stamp == stamp);
+                renewal_result(claim, Guarded::of(row, renewed))
+            })
+            .collect()
+    }
+}
+
+/// Runs one locking read of a claim (`claim_retry.sql` or `claim_pending.sql`).
+async fn lock_rows(
+    conn: &mut MySqlConnection,
+    sql: &str,
+    req: &ClaimRequest,
+    now: Option<DateTime<Utc>>,
+    limit: u32,
+) -> Result<Vec<MySqlRow>> {
+    let mut query = sqlx::query(sql).bind(now).bind(req.topic.clone());
+    if let Some(slice) = req.slice {
+        query = query
+            .bind(i64::from(slice.count()))
+            .bind(i64::from(slice.index()));
+    }
+    query
+        .bind(i64::from(limit))
+        .fetch_all(conn)
+        .await
+        .map_err(map_err)
+}
+
+fn count(rows: &[MySqlRow]) -> u32 {
+    u32::try_from(rows.len()).unwrap_or(u32::MAX)
+}
+
+/// `row` as the lease write leaves it: held by `owner` with a new token and stamp.
+fn leased(
+    mut row: OutboxEntry,
+    owner: &str,
+    claimed_at: DateTime<Utc>,
+    expires: DateTime<Utc>,
+) -> Result<OutboxEntry> {
+    row.claim_attempt_count =
+        row.claim_attempt_count
+            .checked_add(1)
+            .ok_or_else(|| OutboxError::CorruptRow {
+                id: row.id.to_string(),
+                reason: "claim_attempt_count is at its maximum".into(),
+            })?;
+    row.claim_owner = Some(owner.to_owned());
+    row.claim_token = Some(Uuid::new_v4());
+    row.claimed_at = Some(claimed_at);
+    row.claim_expires_at = Some(expires);
+    row.stamp = Uuid::new_v4();
+    Ok(row)
+}

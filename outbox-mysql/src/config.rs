@@ -1,0 +1,75 @@
+//! How a MariaDB / MySQL store is built.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use outbox_core::{Clock, StoreLimits, SystemClock, TableName};
+
+/// Settings of a [`crate::MySqlClaimStore`], as a builder with defaults.
+#[derive(Debug, Clone)]
+pub struct MySqlStoreConfig {
+    pub(crate) table: TableName,
+    pub(crate) limits: StoreLimits,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) max_connections: u32,
+    pub(crate) acquire_timeout: Duration,
+}
+
+impl Default for MySqlStoreConfig {
+    fn default() -> Self {
+        Self {
+            table: TableName::default(),
+            limits: StoreLimits::default(),
+            clock: Arc::new(SystemClock),
+            max_connections: 8,
+            acquire_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl MySqlStoreConfig {
+    /// Defaults: table `outbox` in the connection's database, default limits, the system
+    /// clock, up to 8 pooled connections, 10 s to get one (for
+    /// [`crate::MySqlClaimStore::open`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Uses another table; [`TableName::in_schema`] names its database.
+    pub fn table(mut self, table: TableName) -> Self {
+        self.table = table;
+        self
+    }
+
+    /// Enforces `limits` on every call.
+    pub fn limits(mut self, limits: StoreLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Reads the time that enqueues, completions and saves record (creation, update and
+    /// delivery times) from `clock` when a request carries no `now`. Claims, leases and
+    /// eligibility are judged on the server's clock, which every worker shares.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The pool size used by [`crate::MySqlClaimStore::open`] (at least 1).
+    pub fn max_connections(mut self, n: u32) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// How long a call waits for a pooled connection before failing with
+    /// [`outbox_core::OutboxError::Connection`] (used by [`crate::MySqlClaimStore::open`]).
+    pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
+        self.acquire_timeout = timeout;
+        self
+    }
+
+    /// The table this configuration names.
+    pub fn table_name(&self) -> &TableName {
+        &self.table
+    }
+}

@@ -1,0 +1,23 @@
+#![doc = include_str!("../README.md")]
+
+mod admin;
+mod batch_params;
+mod claims;
+mod complete;
+mod config;
+mod error;
+mod migrate;
+mod portable;
+mod row;
+mod selection;
+mod statements;
+mod store;
+mod writer;
+
+pub use config::MySqlStoreConfig;
+pub use migrate::{
+    check_schema, migrate, migrate_down, migration_script, migrations, required_version,
+};
+pub use portable::{portable_store, MySqlBackend, PortableMySqlStore};
+pub use store::MySqlClaimStore;
+pub use writer::MySqlWriter;

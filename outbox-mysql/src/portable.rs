@@ -1,0 +1,87 @@
+//! The portable store on MariaDB / MySQL (`outbox_core::portable`): DATETIME(6) times in
+//! UTC, 16-byte binary uuids, JSON text headers, integer status codes, `?` placeholders,
+//! backtick-quoted names and the server's `UTC_TIMESTAMP(6)`: the same table and row
+//! format as [`crate::MySqlClaimStore`].
+
+use chrono::{DateTime, Utc};
+use outbox_core::portable::{Dialect, Placeholders, PortableConfig, PortableStore, SqlParam};
+use outbox_core::{OutboxError, Quotes, Result};
+use sqlx::mysql::{MySql, MySqlArguments, MySqlConnection, MySqlPool, MySqlRow};
+use sqlx::query::Query;
+
+use crate::error::map_err;
+use crate::row::decode;
+
+/// The MariaDB / MySQL side of the portable store: its pool (see [`PortableMySqlStore`]).
+#[derive(Debug, Clone)]
+pub struct MySqlBackend {
+    pool: MySqlPool,
+}
+
+impl MySqlBackend {
+    /// The pool the store runs on.
+    pub fn pool(&self) -> &MySqlPool {
+        &self.pool
+    }
+}
+
+/// The portable store on MariaDB / MySQL.
+pub type PortableMySqlStore = PortableStore<MySqlBackend>;
+
+/// Builds the portable store on a pool (open it with
+/// [`crate::MySqlClaimStore::open_pool`]); the table must have been created with
+/// [`crate::migrate`].
+pub async fn portable_store(pool: MySqlPool, config: PortableConfig) -> Result<PortableMySqlStore> {
+    PortableStore::new(MySqlBackend { pool }, config).await
+}
+
+type MySqlQuery<'q> = Query<'q, MySql, MySqlArguments>;
+
+fn bind(query: MySqlQuery<'_>, param: SqlParam) -> Result<MySqlQuery<'_>> {
+    Ok(match param {
+        SqlParam::Uuid(v) => query.bind(v),
+        SqlParam::Time(v) => query.bind(v),
+        SqlParam::Text(v) => query.bind(v),
+        SqlParam::Bytes(v) => query.bind(v),
+        SqlParam::Headers(h) => query.bind(
+            serde_json::to_string(&h)
+                .map_err(|e| OutboxError::invalid("headers", e.to_string()))?,
+        ),
+        SqlParam::Status(s) => query.bind(s.code()),
+        SqlParam::Count(n) => query.bind(i64::from(n)),
+    })
+}
+
+fn build(sql: &str, params: Vec<SqlParam>) -> Result<MySqlQuery<'_>> {
+    params.into_iter().try_fold(sqlx::query(sql), bind)
+}
+
+fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
+    OutboxError::CorruptRow {
+        id: id.to_owned(),
+        reason: what.to_string(),
+    }
+}
+
+fn decode_clock(row: &MySqlRow) -> Result<DateTime<Utc>> {
+    crate::row::clock(row)
+}
+
+outbox_core::sqlx_portable_backend!(MySqlBackend {
+    database: MySql,
+    connection: MySqlConnection,
+    name: "portable-mysql",
+    concurrent_writes: true,
+    dialect: Dialect {
+        placeholders: Placeholders::Question,
+        quotes: Quotes::BACKTICKS,
+        // Typed, so a bound time and the server's agree on the column type.
+        db_now: "CAST(UTC_TIMESTAMP(6) AS DATETIME(6))",
+        materialized: "",
+    },
+    build: build,
+    map_err: map_err,
+    decode_clock: decode_clock,
+    decode_entry: decode,
+    corrupt: corrupt,
+});

@@ -1,0 +1,121 @@
+//! The store's SQL, rendered once for its table when the store is built.
+
+use outbox_core::store_kit::FilterForms;
+use outbox_core::{Quotes, TableName};
+
+/// Every statement the store runs, with the table name substituted (backtick-quoted).
+#[derive(Debug, Clone)]
+pub(crate) struct Statements {
+    pub(crate) claim_pending: FilterForms,
+    pub(crate) claim_retry: FilterForms,
+    pub(crate) lease_rows: String,
+    pub(crate) complete_batch: String,
+    pub(crate) renew: String,
+    pub(crate) rows_by_id: String,
+    pub(crate) save: String,
+    pub(crate) get: String,
+    pub(crate) find_pending: FilterForms,
+    pub(crate) find_retry_ready: FilterForms,
+    pub(crate) prune_delivered: String,
+    pub(crate) insert_entries: String,
+    pub(crate) stats: String,
+    pub(crate) dead_letters: String,
+    pub(crate) requeue: String,
+    pub(crate) list_entries: String,
+    pub(crate) count_delivered_before: String,
+    pub(crate) purge_dead_letters: String,
+}
+
+/// Renders a template for `table` as these engines quote names.
+pub(crate) fn render(table: &TableName, template: &str) -> String {
+    table.render_in(template, Quotes::BACKTICKS)
+}
+
+impl Statements {
+    pub(crate) fn render(table: &TableName) -> Self {
+        let r = |template: &str| render(table, template);
+        let forms = |template: &str| {
+            FilterForms::render(
+                template,
+                include_str!("../sql/slice_filter.sql"),
+                include_str!("../sql/key_order_filter.sql"),
+                r,
+            )
+        };
+        Self {
+            claim_pending: forms(include_str!("../sql/claim_pending.sql")),
+            claim_retry: forms(include_str!("../sql/claim_retry.sql")),
+            lease_rows: r(include_str!("../sql/lease_rows.sql")),
+            complete_batch: r(include_str!("../sql/complete_batch.sql")),
+            renew: r(include_str!("../sql/renew.sql")),
+            rows_by_id: r(include_str!("../sql/rows_by_id.sql")),
+            save: r(include_str!("../sql/save.sql")),
+            get: r(include_str!("../sql/get.sql")),
+            find_pending: forms(include_str!("../sql/find_pending.sql")),
+            find_retry_ready: forms(include_str!("../sql/find_retry_ready.sql")),
+            prune_delivered: r(include_str!("../sql/prune_delivered.sql")),
+            insert_entries: r(include_str!("../sql/insert_entries.sql")),
+            stats: r(include_str!("../sql/admin/stats.sql")),
+            dead_letters: r(include_str!("../sql/admin/dead_letters.sql")),
+            requeue: r(include_str!("../sql/admin/requeue.sql")),
+            list_entries: r(include_str!("../sql/admin/list_entries.sql")),
+            count_delivered_before: r(include_str!("../sql/admin/count_delivered_before.sql")),
+            purge_dead_letters: r(include_str!("../sql/admin/purge_dead_letters.sql")),
+        }
+    }
+
+    /// The insert of `rows` entries: `insert_row.sql` once per entry.
+    pub(crate) fn insert_of(&self, rows: usize) -> String {
+        let row = include_str!("../sql/insert_row.sql").trim();
+        let values = vec![row; rows].join(",\n");
+        self.insert_entries.replace("{rows}", &values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_statement_names_the_table_in_backticks_and_leaves_no_marker() {
+        let table = TableName::in_schema("app", "events").unwrap();
+        let s = Statements::render(&table);
+        let forms = [
+            &s.claim_pending,
+            &s.claim_retry,
+            &s.find_pending,
+            &s.find_retry_ready,
+        ];
+        let mut all: Vec<&str> = forms
+            .iter()
+            .flat_map(|f| [f.pick(false, false), f.pick(true, true)])
+            .collect();
+        let insert = s.insert_of(3);
+        all.extend([
+            s.lease_rows.as_str(),
+            &s.complete_batch,
+            &s.renew,
+            &s.rows_by_id,
+            &s.save,
+            &s.get,
+            &s.prune_delivered,
+            &insert,
+            &s.stats,
+            &s.dead_letters,
+            &s.requeue,
+            &s.list_entries,
+            &s.count_delivered_before,
+            &s.purge_dead_letters,
+        ]);
+        for sql in all {
+            assert!(sql.contains("`app`.`events`"), "{sql}");
+            assert!(!sql.contains('{'), "{sql}");
+            assert!(!sql.contains('"'), "{sql}");
+        }
+        assert_eq!(insert.matches("(?, ?").count(), 3, "{insert}");
+        let plain = s.claim_pending.pick(false, false);
+        assert!(!plain.contains("slice_hash") && !plain.contains("events_key"));
+        let both = s.claim_pending.pick(true, true);
+        assert!(both.contains("slice_hash") && both.contains("events_key"));
+    }
+}

@@ -1,0 +1,235 @@
+//! [`MySqlClaimStore`]: construction, its pool, table and writer.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use outbox_core::store_kit::normalize_time;
+use outbox_core::{OutboxError, Result, TableName};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
+use sqlx::{Executor, MySqlPool};
+
+use crate::error::map_err;
+use crate::statements::Statements;
+use crate::{MySqlStoreConfig, MySqlWriter};
+
+/// The MariaDB / MySQL claim store.
+///
+/// A batch claim is one short `READ COMMITTED` transaction of a fixed number of
+/// statements whatever the batch size: a locking read of the batch that skips rows other
+/// transactions hold (`FOR UPDATE SKIP LOCKED`, walking an index in claim order and
+/// stopping after the batch), one `UPDATE` that leases every row it locked, and the
+/// commit. Retry-ready rows come first (one more read when both groups are claimed). No
+/// two workers can receive the same row, and a claim never waits for another's.
+///
+/// A batch of completions is one `UPDATE` joined with the batch (`JSON_TABLE`) that
+/// writes every row still held by its claim, in a transaction; when it wrote fewer rows
+/// than it was given, the batch's rows are read before the commit and each refusal is
+/// judged on the durable row. Each check and its write are one statement, so
+/// `ConcurrencyLost` cannot happen. Renewals work the same way.
+///
+/// Requires MariaDB 10.6+ or MySQL 8.0+ (`SKIP LOCKED`, `JSON_TABLE`) with InnoDB.
+#[derive(Debug, Clone)]
+pub struct MySqlClaimStore {
+    pub(crate) pool: MySqlPool,
+    pub(crate) sql: Arc<Statements>,
+    pub(crate) config: MySqlStoreConfig,
+    pub(crate) writer: MySqlWriter,
+}
+
+impl MySqlClaimStore {
+    /// Connects to `url` (`mysql://user:password@host:port/database`, `mariadb://` is
+    /// taken as the same) with a pool whose sessions run `READ COMMITTED`, and
+    /// checks that the schema is at the required version.
+    pub async fn open(url: &str, config: MySqlStoreConfig) -> Result<Self> {
+        let pool = Self::open_pool(url, &config).await?;
+        Self::new(pool, config).await
+    }
+
+    /// Opens a pool on `url` the way [`MySqlClaimStore::open`] does, without checking
+    /// the schema (for migrating first).
+    pub async fn open_pool(url: &str, config: &MySqlStoreConfig) -> Result<MySqlPool> {
+        let options = connect_options(url)?;
+        let session = include_str!("../sql/session.sql");
+        MySqlPoolOptions::new()
+            .max_connections(config.max_connections)
+            .acquire_timeout(config.acquire_timeout)
+            .after_connect(move |conn, _| {
+                Box::pin(async move { conn.execute(session).await.map(drop) })
+            })
+            .connect_with(options)
+            .await
+            .map_err(|e| OutboxError::Connection {
+                message: format!(
+                    "cannot connect to MariaDB / MySQL at {}: {e}",
+                    without_password(url)
+                ),
+                source: Some(Box::new(e)),
+            })
+    }
+
+    /// A store on an existing pool; fails unless the schema is migrated to the version
+    /// this build requires and the pool's sessions run `READ COMMITTED` (set it in the
+    /// pool's `after_connect`, as [`MySqlClaimStore::open_pool`] does: under `REPEATABLE
+    /// READ`, InnoDB's default, a claim's locking read takes gap locks that block
+    /// concurrent enqueues).
+    pub async fn new(pool: MySqlPool, config: MySqlStoreConfig) -> Result<Self> {
+        crate::check_schema(&pool, &config.table).await?;
+        check_isolation(&pool).await?;
+        let sql = Arc::new(Statements::render(&config.table));
+        let packet = max_allowed_packet(&pool).await?;
+        let writer = MySqlWriter::rendered(Arc::clone(&sql))
+            .limits(config.limits.clone())
+            .clock(Arc::clone(&config.clock))
+            .max_statement_bytes(packet);
+        Ok(Self {
+            pool,
+            sql,
+            config,
+            writer,
+        })
+    }
+
+    /// The pool, for the host's own transactions (see [`MySqlClaimStore::writer`]).
+    pub fn pool(&self) -> &MySqlPool {
+        &self.pool
+    }
+
+    /// The table this store works on.
+    pub fn table(&self) -> &TableName {
+        &self.config.table
+    }
+
+    /// The store's writer: the same table, limits and clock, for writing entries in the
+    /// host's own transactions (see [`MySqlWriter`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(store: outbox_mysql::MySqlClaimStore) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut tx = store.pool().begin().await?;
+    /// // sqlx::query("INSERT INTO orders …").execute(&mut *tx).await?;
+    /// let entries = vec![outbox_core::NewEntry::new("orders.created", b"{}".to_vec())];
+    /// store.writer().enqueue_in(&mut tx, entries).await?;
+    /// tx.commit().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn writer(&self) -> &MySqlWriter {
+        &self.writer
+    }
+
+    /// The time a request records: its own, or the configured clock's.
+    pub(crate) fn now(&self, requested: Option<DateTime<Utc>>) -> DateTime<Utc> {
+        requested
+            .map(normalize_time)
+            .unwrap_or_else(|| self.config.clock.now())
+    }
+
+    /// Runs `work` on a task of its own and waits for it. A caller that drops the returned
+    /// future (a timeout, a shutdown) cancels only its wait: the transaction inside still
+    /// commits or rolls back on its own, so no connection goes back to the pool in the
+    /// middle of a statement and no lock outlives the call. Claims made by a cancelled
+    /// call stay leased until their lease runs out, then become claimable again.
+    pub(crate) async fn detached<T, Fut>(&self, work: impl FnOnce(Self) -> Fut) -> Result<T>
+    where
+        T: Send + 'static,
+        Fut: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        tokio::spawn(work(self.clone()))
+            .await
+            .map_err(|e| OutboxError::Database {
+                message: format!("the store's task failed: {e}"),
+                source: Some(Box::new(e)),
+            })?
+    }
+}
+
+/// Parses a `mysql:` or `mariadb:` URL.
+fn connect_options(url: &str) -> Result<MySqlConnectOptions> {
+    let normalized = match url.strip_prefix("mariadb:") {
+        Some(rest) => format!("mysql:{rest}"),
+        None => url.to_owned(),
+    };
+    if !normalized.starts_with("mysql:") {
+        return Err(OutboxError::invalid(
+            "database url",
+            format!(
+                "{:?} is not a mysql:// or mariadb:// URL",
+                without_password(url)
+            ),
+        ));
+    }
+    MySqlConnectOptions::from_str(&normalized).map_err(|e| {
+        OutboxError::invalid("database url", format!("{:?}: {e}", without_password(url)))
+    })
+}
+
+/// `url` with its password, if any, replaced by `***`, for messages.
+pub(crate) fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    match rest.split_once('@') {
+        Some((user_info, host)) if user_info.contains(':') => {
+            let user = user_info.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Fails unless a session of `pool` runs its transactions `READ COMMITTED`.
+async fn check_isolation(pool: &MySqlPool) -> Result<()> {
+    let mut conn = pool.acquire().await.map_err(map_err)?;
+    let level: String = match sqlx::query_scalar(include_str!("../sql/isolation.sql"))
+        .fetch_one(&mut *conn)
+        .await
+    {
+        Ok(level) => level,
+        Err(_) => sqlx::query_scalar(include_str!("../sql/isolation_legacy.sql"))
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(map_err)?,
+    };
+    if level.eq_ignore_ascii_case("READ-COMMITTED") {
+        return Ok(());
+    }
+    Err(OutboxError::invalid(
+        "pool",
+        format!(
+            "its sessions run {level} transactions; the store needs READ-COMMITTED (under \
+             REPEATABLE READ a claim takes gap locks that block enqueues): open the pool with \
+             MySqlClaimStore::open_pool, or run `SET SESSION TRANSACTION ISOLATION LEVEL READ \
+             COMMITTED` in its after_connect"
+        ),
+    ))
+}
+
+/// The server's `max_allowed_packet`: no statement may be longer.
+async fn max_allowed_packet(pool: &MySqlPool) -> Result<usize> {
+    let bytes: u64 = sqlx::query_scalar(include_str!("../sql/max_allowed_packet.sql"))
+        .fetch_one(pool)
+        .await
+        .map_err(map_err)?;
+    Ok(usize::try_from(bytes).unwrap_or(usize::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_of_both_spellings_parse_and_others_are_refused() {
+        assert!(connect_options("mysql://root@127.0.0.1:3306/test").is_ok());
+        assert!(connect_options("mariadb://root@127.0.0.1:3306/test").is_ok());
+        let err = connect_options("postgres://u:secret@h/db").unwrap_err();
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn passwords_are_left_out_of_messages() {
+        assert_eq!(
+            without_password("mysql://app:hunter2@db:3306/x"),
+            "mysql://app:***@db:3306/x"
+        );
+        assert_eq!(without_password("mysql://root@db/x"), "mysql://root@db/x");
+    }
+}

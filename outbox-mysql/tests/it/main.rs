@@ -1,0 +1,11 @@
+//! Integration tests of the MariaDB / MySQL store, against the test server.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod conformance;
+mod drain;
+mod migrations;
+mod races;
+mod statements;
+mod writer;
