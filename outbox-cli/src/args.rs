@@ -14,7 +14,8 @@ use outbox_core::duration::parse as parse_duration;
     after_help = "Environment:\n  OUTBOX_DATABASE_URL  the database, instead of --database-url\n  OUTBOX_LOG           log filter for standard error (e.g. info, outbox_core=debug; default warn)\n\nExit codes:\n  0    done\n  1    a runtime failure (database, emitter, files)\n  2    a usage error (a bad argument or value)\n  3    drain --until-empty --fail-on-dead-letters dead-lettered entries\n  130  a second Ctrl-C or SIGTERM cut a graceful stop short"
 )]
 pub(crate) struct Cli {
-    /// The database: sqlite://PATH, postgres://USER@HOST:PORT/DB or
+    /// The database: sqlite://PATH, postgres://USER@HOST:PORT/DB,
+    /// mysql://USER:PASSWORD@HOST:PORT/DB (or mariadb://…) or
     /// sqlserver://USER:PASSWORD@HOST:PORT/DB (or an ADO.NET string Server=…;Database=…)
     /// [env: OUTBOX_DATABASE_URL; default: sqlite://outbox.db].
     #[arg(long, global = true)]
@@ -25,10 +26,11 @@ pub(crate) struct Cli {
     /// The outbox table name.
     #[arg(long, global = true, default_value = "outbox")]
     pub(crate) table: String,
-    /// The schema holding the table (PostgreSQL, SQL Server; the connection's default when unset).
+    /// The schema holding the table (PostgreSQL, SQL Server; the database on MariaDB /
+    /// MySQL; the connection's default when unset).
     #[arg(long, global = true)]
     pub(crate) schema: Option<String>,
-    /// Every store call on a database server (PostgreSQL, SQL Server) fails past this
+    /// Every store call on a database server (PostgreSQL, MariaDB / MySQL, SQL Server) fails past this
     /// deadline instead of waiting on a server that stopped answering; the drain backs
     /// off and tries again. Keep it under the lease.
     #[arg(long, global = true, default_value = "10s", value_parser = parse_call_timeout)]

@@ -11,6 +11,7 @@ static ENGINES: &[&Engine] = &[
     &crate::engine_sqlite::ENGINE,
     &crate::engine_postgres::ENGINE,
     &crate::engine_sqlserver::ENGINE,
+    &crate::engine_mysql::ENGINE,
 ];
 
 impl Target {

@@ -21,6 +21,7 @@ mod args;
 mod backend;
 mod commands;
 mod emitters;
+mod engine_mysql;
 mod engine_postgres;
 mod engine_sqlite;
 mod engine_sqlserver;

@@ -12,7 +12,7 @@ use outbox_mysql::{MySqlBackend, MySqlStoreConfig, PortableMySqlStore};
 use outbox_testkit::fixtures::DynStore;
 use outbox_testkit::portable_cases::PortableEngine;
 
-use common::TestDatabase;
+use outbox_testkit::mysql::TestDatabase;
 
 /// MariaDB / MySQL as the portable cases see it: a fresh database per test.
 struct MySql;
@@ -29,7 +29,7 @@ impl PortableEngine for MySql {
     }
 
     async fn store(db: &TestDatabase, table: &str, connections: u32) -> PortableMySqlStore {
-        let pool = db.pool(connections).await;
+        let pool = common::pool(db, connections).await;
         let table = TableName::new(table).unwrap();
         outbox_mysql::migrate(&pool, &table).await.unwrap();
         outbox_mysql::portable_store(pool, PortableConfig::default().table(table))

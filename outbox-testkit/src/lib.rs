@@ -24,6 +24,8 @@ pub mod emitters;
 pub mod engines;
 pub mod faults;
 pub mod fixtures;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "portable")]
 pub mod portable_cases;
 #[cfg(feature = "postgres")]

@@ -3,14 +3,14 @@
 use outbox_core::{OutboxError, TableName};
 use outbox_mysql::{MySqlClaimStore, MySqlStoreConfig};
 
-use crate::common::TestDatabase;
+use outbox_testkit::mysql::TestDatabase;
 
 #[tokio::test]
 async fn migrate_is_idempotent_checked_and_reversible() {
     let Some(db) = TestDatabase::create().await else {
         return;
     };
-    let pool = db.pool(2).await;
+    let pool = crate::common::pool(&db, 2).await;
     let table = TableName::new("events").unwrap();
     let err = outbox_mysql::check_schema(&pool, &table).await.unwrap_err();
     assert!(
@@ -50,7 +50,7 @@ async fn concurrent_migrations_take_turns() {
     let Some(db) = TestDatabase::create().await else {
         return;
     };
-    let pool = db.pool(8).await;
+    let pool = crate::common::pool(&db, 8).await;
     let table = TableName::default();
     let runs: Vec<_> = (0..6)
         .map(|_| {
@@ -78,7 +78,7 @@ async fn a_schema_newer_than_this_build_is_refused_and_left_as_it_is() {
     let Some(db) = TestDatabase::create().await else {
         return;
     };
-    let pool = db.pool(2).await;
+    let pool = crate::common::pool(&db, 2).await;
     let table = TableName::default();
     let latest = outbox_mysql::migrate(&pool, &table).await.unwrap();
     sqlx::query("INSERT INTO outbox_migrations (version, name) VALUES (?, 'from_the_future')")

@@ -35,7 +35,9 @@ async fn claims_completions_and_renewals_cost_the_same_whatever_the_batch() {
     };
     let mut costs = Vec::new();
     for n in [10u32, 500] {
-        let entries = (0..n).map(|i| NewEntry::new("t", i.to_le_bytes().to_vec())).collect();
+        let entries = (0..n)
+            .map(|i| NewEntry::new("t", i.to_le_bytes().to_vec()))
+            .collect();
         store.enqueue_batch(entries).await.unwrap();
         let req = ClaimRequest::new("w", n, TimeDelta::minutes(5));
         let mut claims = Vec::new();

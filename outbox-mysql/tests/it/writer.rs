@@ -4,7 +4,8 @@ use outbox_core::{NewEntry, OutboxError, OutboxStore};
 use outbox_mysql::{MySqlClaimStore, MySqlStoreConfig};
 use sqlx::mysql::MySqlPoolOptions;
 
-use crate::common::{fresh_store, TestDatabase};
+use crate::common::fresh_store;
+use outbox_testkit::mysql::TestDatabase;
 
 /// The outbox rows of a host transaction commit and roll back with the host's own rows,
 /// and a refused batch leaves the host's transaction usable.
@@ -76,7 +77,7 @@ async fn a_pool_that_is_not_read_committed_is_refused() {
     let Some(db) = TestDatabase::create().await else {
         return;
     };
-    let migrated = db.pool(1).await;
+    let migrated = crate::common::pool(&db, 1).await;
     outbox_mysql::migrate(&migrated, &outbox_core::TableName::default())
         .await
         .unwrap();
