@@ -5,7 +5,10 @@ mod common;
 
 mod conformance;
 mod drain;
+mod faults;
 mod migrations;
+mod plans;
 mod races;
 mod statements;
 mod writer;
+mod writers;
