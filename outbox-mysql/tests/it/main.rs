@@ -9,6 +9,7 @@ mod faults;
 mod migrations;
 mod plans;
 mod races;
+mod server_restart;
 mod statements;
 mod writer;
 mod writers;
