@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
+mod batches;
 mod bounded;
 mod claim_start;
 mod cleanup;

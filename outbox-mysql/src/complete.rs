@@ -1,7 +1,7 @@
 //! Batch completion: one statement writes every completion whose claim still holds; the
 //! refused ones (the exception) are read back and judged in the same transaction.
 
-use outbox_core::store_kit::{completion_result, Guarded};
+use outbox_core::store_kit::{completion_result, completion_targets, Guarded};
 use outbox_core::{CompletionRequest, OutboxEntry, Result, TransitionOutcome, TransitionResult};
 
 use crate::batch_params::{self, CompletionRow};
@@ -17,18 +17,7 @@ impl MySqlClaimStore {
         &self,
         reqs: &[CompletionRequest],
     ) -> Result<Vec<TransitionResult>> {
-        let written: Vec<OutboxEntry> = reqs
-            .iter()
-            .map(|req| {
-                let mut entry = (*req.claim.entry).clone();
-                req.completion.target(&req.claim.entry).apply_to(
-                    &mut entry,
-                    self.now(req.now),
-                    req.stamp,
-                );
-                entry
-            })
-            .collect();
+        let written = completion_targets(reqs, |at| self.now(at));
         let rows: Vec<CompletionRow<'_>> = reqs
             .iter()
             .zip(&written)

@@ -8,6 +8,8 @@ use outbox_core::{
 };
 use sqlx::{Connection, MySqlConnection};
 
+use outbox_core::store_kit::{first_duplicate, insert_chunks, wrote_all};
+
 use crate::error::{is_duplicate, map_err};
 use crate::statements::Statements;
 
@@ -34,9 +36,6 @@ pub struct MySqlWriter {
     clock: Arc<dyn Clock>,
     chunk_bytes: usize,
 }
-
-/// Entries per insert statement, at most: enough that a statement's fixed cost vanishes.
-const CHUNK_ENTRIES: usize = 500;
 
 /// Payload bytes per insert statement, at most, when the server's packet size is unknown
 /// or larger (a larger entry goes alone).
@@ -123,7 +122,7 @@ impl MySqlWriter {
             .into_iter()
             .map(|new| OutboxEntry::from_new(new, now))
             .collect();
-        for chunk in chunks(&written, self.chunk_bytes) {
+        for chunk in insert_chunks(&written, self.chunk_bytes) {
             let sql = self.sql.insert_of(chunk.len());
             let mut query = sqlx::query(&sql);
             for e in chunk {
@@ -152,87 +151,36 @@ impl MySqlWriter {
         Ok(written)
     }
 
-    /// The error naming the first entry of `chunk` whose id is already taken, in the table
-    /// or earlier in the chunk.
+    /// The error naming the first entry of `chunk` whose id is already taken.
     async fn first_duplicate(
         &self,
         conn: &mut MySqlConnection,
         chunk: &[OutboxEntry],
     ) -> OutboxError {
-        let mut seen = std::collections::HashSet::new();
-        for e in chunk {
-            if !seen.insert(e.id) {
-                return OutboxError::DuplicateId(e.id);
+        let conn = std::sync::Arc::new(tokio::sync::Mutex::new(conn));
+        first_duplicate(chunk, |id| {
+            let conn = std::sync::Arc::clone(&conn);
+            async move {
+                let mut conn = conn.lock().await;
+                Ok(crate::row::fetch(&mut conn, &self.sql.get, id)
+                    .await?
+                    .is_some())
             }
-            match crate::row::fetch(conn, &self.sql.get, e.id).await {
-                Ok(Some(_)) => return OutboxError::DuplicateId(e.id),
-                Ok(None) => {}
-                Err(err) => return err,
-            }
-        }
-        OutboxError::Database {
-            message: "a batch insert reported a duplicate id that no entry has".into(),
-            source: None,
-        }
-    }
-}
-
-/// An insert that reports fewer rows than it was given did not write them all: say so
-/// rather than hand back entries that are not in the table.
-fn wrote_all(written: u64, given: usize) -> Result<()> {
-    if written == given as u64 {
-        Ok(())
-    } else {
-        Err(OutboxError::Database {
-            message: format!("an insert of {given} entries wrote {written}"),
-            source: None,
         })
+        .await
     }
-}
-
-/// `entries` cut into runs of at most [`CHUNK_ENTRIES`] entries and `max_bytes` payload
-/// bytes (every run holds at least one entry).
-fn chunks(entries: &[OutboxEntry], max_bytes: usize) -> Vec<&[OutboxEntry]> {
-    let mut runs = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, e) in entries.iter().enumerate() {
-        let full = i - start == CHUNK_ENTRIES || bytes + e.payload.len() > max_bytes;
-        if i > start && full {
-            runs.push(&entries[start..i]);
-            (start, bytes) = (i, 0);
-        }
-        bytes += e.payload.len();
-    }
-    if start < entries.len() {
-        runs.push(&entries[start..]);
-    }
-    runs
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn entries(sizes: &[usize]) -> Vec<OutboxEntry> {
-        let now = chrono::Utc::now();
-        sizes
-            .iter()
-            .map(|&n| OutboxEntry::from_new(NewEntry::new("t", vec![0u8; n]), now))
-            .collect()
-    }
-
-    fn lengths(entries: &[OutboxEntry], max_bytes: usize) -> Vec<usize> {
-        chunks(entries, max_bytes).iter().map(|c| c.len()).collect()
-    }
-
     #[test]
-    fn chunks_cut_by_count_and_by_the_packet_size() {
-        assert_eq!(lengths(&entries(&[]), CHUNK_BYTES), Vec::<usize>::new());
-        assert_eq!(lengths(&entries(&[1; 1_200]), CHUNK_BYTES), [500, 500, 200]);
+    fn statements_keep_within_the_packet_size() {
         let mb = 1024 * 1024;
-        assert_eq!(lengths(&entries(&[mb, mb, mb, 10]), 2 * mb), [2, 2]);
-        assert_eq!(lengths(&entries(&[3 * mb, 1, 3 * mb]), 2 * mb), [1, 1, 1]);
         let writer = MySqlWriter::new(&TableName::default()).max_statement_bytes(mb);
         assert_eq!(writer.chunk_bytes, mb / 2);
+        let writer = MySqlWriter::new(&TableName::default()).max_statement_bytes(64 * mb);
+        assert_eq!(writer.chunk_bytes, CHUNK_BYTES);
     }
 }

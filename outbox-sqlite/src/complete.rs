@@ -21,18 +21,7 @@ impl SqliteClaimStore {
         &self,
         reqs: &[CompletionRequest],
     ) -> Result<Vec<TransitionResult>> {
-        let written: Vec<OutboxEntry> = reqs
-            .iter()
-            .map(|req| {
-                let mut entry = (*req.claim.entry).clone();
-                req.completion.target(&req.claim.entry).apply_to(
-                    &mut entry,
-                    self.now(req.now),
-                    req.stamp,
-                );
-                entry
-            })
-            .collect();
+        let written = outbox_core::store_kit::completion_targets(reqs, |at| self.now(at));
         let rows: Vec<CompletionRow<'_>> = reqs
             .iter()
             .zip(&written)

@@ -136,22 +136,15 @@ impl SqliteClaimStore {
             .unwrap_or_else(|| self.config.clock.now())
     }
 
-    /// Runs `work` on a task of its own and waits for it. A caller that drops the returned
-    /// future (a timeout, a shutdown) cancels only its wait: the transaction inside still
-    /// commits or rolls back on its own, so no connection goes back to the pool in the middle
-    /// of a transaction and no lock outlives the call. Claims made by a cancelled call stay
-    /// leased until their lease runs out, then become claimable again.
+    /// Runs `work` on a task of its own (`store_kit::detached`): a caller that drops
+    /// the call cancels only its wait, never a transaction half-way. Claims made by a
+    /// cancelled call stay leased until their lease runs out, then become claimable again.
     pub(crate) async fn detached<T, Fut>(&self, work: impl FnOnce(Self) -> Fut) -> Result<T>
     where
         T: Send + 'static,
         Fut: std::future::Future<Output = Result<T>> + Send + 'static,
     {
-        tokio::spawn(work(self.clone()))
-            .await
-            .map_err(|e| OutboxError::Database {
-                message: format!("the store's task failed: {e}"),
-                source: Some(Box::new(e)),
-            })?
+        outbox_core::store_kit::detached(self, work).await
     }
 
     /// Starts a write transaction that takes the write lock at once (see [`WriteTx`]).

@@ -8,6 +8,8 @@ use outbox_core::{
 };
 use sqlx::{Connection, SqliteConnection};
 
+use outbox_core::store_kit::{first_duplicate, insert_chunks, wrote_all};
+
 use crate::batch_params::{self, NewRow};
 use crate::error::map_err;
 use crate::row::{micros, opt_micros};
@@ -120,7 +122,7 @@ impl SqliteWriter {
             .into_iter()
             .map(|new| OutboxEntry::from_new(new, now))
             .collect();
-        for chunk in chunks(&written) {
+        for chunk in insert_chunks(&written, CHUNK_BYTES) {
             if let [one] = chunk {
                 self.insert_one(conn, one).await?;
                 continue;
@@ -169,28 +171,21 @@ impl SqliteWriter {
         }
     }
 
-    /// The error naming the first entry of `chunk` whose id is already taken, in the table
-    /// or earlier in the chunk.
+    /// The error naming the first entry of `chunk` whose id is already taken.
     async fn first_duplicate(
         &self,
         conn: &mut SqliteConnection,
         chunk: &[OutboxEntry],
     ) -> OutboxError {
-        let mut seen = std::collections::HashSet::new();
-        for e in chunk {
-            if !seen.insert(e.id) {
-                return OutboxError::DuplicateId(e.id);
+        let conn = std::sync::Arc::new(tokio::sync::Mutex::new(conn));
+        first_duplicate(chunk, |id| {
+            let conn = std::sync::Arc::clone(&conn);
+            async move {
+                let mut conn = conn.lock().await;
+                Ok(self.fetch(&mut conn, id).await?.is_some())
             }
-            match self.fetch(conn, e.id).await {
-                Ok(Some(_)) => return OutboxError::DuplicateId(e.id),
-                Ok(None) => {}
-                Err(err) => return err,
-            }
-        }
-        OutboxError::Database {
-            message: "a batch insert reported a duplicate id that no entry has".into(),
-            source: None,
-        }
+        })
+        .await
     }
 
     async fn fetch(&self, conn: &mut SqliteConnection, id: EntryId) -> Result<Option<OutboxEntry>> {
@@ -198,67 +193,6 @@ impl SqliteWriter {
     }
 }
 
-/// An insert that reports fewer rows than it was given did not write them all: say so
-/// rather than hand back entries that are not in the table.
-fn wrote_all(written: u64, given: usize) -> Result<()> {
-    if written == given as u64 {
-        Ok(())
-    } else {
-        Err(OutboxError::Database {
-            message: format!("an insert of {given} entries wrote {written}"),
-            source: None,
-        })
-    }
-}
-
-/// Entries per insert statement, at most: enough that a statement's fixed cost vanishes.
-const CHUNK_ENTRIES: usize = 500;
-
 /// Payload bytes per insert statement, at most (a larger entry goes alone), so one JSON
 /// document stays a few megabytes whatever the payloads.
 const CHUNK_BYTES: usize = 2 * 1024 * 1024;
-
-/// `entries` cut into runs of at most [`CHUNK_ENTRIES`] entries and [`CHUNK_BYTES`]
-/// payload bytes (every run holds at least one entry).
-fn chunks(entries: &[OutboxEntry]) -> Vec<&[OutboxEntry]> {
-    let mut runs = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, e) in entries.iter().enumerate() {
-        let full = i - start == CHUNK_ENTRIES || bytes + e.payload.len() > CHUNK_BYTES;
-        if i > start && full {
-            runs.push(&entries[start..i]);
-            (start, bytes) = (i, 0);
-        }
-        bytes += e.payload.len();
-    }
-    if start < entries.len() {
-        runs.push(&entries[start..]);
-    }
-    runs
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entries(sizes: &[usize]) -> Vec<OutboxEntry> {
-        let now = chrono::Utc::now();
-        sizes
-            .iter()
-            .map(|&n| OutboxEntry::from_new(NewEntry::new("t", vec![0u8; n]), now))
-            .collect()
-    }
-
-    fn lengths(entries: &[OutboxEntry]) -> Vec<usize> {
-        chunks(entries).iter().map(|c| c.len()).collect()
-    }
-
-    #[test]
-    fn chunks_cut_by_count_and_by_bytes() {
-        assert_eq!(lengths(&entries(&[])), Vec::<usize>::new());
-        assert_eq!(lengths(&entries(&[1; 1_200])), [500, 500, 200]);
-        let mb = 1024 * 1024;
-        assert_eq!(lengths(&entries(&[mb, mb, mb, 10])), [2, 2]);
-        assert_eq!(lengths(&entries(&[3 * mb, 1, 3 * mb])), [1, 1, 1]);
-    }
-}
