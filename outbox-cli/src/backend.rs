@@ -33,8 +33,8 @@ pub(crate) struct Engine {
     pub(crate) name: &'static str,
     /// Whether `--schema` means anything to it.
     pub(crate) has_schemas: bool,
-    /// Whether it also takes `key=value;…` connection strings, which have no scheme.
-    pub(crate) connection_strings: bool,
+    /// The `key=value` connection strings it also takes, which have no scheme.
+    pub(crate) key_values: Option<KeyValues>,
     /// Applies the schema, and with `ordered` prepares the table for claims in per-key
     /// order; returns the resulting version.
     pub(crate) migrate: for<'a> fn(&'a Target, bool) -> Fut<'a, i64>,
@@ -42,6 +42,68 @@ pub(crate) struct Engine {
     pub(crate) script: fn(&Target, bool) -> Result<String>,
     /// Opens a store of the requested kind on a migrated database.
     pub(crate) open: for<'a> fn(&'a Target) -> Fut<'a, Arc<dyn AdminClaimStore>>,
+}
+
+/// An engine's `key=value` connection string form: how pairs are separated and the keys
+/// it knows. A string is the engine's when every key in it is one of these.
+pub(crate) struct KeyValues {
+    /// What separates the pairs.
+    pub(crate) separator: Separator,
+    /// The keys the engine's driver takes, lowercase.
+    pub(crate) keys: &'static [&'static str],
+    /// An example, for messages.
+    pub(crate) example: &'static str,
+}
+
+/// What separates the pairs of a `key=value` connection string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Separator {
+    /// Spaces (libpq: `host=h port=5432 dbname=app`); a value may be single-quoted.
+    Whitespace,
+    /// Semicolons (ADO.NET: `Server=h;Database=app`).
+    Semicolon,
+}
+
+impl KeyValues {
+    /// Whether `s` is a string of this form: at least one pair, every pair `key=value`
+    /// with a key this engine knows.
+    pub(crate) fn matches(&self, s: &str) -> bool {
+        let pairs = split_pairs(s, self.separator);
+        !pairs.is_empty()
+            && pairs.iter().all(|pair| {
+                pair.split_once('=').is_some_and(|(key, _)| {
+                    let key = key.trim().to_ascii_lowercase();
+                    self.keys.contains(&key.as_str())
+                })
+            })
+    }
+}
+
+/// The non-empty pairs of `s`, split at `separator` outside single quotes.
+fn split_pairs(s: &str, separator: Separator) -> Vec<String> {
+    let mut pairs = Vec::new();
+    let (mut current, mut quoted) = (String::new(), false);
+    for c in s.chars() {
+        let splits = match separator {
+            Separator::Whitespace => c.is_whitespace(),
+            Separator::Semicolon => c == ';',
+        };
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        if splits && !quoted {
+            if !current.trim().is_empty() {
+                pairs.push(std::mem::take(&mut current));
+            }
+            current.clear();
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.trim().is_empty() {
+        pairs.push(current);
+    }
+    pairs
 }
 
 /// Wraps a store so its transitions are counted and the ones not applied are logged.

@@ -14,7 +14,7 @@ pub(crate) static ENGINE: Engine = Engine {
     schemes: &["mysql", "mariadb"],
     name: "MariaDB / MySQL",
     has_schemas: true,
-    connection_strings: false,
+    key_values: None,
     migrate,
     script,
     open,

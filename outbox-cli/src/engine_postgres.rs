@@ -1,4 +1,5 @@
-//! The PostgreSQL engine: `postgres://` and `postgresql://` URLs.
+//! The PostgreSQL engine: `postgres://` and `postgresql://` URLs, and libpq's keyword/value
+//! strings (`host=127.0.0.1 port=5432 user=postgres dbname=app`).
 
 use std::sync::Arc;
 
@@ -9,13 +10,56 @@ use outbox_postgres::tokio_postgres;
 use outbox_postgres::{PgClaimStore, PgListener, PgStoreConfig, PgTls};
 
 use crate::args::StoreKind;
-use crate::backend::{observed, observed_bounded, Engine, Fut, Target};
+use crate::backend::{observed, observed_bounded, Engine, Fut, KeyValues, Separator, Target};
 
 pub(crate) static ENGINE: Engine = Engine {
     schemes: &["postgres", "postgresql"],
     name: "PostgreSQL",
     has_schemas: true,
-    connection_strings: false,
+    key_values: Some(KeyValues {
+        separator: Separator::Whitespace,
+        keys: &[
+            "host",
+            "hostaddr",
+            "port",
+            "dbname",
+            "user",
+            "password",
+            "passfile",
+            "channel_binding",
+            "connect_timeout",
+            "client_encoding",
+            "options",
+            "application_name",
+            "fallback_application_name",
+            "keepalives",
+            "keepalives_idle",
+            "keepalives_interval",
+            "keepalives_count",
+            "tcp_user_timeout",
+            "replication",
+            "gssencmode",
+            "sslmode",
+            "requiressl",
+            "sslcompression",
+            "sslcert",
+            "sslkey",
+            "sslpassword",
+            "sslrootcert",
+            "sslcrl",
+            "sslcrldir",
+            "sslsni",
+            "requirepeer",
+            "ssl_min_protocol_version",
+            "ssl_max_protocol_version",
+            "krbsrvname",
+            "gsslib",
+            "service",
+            "target_session_attrs",
+            "load_balance_hosts",
+        ],
+        example: "host=127.0.0.1 port=5432 user=postgres dbname=app",
+    }),
     migrate,
     script,
     open,

@@ -13,7 +13,7 @@ pub(crate) static ENGINE: Engine = Engine {
     schemes: &["sqlite"],
     name: "SQLite",
     has_schemas: false,
-    connection_strings: false,
+    key_values: None,
     migrate,
     script,
     open,

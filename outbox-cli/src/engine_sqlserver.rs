@@ -10,13 +10,45 @@ use outbox_sqlserver::{
 };
 
 use crate::args::StoreKind;
-use crate::backend::{observed_bounded, Engine, Fut, Target};
+use crate::backend::{observed_bounded, Engine, Fut, KeyValues, Separator, Target};
 
 pub(crate) static ENGINE: Engine = Engine {
     schemes: &["sqlserver", "mssql", "jdbc"],
     name: "SQL Server",
     has_schemas: true,
-    connection_strings: true,
+    key_values: Some(KeyValues {
+        separator: Separator::Semicolon,
+        keys: &[
+            "server",
+            "data source",
+            "address",
+            "addr",
+            "network address",
+            "database",
+            "initial catalog",
+            "user id",
+            "uid",
+            "user",
+            "password",
+            "pwd",
+            "encrypt",
+            "trustservercertificate",
+            "trust server certificate",
+            "integrated security",
+            "trusted_connection",
+            "application name",
+            "app",
+            "applicationintent",
+            "application intent",
+            "connect timeout",
+            "connection timeout",
+            "multisubnetfailover",
+            "packet size",
+            "instance name",
+            "port",
+        ],
+        example: "Server=tcp:host,1433;Database=app;User Id=sa;Password=…",
+    }),
     migrate,
     script,
     open,
@@ -26,7 +58,19 @@ pub(crate) static ENGINE: Engine = Engine {
 const POOL_SIZE: usize = 16;
 
 fn options(target: &Target) -> Result<ConnectOptions> {
-    Ok(ConnectOptions::parse(&target.url)?.application_name("outbox-cli"))
+    let options = ConnectOptions::parse(&target.url)?.application_name("outbox-cli");
+    if options.trusts_any_certificate() {
+        // Said once per run, in the command's words; the driver's own warning on every
+        // connection is filtered out (main.rs).
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            tracing::warn!(
+                "trustServerCertificate=true: the connection to SQL Server is encrypted but the \
+                 server's certificate is not checked; use it only against a test server"
+            );
+        });
+    }
+    Ok(options)
 }
 
 // The SQL Server schema's own migrations carry what claims in per-key order need (the

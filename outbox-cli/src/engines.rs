@@ -31,16 +31,14 @@ impl Target {
     }
 
     fn engine_by_scheme(&self) -> Result<&'static Engine> {
+        if !self.url.contains("://") && self.url.contains('=') {
+            return by_keys(&self.url);
+        }
         let scheme = self.url.split_once(':').map(|(s, _)| s).unwrap_or_default();
-        // `Server=host;Database=db;…` has no scheme: the shape says what it is.
-        let key_values = !self.url.contains("://") && self.url.contains('=');
         ENGINES
             .iter()
             .copied()
-            .find(|e| {
-                e.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme))
-                    || (key_values && e.connection_strings)
-            })
+            .find(|e| e.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme)))
             .ok_or_else(|| {
                 let known: Vec<String> = ENGINES
                     .iter()
@@ -49,8 +47,9 @@ impl Target {
                 OutboxError::invalid(
                     "database url",
                     format!(
-                        "unsupported scheme {scheme:?} (expected one of: {}, or an ADO.NET string Server=…;Database=…)",
-                        known.join(", ")
+                        "unsupported scheme {scheme:?} (expected one of: {}, or a key=value string: {})",
+                        known.join(", "),
+                        key_value_forms()
                     ),
                 )
             })
@@ -69,5 +68,87 @@ impl Target {
             ..self.clone()
         };
         (self.engine()?.open)(&reading).await
+    }
+}
+
+/// The engine whose `key=value` form `s` is: every key in it must be one the engine's
+/// driver takes. A string that fits no engine, or more than one, is refused with the forms.
+fn by_keys(s: &str) -> Result<&'static Engine> {
+    let fits: Vec<&'static Engine> = ENGINES
+        .iter()
+        .copied()
+        .filter(|e| e.key_values.as_ref().is_some_and(|kv| kv.matches(s)))
+        .collect();
+    match fits.as_slice() {
+        [one] => Ok(one),
+        [] => Err(OutboxError::invalid(
+            "database url",
+            format!(
+                "a key=value string whose keys no engine takes all of (the forms: {})",
+                key_value_forms()
+            ),
+        )),
+        many => Err(OutboxError::invalid(
+            "database url",
+            format!(
+                "a key=value string that could be {} (the forms: {}); use a URL to say which",
+                many.iter().map(|e| e.name).collect::<Vec<_>>().join(" or "),
+                key_value_forms()
+            ),
+        )),
+    }
+}
+
+/// Every engine's `key=value` form, by example, for messages.
+fn key_value_forms() -> String {
+    ENGINES
+        .iter()
+        .filter_map(|e| {
+            e.key_values
+                .as_ref()
+                .map(|kv| format!("{} `{}`", e.name, kv.example))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine_of(url: &str) -> Result<&'static str> {
+        by_keys(url).map(|e| e.name)
+    }
+
+    #[test]
+    fn key_value_strings_are_recognised_by_their_keys() {
+        assert_eq!(
+            engine_of("host=127.0.0.1 port=5432 user=postgres dbname=app").unwrap(),
+            "PostgreSQL"
+        );
+        assert_eq!(
+            engine_of("host=db password='a b c' dbname=app sslmode=require").unwrap(),
+            "PostgreSQL"
+        );
+        assert_eq!(
+            engine_of("Server=tcp:h,1433;Database=app;User Id=sa;Password=x;").unwrap(),
+            "SQL Server"
+        );
+        assert_eq!(
+            engine_of("Data Source=h;Initial Catalog=app;Integrated Security=true").unwrap(),
+            "SQL Server"
+        );
+    }
+
+    #[test]
+    fn strings_no_engine_or_several_engines_take_are_refused_naming_the_forms() {
+        let none = engine_of("foo=1 bar=2").unwrap_err().to_string();
+        assert!(
+            none.contains("no engine") && none.contains("dbname=app"),
+            "{none}"
+        );
+        let both = engine_of("user=sa").unwrap_err().to_string();
+        assert!(both.contains("PostgreSQL or SQL Server"), "{both}");
+        assert!(both.contains("Server=tcp:host,1433"), "{both}");
     }
 }

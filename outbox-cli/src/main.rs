@@ -60,7 +60,9 @@ fn main() -> ExitCode {
     use std::io::IsTerminal as _;
     let filter = || {
         tracing_subscriber::EnvFilter::try_from_env("OUTBOX_LOG")
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+            // tiberius warns on every connection made with trustServerCertificate=true;
+            // the SQL Server engine says it once instead (engine_sqlserver.rs).
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tiberius=error"))
     };
     let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

@@ -46,6 +46,33 @@ async fn migrate_enqueue_drain_and_stats_on_postgres() {
     assert!(ok(db.cmd().args(["dead-letters", "list"])).contains("no dead letters"));
 }
 
+/// A libpq keyword/value string is taken for PostgreSQL, by its keys, with its host,
+/// port, user and database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_libpq_keyword_value_string_reaches_postgres() {
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let rest = pg
+        .url
+        .trim_start_matches("postgresql://")
+        .trim_start_matches("postgres://");
+    let (user, rest) = rest.split_once('@').expect("a user in the test URL");
+    let (address, dbname) = rest.split_once('/').expect("a database in the test URL");
+    let dbname = dbname.split('?').next().unwrap_or(dbname);
+    let (host, port) = address.rsplit_once(':').unwrap_or((address, "5432"));
+    let keywords = format!("host={host} port={port} user={user} dbname={dbname}");
+    let db = Db(vec![
+        "--database-url".into(),
+        keywords.clone(),
+        "--schema".into(),
+        pg.schema.clone(),
+    ]);
+    ok(db.cmd().arg("migrate"));
+    ok(db.cmd().args(["enqueue", "--count", "7"]));
+    assert_eq!(db.stats()["counts"]["pending"], 7, "{keywords}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_is_one_clear_line() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

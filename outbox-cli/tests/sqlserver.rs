@@ -56,6 +56,28 @@ fn an_unreachable_server_is_named_without_its_password() {
     assert!(!stderr.contains("s3cret-pw"), "{stderr}");
 }
 
+/// Accepting any certificate is said once, in the command's words, however many
+/// connections the command tries.
+#[test]
+fn trusting_any_certificate_is_said_once() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for url in [
+        format!("sqlserver://sa:x@127.0.0.1:{port}/app?trustServerCertificate=true"),
+        format!("Server=tcp:127.0.0.1,{port};Database=app;User Id=sa;Password=x;TrustServerCertificate=true"),
+    ] {
+        let stderr = fails_with(db(&url).cmd().arg("stats"), 1, "cannot reach SQL Server");
+        assert_eq!(
+            stderr.matches("certificate is not checked").count(),
+            1,
+            "{url}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn a_malformed_sqlserver_url_is_a_usage_error() {
     fails_with(

@@ -13,6 +13,7 @@ pub struct ConnectOptions {
     config: Config,
     connect_timeout: Duration,
     lock_timeout: Duration,
+    trusts_any_certificate: bool,
 }
 
 /// The default wait for a TCP connection and the login handshake.
@@ -47,7 +48,18 @@ impl ConnectOptions {
                 "expected sqlserver://user:password@host:port/database, an ADO.NET string (Server=…;Database=…) or a JDBC string",
             ));
         };
-        Ok(Self::from_config(config))
+        Ok(Self {
+            trusts_any_certificate: trusts_any_certificate(s),
+            ..Self::from_config(config)
+        })
+    }
+
+    /// Whether the parsed string told the driver to accept any server certificate
+    /// (`trustServerCertificate=true`): the connection is encrypted but not authenticated,
+    /// which a caller may want to say once, in its own words. False for a [`Config`]
+    /// the host built itself.
+    pub fn trusts_any_certificate(&self) -> bool {
+        self.trusts_any_certificate
     }
 
     /// Wraps a [`Config`] the host built itself.
@@ -56,6 +68,7 @@ impl ConnectOptions {
             config,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            trusts_any_certificate: false,
         }
     }
 
@@ -114,6 +127,18 @@ fn strip_scheme(s: &str) -> Option<&str> {
     ["sqlserver://", "mssql://"].iter().find_map(|scheme| {
         (s.len() >= scheme.len() && s[..scheme.len()].eq_ignore_ascii_case(scheme))
             .then(|| &s[scheme.len()..])
+    })
+}
+
+/// Whether any form of connection string sets `trustServerCertificate` (any case, with or
+/// without spaces in the key) to true or yes.
+fn trusts_any_certificate(s: &str) -> bool {
+    s.split(['?', '&', ';']).any(|pair| {
+        pair.split_once('=').is_some_and(|(key, value)| {
+            let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
+            key.eq_ignore_ascii_case("trustservercertificate")
+                && ["true", "yes"].contains(&value.trim().to_ascii_lowercase().as_str())
+        })
     })
 }
 
@@ -286,6 +311,24 @@ mod tests {
         assert_eq!(o.config().get_addr(), "db.example:14330");
         let o = ConnectOptions::parse("mssql://sa:x@localhost").unwrap();
         assert_eq!(o.config().get_addr(), "localhost:1433");
+    }
+
+    #[test]
+    fn trusting_any_certificate_is_seen_in_every_form() {
+        for (s, trusts) in [
+            ("sqlserver://sa:x@h/db?trustServerCertificate=true", true),
+            ("sqlserver://sa:x@h/db?trustServerCertificate=false", false),
+            ("sqlserver://sa:x@h/db", false),
+            ("Server=h;Database=db;TrustServerCertificate=True", true),
+            ("Server=h;Database=db;Trust Server Certificate=yes", true),
+            (
+                "jdbc:sqlserver://h:1433;databaseName=db;trustServerCertificate=true",
+                true,
+            ),
+        ] {
+            let options = ConnectOptions::parse(s).unwrap();
+            assert_eq!(options.trusts_any_certificate(), trusts, "{s}");
+        }
     }
 
     #[test]
