@@ -1,7 +1,7 @@
 //! What every run must show whatever the machine's speed: the smoke run in CI fails on
 //! these, while the rate targets are judged in the full report.
 
-use crate::results::{Results, StorePath};
+use crate::results::{DrainOutcome, Engine, Results, StorePath};
 
 /// Every broken invariant, described; empty when all held.
 pub fn broken(results: &Results) -> Vec<String> {
@@ -49,6 +49,7 @@ pub fn broken(results: &Results) -> Vec<String> {
     if ceilings.chain(scale).any(|o| o.delivered == 0) {
         broken.push("a ceiling or scale drain delivered nothing".to_owned());
     }
+    mariadb(results, &mut broken);
     for s in &results.soak {
         if s.lost + s.never_emitted + s.undelivered > 0 {
             broken.push(format!(
@@ -67,6 +68,75 @@ pub fn broken(results: &Results) -> Vec<String> {
         }
     }
     broken
+}
+
+/// Every drain's outcome, named.
+fn outcomes(r: &Results) -> Vec<(String, &DrainOutcome)> {
+    let mut all = Vec::new();
+    for d in &r.drains {
+        let name = format!(
+            "drain {} {} {}w batch {}",
+            d.engine.label(),
+            d.path.label(),
+            d.workers,
+            d.batch
+        );
+        all.push((name, &d.outcome));
+    }
+    for c in &r.ceilings {
+        all.push((format!("ceiling drain {}", c.engine.label()), &c.drain));
+    }
+    for s in &r.scale {
+        all.push((format!("scale {} {}", s.engine.label(), s.case), &s.drain));
+    }
+    for o in &r.overlap {
+        let name = format!("overlap {} {}w", o.engine.label(), o.workers);
+        all.push((format!("{name} one at a time"), &o.one_at_a_time));
+        all.push((format!("{name} ahead"), &o.ahead));
+    }
+    for f in &r.flow {
+        let name = format!("flow {} {} {}", f.engine.label(), f.concurrency, f.emission);
+        all.push((name, &f.outcome));
+    }
+    for b in &r.brokers {
+        let name = format!("brokers {} {}", b.engine.label(), b.emitter);
+        all.push((name, &b.outcome));
+    }
+    for o in &r.ordered {
+        let name = format!("ordered {} {} keys", o.engine.label(), o.keys);
+        all.push((name, &o.outcome));
+    }
+    all
+}
+
+/// MariaDB's drains are counted in the table afterwards: every delivery the drain counted
+/// must be there, once; and its ceiling runs (the raw loop and the drain) must each clear
+/// the whole backlog.
+fn mariadb(r: &Results, broken: &mut Vec<String>) {
+    for (name, o) in outcomes(r) {
+        if let Some(rows) = o.table_delivered {
+            if rows != o.delivered {
+                broken.push(format!(
+                    "{name}: the drain counted {} deliveries, the table holds {rows} delivered rows",
+                    o.delivered
+                ));
+            }
+        }
+    }
+    for c in r.ceilings.iter().filter(|c| c.engine == Engine::Mysql) {
+        if c.raw_delivered != Some(c.backlog) {
+            broken.push(format!(
+                "ceiling MariaDB: the raw loop delivered {:?} of {} rows",
+                c.raw_delivered, c.backlog
+            ));
+        }
+        if c.drain.delivered != c.backlog {
+            broken.push(format!(
+                "ceiling MariaDB: the drain delivered {} of {} rows",
+                c.drain.delivered, c.backlog
+            ));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -89,6 +159,30 @@ mod tests {
         results.costs.push(row(StorePath::Optimized, 1.0));
         assert!(broken(&results).is_empty());
         results.costs.push(row(StorePath::Optimized, 2.0));
+        assert_eq!(broken(&results).len(), 1);
+    }
+
+    #[test]
+    fn a_mariadb_drain_must_find_each_delivery_in_the_table() {
+        let outcome = |delivered, table_delivered| DrainOutcome {
+            delivered,
+            table_delivered,
+            ..DrainOutcome::default()
+        };
+        let row = |o| crate::results::DrainRow {
+            engine: Engine::Mysql,
+            path: StorePath::Optimized,
+            workers: 1,
+            batch: 100,
+            latency_ms: 0,
+            backlog: 500,
+            outcome: o,
+        };
+        let mut results = Results::default();
+        results.drains.push(row(outcome(200, Some(200))));
+        results.drains.push(row(outcome(200, None)));
+        assert!(broken(&results).is_empty());
+        results.drains.push(row(outcome(200, Some(199))));
         assert_eq!(broken(&results).len(), 1);
     }
 }

@@ -33,27 +33,35 @@ pub enum Rows {
 struct Statement {
     postgres: &'static str,
     sqlite: &'static str,
+    /// `{slice_hash}` in it stands for the row's slice hash, which MariaDB's table stores
+    /// with every row (see [`Rows::slice_hash`]).
+    mariadb: &'static str,
 }
 
 const PENDING: Statement = Statement {
     postgres: include_str!("../sql/postgres/load_pending.sql"),
     sqlite: include_str!("../sql/sqlite/load_pending.sql"),
+    mariadb: include_str!("../sql/mariadb/load_pending.sql"),
 };
 const DELIVERED: Statement = Statement {
     postgres: include_str!("../sql/postgres/load_delivered.sql"),
     sqlite: include_str!("../sql/sqlite/load_delivered.sql"),
+    mariadb: include_str!("../sql/mariadb/load_delivered.sql"),
 };
 const PARKED: Statement = Statement {
     postgres: include_str!("../sql/postgres/load_parked.sql"),
     sqlite: include_str!("../sql/sqlite/load_parked.sql"),
+    mariadb: include_str!("../sql/mariadb/load_parked.sql"),
 };
 const KEYED: Statement = Statement {
     postgres: include_str!("../sql/postgres/load_keyed.sql"),
     sqlite: include_str!("../sql/sqlite/load_keyed.sql"),
+    mariadb: include_str!("../sql/mariadb/load_keyed.sql"),
 };
 const LEASE_HEAD: Statement = Statement {
     postgres: include_str!("../sql/postgres/lease_head.sql"),
     sqlite: include_str!("../sql/sqlite/lease_head.sql"),
+    mariadb: include_str!("../sql/mariadb/lease_head.sql"),
 };
 
 impl Rows {
@@ -76,6 +84,16 @@ impl Rows {
             Rows::Pending { count, after } => (n(count), payload, n(after)),
             Rows::Keyed { count, keys } => (n(count), payload, n(keys)),
             Rows::Delivered(c) | Rows::Parked(c) | Rows::LeaseHead(c) => (n(c), payload, 0),
+        }
+    }
+
+    /// The slice hash of a row in MariaDB's statements (`r.id` the id, `r.k` the key):
+    /// FNV-1a of the partition key, or of the id's 16 bytes when there is none.
+    fn slice_hash(self) -> String {
+        match self {
+            // Keys are `key-N` with N a u64: at most 24 ASCII characters.
+            Rows::Keyed { .. } => crate::mariadb::fnv1a_of_text("r.k", 24),
+            _ => crate::mariadb::fnv1a("r.id", 16),
         }
     }
 
@@ -107,6 +125,20 @@ pub async fn load(location: &Location, rows: Rows, payload_bytes: u32) {
                 .batch_execute("CHECKPOINT")
                 .await
                 .unwrap_or_else(|e| panic!("checkpoint after the load: {e:?}"));
+        }
+        Engine::Mysql => {
+            let sql = crate::mariadb::render(&table, rows.statement().mariadb)
+                .replace("{slice_hash}", &rows.slice_hash());
+            let mut conn = crate::mariadb::connect(location).await;
+            let all = [count, i64::from(payload), after];
+            let query = all[..rows.arity()]
+                .iter()
+                .fold(sqlx::query(&sql), |q, v| q.bind(*v));
+            query
+                .execute(&mut conn)
+                .await
+                .unwrap_or_else(|e| panic!("load {rows:?}: {e}"));
+            let _ = sqlx::Connection::close(conn).await;
         }
         Engine::Sqlite => {
             let sql = table.render(rows.statement().sqlite);

@@ -10,6 +10,10 @@
 //! PostgreSQL is the server `OUTBOX_TEST_POSTGRES_URL` names, or a throwaway cluster from
 //! the installed server binaries; with `OUTBOX_TEST_REQUIRE=postgres` an unreachable
 //! server fails the run instead of being skipped.
+//!
+//! MariaDB is the server `OUTBOX_TEST_MYSQL_URL` names (by default root on
+//! 127.0.0.1:3306), each bench table in a throwaway database of its own; with
+//! `OUTBOX_TEST_REQUIRE=mariadb` an unreachable server fails the run.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -18,7 +22,7 @@ use clap::{Parser, Subcommand};
 use outbox_benches::plan::Plan;
 use outbox_benches::results::{Engine, Environment, ProxyRoundTrip, Results};
 use outbox_benches::scenarios::{self, Ctx};
-use outbox_benches::{pg, report};
+use outbox_benches::{mariadb, pg, report};
 
 /// The command that regenerates the committed report.
 const REPORT_COMMAND: &str = "scripts/bench-report.sh";
@@ -46,7 +50,7 @@ enum Command {
         /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs, ordered).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
-        /// Only these engines (sqlite, postgres); both by default.
+        /// Only these engines (sqlite, postgres, mariadb); all by default.
         #[arg(long, value_delimiter = ',')]
         engines: Vec<String>,
         /// Exit non-zero when a correctness invariant failed (a duplicate live lease, a lost
@@ -156,13 +160,18 @@ async fn main() {
             let wants = |name: &str| engines.is_empty() || engines.iter().any(|e| e == name);
             if let Some(bad) = engines
                 .iter()
-                .find(|e| !["sqlite", "postgres"].contains(&e.as_str()))
+                .find(|e| !["sqlite", "postgres", "mariadb"].contains(&e.as_str()))
             {
                 fail(&format!(
-                    "unknown engine {bad:?} (expected sqlite, postgres)"
+                    "unknown engine {bad:?} (expected sqlite, postgres, mariadb)"
                 ));
             }
-            let mut results = run(plan, &only, wants("sqlite"), wants("postgres")).await;
+            let selected = Selected {
+                sqlite: wants("sqlite"),
+                postgres: wants("postgres"),
+                mariadb: wants("mariadb"),
+            };
+            let mut results = run(plan, &only, selected).await;
             if keep {
                 let path = out.join("results.json");
                 let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -179,6 +188,9 @@ async fn main() {
                     kept.environment.postgres = results.environment.postgres.take();
                     kept.environment.proxy_round_trips =
                         std::mem::take(&mut results.environment.proxy_round_trips);
+                }
+                if results.environment.mariadb.is_some() {
+                    kept.environment.mariadb = results.environment.mariadb.take();
                 }
                 results = kept;
             }
@@ -211,7 +223,19 @@ fn write(results: &Results, out: &Path) {
     eprintln!("wrote {}", out.join("REPORT.md").display());
 }
 
-async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Results {
+/// The engines `--engines` selected.
+struct Selected {
+    sqlite: bool,
+    postgres: bool,
+    mariadb: bool,
+}
+
+async fn run(plan: Plan, only: &[String], selected: Selected) -> Results {
+    let Selected {
+        sqlite,
+        postgres,
+        mariadb,
+    } = selected;
     let started = Instant::now();
     let mut ctx = Ctx {
         plan,
@@ -248,6 +272,20 @@ async fn run(plan: Plan, only: &[String], sqlite: bool, postgres: bool) -> Resul
             Err(why) => {
                 outbox_testkit::engines::unavailable("postgres", &why);
                 ctx.skip(format!("PostgreSQL: {why}"));
+            }
+        }
+    }
+    if !mariadb {
+        ctx.skip("MariaDB: not selected (--engines)".to_owned());
+    } else {
+        match mariadb::probe().await {
+            Ok(info) => {
+                ctx.results.environment.mariadb = Some(info);
+                ctx.engines.push(Engine::Mysql);
+            }
+            Err(why) => {
+                outbox_testkit::engines::unavailable(mariadb::ENGINE, &why);
+                ctx.skip(format!("MariaDB: {why}"));
             }
         }
     }
@@ -322,6 +360,7 @@ fn environment(mode: &str) -> Environment {
         memory_gib,
         kernel,
         postgres: None,
+        mariadb: None,
         sqlite_version: rusqlite::version().to_owned(),
         skipped: Vec::new(),
         seconds: 0.0,

@@ -12,6 +12,10 @@ pub enum Engine {
     Sqlite,
     /// A PostgreSQL server.
     Postgres,
+    /// A MariaDB server (the `outbox-mysql` store; `mariadb` in results and on the
+    /// command line).
+    #[serde(rename = "mariadb")]
+    Mysql,
 }
 
 impl Engine {
@@ -20,10 +24,13 @@ impl Engine {
         match self {
             Engine::Sqlite => "SQLite",
             Engine::Postgres => "PostgreSQL",
+            Engine::Mysql => "MariaDB",
         }
     }
 
-    /// True when a round trip can be slowed down by the latency proxy (a network engine).
+    /// True when a round trip can be slowed down by the latency proxy: PostgreSQL only,
+    /// since the proxy reads the PostgreSQL protocol (MariaDB is measured direct, on
+    /// loopback).
     pub fn has_network(self) -> bool {
         matches!(self, Engine::Postgres)
     }
@@ -35,7 +42,8 @@ impl Engine {
 pub enum StorePath {
     /// `outbox_core::portable`: 1 + 2N commands per claim batch of N.
     Portable,
-    /// `outbox-sqlite` / `outbox-postgres`: one statement per claim batch.
+    /// `outbox-sqlite` / `outbox-postgres`: one statement per claim batch; `outbox-mysql`:
+    /// one short transaction of a fixed number of statements.
     Optimized,
 }
 
@@ -66,6 +74,9 @@ pub struct Environment {
     pub kernel: String,
     /// The PostgreSQL server, when one was reached.
     pub postgres: Option<PgServerInfo>,
+    /// The MariaDB server, when one was reached (absent from older runs).
+    #[serde(default)]
+    pub mariadb: Option<PgServerInfo>,
     /// The SQLite library version linked into the benches.
     pub sqlite_version: String,
     /// What could not run, and why (an unreachable engine, a missing tool).
@@ -91,7 +102,7 @@ pub struct ProxyRoundTrip {
     pub measured_ms: f64,
 }
 
-/// The PostgreSQL server a run used.
+/// A database server a run used (PostgreSQL, or MariaDB).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PgServerInfo {
     /// `SELECT version()`.
@@ -214,6 +225,11 @@ pub struct DrainOutcome {
     /// a timer sleeps at least what it is asked, often a little more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_emission_ms: Option<f64>,
+    /// The rows the run left delivered in the table (delivered rows after it less those
+    /// before it), counted by the parent process (MariaDB only): every delivery the drain
+    /// counted must be there, once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_delivered: Option<u64>,
 }
 
 /// Scenario 4: enqueue throughput.
@@ -252,13 +268,17 @@ pub struct CeilingRow {
     /// Rows claimed and completed per second by raw SQL.
     pub raw_rows_per_s: f64,
     /// The same loop through the store's driver (sqlx) on one connection, rows per second:
-    /// SQLite only, absent in runs that did not measure it.
+    /// SQLite only (MariaDB's raw loop is on sqlx already), absent in runs that did not
+    /// measure it.
     #[serde(default)]
     pub driver_rows_per_s: Option<f64>,
     /// The same loop as the store's own calls (claim, then complete) with no drain around
-    /// them, rows per second: SQLite only, absent in runs that did not measure it.
+    /// them, rows per second: SQLite and MariaDB, absent in runs that did not measure it.
     #[serde(default)]
     pub store_rows_per_s: Option<f64>,
+    /// Rows the raw loop delivered (MariaDB: it must clear the whole backlog).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_delivered: Option<u64>,
     /// The optimized store's drain on an identical backlog.
     pub drain: DrainOutcome,
     /// Payload bytes of every entry (0 in runs that did not record it: the plan's size).
@@ -280,7 +300,7 @@ pub struct ScaleRow {
     /// The drain's measurement over the first rows it delivered.
     pub drain: DrainOutcome,
     /// The store's statements in a bare loop on one connection over an identical table,
-    /// rows per second: SQLite only, absent in runs that did not measure it.
+    /// rows per second: SQLite and MariaDB, absent in runs that did not measure it.
     #[serde(default)]
     pub raw_rows_per_s: Option<f64>,
 }
@@ -426,6 +446,10 @@ impl Results {
                 .collect();
             format!(", PostgreSQL with {}", set.join(", "))
         });
+        let server = match &e.mariadb {
+            Some(m) => format!("{server}, {}", m.version),
+            None => server,
+        };
         self.environment.reruns.push(format!(
             "{scenario}: measured again from {} ({} mode, {:.0} s run{server})",
             e.started, e.mode, e.seconds

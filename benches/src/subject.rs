@@ -1,5 +1,5 @@
 //! Where a bench's rows live ([`Place`], [`Location`]) and a store on them ([`Subject`]):
-//! either path on either engine, reached directly or through the latency proxy.
+//! either path on every engine, reached directly or (PostgreSQL) through the latency proxy.
 //!
 //! Stores are wrapped in [`Observed`] as a host (and the `outbox` command) runs them, so
 //! the figures include the store-level metrics and warnings.
@@ -11,6 +11,7 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use outbox_core::portable::PortableConfig;
 use outbox_core::{AdminClaimStore, NewEntry, Observed, TableName};
+use outbox_mysql::{MySqlClaimStore, MySqlStoreConfig, PortableMySqlStore};
 use outbox_postgres::PortablePgStore;
 use outbox_postgres::{PgClaimStore, PgStoreConfig};
 use outbox_sqlite::PortableSqliteStore;
@@ -26,9 +27,9 @@ use crate::results::{Engine, StorePath};
 pub struct Location {
     /// The engine.
     pub engine: Engine,
-    /// `sqlite://FILE` or the PostgreSQL server's URL.
+    /// `sqlite://FILE`, the PostgreSQL server's URL, or the MariaDB database's URL.
     pub url: String,
-    /// The PostgreSQL schema, if any.
+    /// The PostgreSQL schema or the MariaDB database, if any.
     pub schema: Option<String>,
     /// The table's name.
     pub table: String,
@@ -57,6 +58,8 @@ impl Location {
                     .expect("enable ordered claims");
                 pool.close().await;
             }
+            // Every MariaDB table is ready for claims in key order: nothing to prepare.
+            Engine::Mysql => {}
         }
     }
 
@@ -121,6 +124,29 @@ impl Place {
                     _guard: Box::new(db),
                 })
             }
+            Engine::Mysql => {
+                let db = crate::mariadb::database().await?;
+                let location = Location {
+                    engine,
+                    url: db.url.clone(),
+                    schema: Some(db.name.clone()),
+                    table: table.to_owned(),
+                };
+                let config = MySqlStoreConfig::new()
+                    .table(location.table_name())
+                    .max_connections(1);
+                let pool = MySqlClaimStore::open_pool(&location.url, &config)
+                    .await
+                    .expect("open the bench database");
+                outbox_mysql::migrate(&pool, &location.table_name())
+                    .await
+                    .expect("migrate the bench database");
+                pool.close().await;
+                Some(Place {
+                    location,
+                    _guard: Box::new(db),
+                })
+            }
         }
     }
 }
@@ -128,7 +154,7 @@ impl Place {
 /// How a store reaches its database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Link {
-    /// Added round-trip latency, milliseconds (network engines only).
+    /// Added round-trip latency, milliseconds (PostgreSQL only).
     pub latency_ms: u32,
     /// Route through the counting proxy even without latency.
     pub counted: bool,
@@ -176,6 +202,10 @@ pub enum Concrete {
     PgOptimized(PgClaimStore),
     /// The portable store on PostgreSQL.
     PgPortable(PortablePgStore),
+    /// `outbox-mysql`.
+    MySqlOptimized(MySqlClaimStore),
+    /// The portable store on MariaDB.
+    MySqlPortable(PortableMySqlStore),
 }
 
 /// A store on a [`Location`], ready to bench.
@@ -268,6 +298,31 @@ pub async fn open(location: &Location, path: StorePath, link: Link, connections:
             };
             Subject::of(concrete, proxy)
         }
+        Engine::Mysql => {
+            assert!(
+                !link.proxied(),
+                "the latency proxy reads the PostgreSQL protocol: MariaDB is reached direct"
+            );
+            let config = MySqlStoreConfig::new()
+                .table(table.clone())
+                .max_connections(connections);
+            let pool = MySqlClaimStore::open_pool(&location.url, &config)
+                .await
+                .expect("open the MariaDB pool");
+            let concrete = match path {
+                StorePath::Optimized => Concrete::MySqlOptimized(
+                    MySqlClaimStore::new(pool, config)
+                        .await
+                        .expect("open the MariaDB store"),
+                ),
+                StorePath::Portable => Concrete::MySqlPortable(
+                    outbox_mysql::portable_store(pool, PortableConfig::default().table(table))
+                        .await
+                        .expect("open the portable MariaDB store"),
+                ),
+            };
+            Subject::of(concrete, None)
+        }
     }
 }
 
@@ -295,6 +350,8 @@ impl Subject {
             Concrete::SqlitePortable(s) => Arc::new(Observed::new(s.clone())),
             Concrete::PgOptimized(s) => Arc::new(Observed::new(s.clone())),
             Concrete::PgPortable(s) => Arc::new(Observed::new(s.clone())),
+            Concrete::MySqlOptimized(s) => Arc::new(Observed::new(s.clone())),
+            Concrete::MySqlPortable(s) => Arc::new(Observed::new(s.clone())),
         };
         Self {
             store,
@@ -336,6 +393,19 @@ impl Subject {
                 tx.commit().await.expect("commit");
             }
             Concrete::PgPortable(s) => {
+                let mut tx = s.backend().pool().begin().await.expect("begin");
+                s.enqueue_in(&mut tx, vec![entry]).await.expect("enqueue");
+                tx.commit().await.expect("commit");
+            }
+            Concrete::MySqlOptimized(s) => {
+                let mut tx = s.pool().begin().await.expect("begin");
+                s.writer()
+                    .enqueue_in(&mut tx, vec![entry])
+                    .await
+                    .expect("enqueue");
+                tx.commit().await.expect("commit");
+            }
+            Concrete::MySqlPortable(s) => {
                 let mut tx = s.backend().pool().begin().await.expect("begin");
                 s.enqueue_in(&mut tx, vec![entry]).await.expect("enqueue");
                 tx.commit().await.expect("commit");

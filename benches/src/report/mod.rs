@@ -146,6 +146,21 @@ fn analyzed_ratio(r: &Results, engine: Engine, case: &str) -> Option<f64> {
     )
 }
 
+/// The drain rate of `engine`'s largest pending backlog (never analyzed) over its
+/// smallest, with both backlogs.
+fn backlog_ratio(r: &Results, engine: Engine) -> Option<(f64, u64, u64)> {
+    let mut pending: Vec<&ScaleRow> = r
+        .scale
+        .iter()
+        .filter(|s| s.engine == engine && s.case.starts_with("pending-"))
+        .filter(|s| !s.case.ends_with(ANALYZED))
+        .collect();
+    pending.sort_by_key(|s| s.pending);
+    let (small, big) = (pending.first()?, pending.last()?);
+    let ratio = div(big.drain.entries_per_s, small.drain.entries_per_s)?;
+    (big.pending > small.pending).then_some((ratio, big.pending, small.pending))
+}
+
 /// The same ratio for the bare statement loop measured beside the drain (SQLite).
 fn raw_scale_ratio(r: &Results, engine: Engine, case: &str) -> Option<f64> {
     let find = |name: &str| {
@@ -242,6 +257,22 @@ fn header(md: &mut String, r: &Results, command: &str) {
             )
         },
     );
+    let mariadb = e.mariadb.as_ref().map_or_else(
+        || "not reached".to_string(),
+        |m| {
+            let set: Vec<String> = m
+                .settings
+                .iter()
+                .map(|(k, v)| format!("`{k}` = `{v}`"))
+                .collect();
+            format!(
+                "{} at `{}`, direct (no latency proxy); settings: {}",
+                m.version,
+                m.url,
+                set.join(", ")
+            )
+        },
+    );
     let known = |s: &str| {
         if s.is_empty() {
             "unknown".to_string()
@@ -264,6 +295,7 @@ fn header(md: &mut String, r: &Results, command: &str) {
         ("Memory", format!("{:.1} GiB", e.memory_gib)),
         ("Kernel", known(&e.kernel)),
         ("PostgreSQL", postgres),
+        ("MariaDB", mariadb),
         ("SQLite", known(&e.sqlite_version)),
         (
             "Latency proxy, median `SELECT 1` round trip",
@@ -461,7 +493,7 @@ fn target_rows(r: &Results) -> Vec<Target> {
         t.push(Reported.judge(what, v, ratio));
     }
     t.extend(flow_targets(r));
-    for engine in [Engine::Sqlite, Engine::Postgres] {
+    for engine in [Engine::Sqlite, Engine::Postgres, Engine::Mysql] {
         for broker in ["NATS JetStream", "RabbitMQ"] {
             let of = |name: &str| {
                 r.brokers
@@ -478,6 +510,7 @@ fn target_rows(r: &Results) -> Vec<Target> {
         }
     }
     t.extend(sqlite_targets(r));
+    t.extend(mariadb_targets(r));
     t.extend(ordered_targets(r));
     t.extend(held_targets(r));
     t.extend(soak_targets(r));
@@ -553,6 +586,47 @@ fn sqlite_targets(r: &Results) -> Vec<Target> {
     let v = r.enqueues.iter().filter(small).map(|e| e.entries_per_s);
     let what = "Bulk enqueue, SQLite, 64 B entries in calls of 1,000, entries/s";
     t.push(AtLeast(100_000.0).judge(what.into(), v, rate));
+    t
+}
+
+/// MariaDB's figures (no fixed targets yet: reported): the optimized store against the
+/// portable one, the drain against the raw loop of the store's statements, and the drain
+/// as the backlog grows. MariaDB is reached direct, with no added latency.
+fn mariadb_targets(r: &Results) -> Vec<Target> {
+    use Rule::Reported;
+    let m = Engine::Mysql;
+    let mut t = Vec::new();
+    let what = "Optimized ÷ portable claims/s, MariaDB, batch 100, direct";
+    t.push(Reported.judge(what.into(), claim_ratio(r, m, 100, 0), ratio));
+    let one = |d: &&DrainRow| {
+        (d.engine, d.path, d.workers, d.batch, d.latency_ms) == (m, StorePath::Optimized, 1, 100, 0)
+    };
+    let v = r
+        .drains
+        .iter()
+        .filter(one)
+        .filter_map(|d| drain_ratio(r, d));
+    let what = "Optimized ÷ portable drain entries/s, MariaDB, 1 worker, batch 100, direct";
+    t.push(Reported.judge(what.into(), v, ratio));
+    let ceilings = || r.ceilings.iter().filter(|c| c.engine == m);
+    let what = "MariaDB drain ÷ raw loop of the store's statements (sqlx, one connection), \
+                1 worker, batch 100";
+    t.push(Reported.judge(what.into(), ceilings().filter_map(ceiling_ratio), ratio));
+    let what = "MariaDB drain ÷ the store's own calls in the same loop, 1 worker, batch 100";
+    let v = ceilings().filter_map(|c| div(c.drain.entries_per_s, c.store_rows_per_s?));
+    t.push(Reported.judge(what.into(), v, ratio));
+    let what = "MariaDB drain entries/s, 1 worker, batch 100, noop, on the ceiling's backlog";
+    t.push(Reported.judge(what.into(), ceilings().map(|c| c.drain.entries_per_s), rate));
+    let scale = backlog_ratio(r, m);
+    let what = match scale {
+        Some((_, big, small)) => format!(
+            "MariaDB drain, {} pending ÷ {} pending (2 workers, batch 100)",
+            count(big),
+            count(small)
+        ),
+        None => "MariaDB drain, largest pending backlog ÷ smallest (2 workers, batch 100)".into(),
+    };
+    t.push(Reported.judge(what, scale.map(|s| s.0), ratio));
     t
 }
 
@@ -640,7 +714,12 @@ taken within one run (optimized ÷ portable, drain ÷ raw, case ÷ clean), not f
 runs.\n\
 - Latency is injected by a userspace loopback proxy in front of PostgreSQL, which delays \
 each direction by half the stated latency, so a round trip costs at least the full figure.\n\
-- SQLite has no network, so every row with added latency is PostgreSQL only.\n";
+- SQLite has no network, and the proxy reads only PostgreSQL's protocol, so every row with \
+added latency is PostgreSQL only: MariaDB is measured direct, on loopback.\n\
+- MariaDB's optimized claim is one short transaction of a fixed number of statements (a \
+locking read that skips locked rows, then one lease write), not one statement: its \
+statement counts are not measured (the cost-model table and target cover SQLite and \
+PostgreSQL).\n";
 
 #[cfg(test)]
 mod tests {
@@ -820,7 +899,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 48, "{empty}");
+        assert_eq!(unmeasured.count(), 56, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();
@@ -830,6 +909,65 @@ mod tests {
             .push("PostgreSQL unreachable".into());
         let md = markdown(&skipped, "cmd");
         assert!(md.contains("SKIPPED") && md.contains("> - **PostgreSQL unreachable**"));
+    }
+
+    #[test]
+    fn mariadb_figures_are_reported_beside_their_baselines() {
+        let results: Results = serde_json::from_str(
+            r#"{
+          "environment": {"mode": "quick", "started": "2025-01-01T00:00:00Z", "cpus": 2,
+            "cpu_model": "Test CPU", "memory_gib": 4.0, "kernel": "Linux 6.1", "postgres": null,
+            "mariadb": {"version": "MariaDB 10.11.9", "url": "mysql://root@127.0.0.1:3306",
+              "settings": [["innodb_flush_log_at_trx_commit", "1"]]},
+            "sqlite_version": "3.46.0", "skipped": [], "seconds": 10.0},
+          "claims": [
+            {"engine": "mariadb", "path": "portable", "batch": 100, "latency_ms": 0, "claimed": 100, "calls": 1, "seconds": 1.0, "claims_per_s": 500.0, "p50_ms": 1.0, "p95_ms": 2.0},
+            {"engine": "mariadb", "path": "optimized", "batch": 100, "latency_ms": 0, "claimed": 100, "calls": 1, "seconds": 1.0, "claims_per_s": 5000.0, "p50_ms": 1.0, "p95_ms": 2.0}
+          ],
+          "costs": [], "races": [], "enqueues": [],
+          "drains": [
+            {"engine": "mariadb", "path": "portable", "workers": 1, "batch": 100, "latency_ms": 0, "backlog": 240, "outcome": {"delivered": 200, "seconds": 1.0, "entries_per_s": 250.0, "peak_rss_mib": 20.0, "table_delivered": 200}},
+            {"engine": "mariadb", "path": "optimized", "workers": 1, "batch": 100, "latency_ms": 0, "backlog": 240, "outcome": {"delivered": 200, "seconds": 1.0, "entries_per_s": 2000.0, "peak_rss_mib": 20.0, "table_delivered": 200}}
+          ],
+          "ceilings": [
+            {"engine": "mariadb", "method": "loop", "backlog": 2000, "batch": 100, "clients": 1, "raw_rows_per_s": 4000.0, "store_rows_per_s": 3000.0, "raw_delivered": 2000, "drain": {"delivered": 2000, "seconds": 1.0, "entries_per_s": 2400.0, "peak_rss_mib": 30.0}}
+          ],
+          "scale": [
+            {"engine": "mariadb", "case": "pending-5k", "description": "5k", "pending": 5000, "drain": {"delivered": 500, "seconds": 1.0, "entries_per_s": 1800.0, "peak_rss_mib": 22.0}},
+            {"engine": "mariadb", "case": "pending-1k", "description": "1k", "pending": 1000, "drain": {"delivered": 500, "seconds": 1.0, "entries_per_s": 2000.0, "peak_rss_mib": 22.0}}
+          ]
+        }"#,
+        )
+        .unwrap();
+        let md = markdown(&results, "cmd");
+        ends(
+            &md,
+            "claims/s, MariaDB, batch 100, direct",
+            "| — | 10.00× | reported |",
+        );
+        ends(
+            &md,
+            "drain entries/s, MariaDB, 1 worker",
+            "| — | 8.00× | reported |",
+        );
+        ends(&md, "MariaDB drain ÷ raw loop", "| — | 0.60× | reported |");
+        ends(
+            &md,
+            "MariaDB drain ÷ the store's own",
+            "| — | 0.80× | reported |",
+        );
+        ends(
+            &md,
+            "MariaDB drain, 5,000 pending ÷ 1,000 pending",
+            "| — | 0.90× | reported |",
+        );
+        assert!(md.contains("- **MariaDB:** MariaDB 10.11.9 at `mysql://root@127.0.0.1:3306`"));
+        ends(
+            &md,
+            "| MariaDB | loop |",
+            "| 4,000 | — | 3,000 | 2,400 | 0.60× |",
+        );
+        assert!(crate::invariants::broken(&results).is_empty());
     }
 
     #[test]

@@ -6,9 +6,14 @@
 //! SQLite: the store's own claim and batch-completion statements (its `.sql` files) in a
 //! tight loop on one `rusqlite` connection, one immediate transaction each, as the store
 //! runs them, with no library code in between.
+//! MariaDB: the store's claim transaction (locking read, lease write) and batch completion
+//! (its `.sql` files) in a tight loop on one sqlx connection, one worker, with no library
+//! code in between ([`super::ceiling_mysql`]); beside it, the store's own calls in the same
+//! loop, and the drain.
 
 use std::time::{Duration, Instant};
 
+use super::ceiling_mysql;
 use super::ceiling_sqlite::{rusqlite_loop, sqlx_loop, store_loop};
 use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
@@ -38,7 +43,7 @@ pub async fn run(ctx: &mut Ctx) {
 async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
     let clients = match engine {
         Engine::Postgres => 2,
-        Engine::Sqlite => 1,
+        Engine::Sqlite | Engine::Mysql => 1,
     };
     let backlog = ctx.plan.ceiling_backlog;
     let Some(raw_place) = Place::create(engine, "outbox").await else {
@@ -50,16 +55,25 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
     };
     load(&raw_place.location, rows, payload_bytes).await;
     let raw = match engine {
-        Engine::Postgres => pgbench(&raw_place.location, backlog, clients).await,
-        Engine::Sqlite => rusqlite_loop(&raw_place.location, None).await,
+        Engine::Postgres => pgbench(&raw_place.location, backlog, clients)
+            .await
+            .map(|(method, rate)| (method, rate, None)),
+        Engine::Sqlite => rusqlite_loop(&raw_place.location, None)
+            .await
+            .map(|(method, rate)| (method, rate, None)),
+        Engine::Mysql => ceiling_mysql::sqlx_loop(&raw_place.location, None)
+            .await
+            .map(|run| (run.method, run.rows_per_s, Some(run.delivered))),
     };
     drop(raw_place);
-    let Some((method, raw_rows_per_s)) = raw.map_err(|why| ctx.skip(why)).ok() else {
+    let Some((method, raw_rows_per_s, raw_delivered)) = raw.map_err(|why| ctx.skip(why)).ok()
+    else {
         return;
     };
     let (driver_rows_per_s, store_rows_per_s) = match engine {
         Engine::Postgres => (None, None),
         Engine::Sqlite => driver_loops(ctx, rows, payload_bytes).await,
+        Engine::Mysql => (None, own_calls(engine, rows, payload_bytes).await),
     };
     let Some(place) = Place::create(engine, "outbox").await else {
         return;
@@ -89,9 +103,17 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         raw_rows_per_s,
         driver_rows_per_s,
         store_rows_per_s,
+        raw_delivered,
         drain,
         payload_bytes,
     });
+}
+
+/// The store's own calls in the loop the raw SQL runs, on a fresh copy of the backlog.
+async fn own_calls(engine: Engine, rows: Rows, payload_bytes: u32) -> Option<f64> {
+    let place = Place::create(engine, "outbox").await?;
+    load(&place.location, rows, payload_bytes).await;
+    Some(store_loop(&place.location).await)
 }
 
 /// The SQLite loops on the store's driver and on the store's own calls, each on a fresh

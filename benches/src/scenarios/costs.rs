@@ -5,6 +5,11 @@
 //!
 //! Runs last: the statement log is a process-wide tracing subscriber, installed here and
 //! never removed, so it must not tax the timed scenarios.
+//!
+//! Not on MariaDB: the proxy reads only PostgreSQL's protocol, and the cost model's
+//! invariant (one statement per optimized claim) is not the MariaDB store's, whose claim
+//! is a short transaction of a fixed number of statements (a locking read and a lease
+//! write).
 
 use outbox_core::ClaimRequest;
 use outbox_testkit::statement_log;
@@ -20,7 +25,8 @@ const ROUNDS: u32 = 3;
 /// Counts every (engine, path, batch) cell.
 pub async fn run(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
-    for engine in ctx.engines.clone() {
+    let engines = ctx.engines.clone();
+    for engine in engines.into_iter().filter(|e| *e != Engine::Mysql) {
         for path in PATHS {
             for &batch in &plan.batches {
                 // A table name of its own, so the statement log counts only this cell.

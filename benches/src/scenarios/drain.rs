@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::{progress, Ctx};
-use crate::results::{DrainOutcome, DrainRow, StorePath};
+use crate::results::{DrainOutcome, DrainRow, Engine, StorePath};
 use crate::stats::rate;
 use crate::subject::{open, Link, Location};
 
@@ -181,8 +181,15 @@ pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Runs `spec` in a child process and returns what it measured.
+/// Runs `spec` in a child process and returns what it measured; on MariaDB, with the rows
+/// the run left delivered in the table, counted here before and after.
 pub async fn measure(spec: &DrainSpec) -> DrainOutcome {
+    let mariadb = spec.location.engine == Engine::Mysql;
+    let before = if mariadb {
+        crate::mariadb::delivered_rows(&spec.location).await
+    } else {
+        0
+    };
     let exe = std::env::current_exe().expect("the bench binary's path");
     let out = tokio::process::Command::new(exe)
         .arg("drain-child")
@@ -200,7 +207,13 @@ pub async fn measure(spec: &DrainSpec) -> DrainOutcome {
         String::from_utf8_lossy(&out.stderr)
     );
     let line = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("drain child said {line:?}: {e}"))
+    let mut outcome: DrainOutcome =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("drain child said {line:?}: {e}"));
+    if mariadb {
+        let after = crate::mariadb::delivered_rows(&spec.location).await;
+        outcome.table_delivered = Some(after.saturating_sub(before));
+    }
+    outcome
 }
 
 /// Counts emissions and raises the stop signal at the limit; delivers everything, at once
@@ -325,6 +338,7 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         seconds: elapsed.as_secs_f64(),
         entries_per_s,
         peak_rss_mib: peak_rss_mib(),
+        table_delivered: None,
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod brokers;
 pub mod ceiling;
+mod ceiling_mysql;
 mod ceiling_sqlite;
 pub mod claims;
 pub mod costs;

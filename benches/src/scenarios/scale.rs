@@ -5,10 +5,13 @@
 //! so), and on one vacuumed and analyzed after the load (its autovacuum left on), as a busy
 //! table is in production; the analyzed cases carry the suffix [`ANALYZED`] and are
 //! compared with the analyzed clean backlog. Every PostgreSQL load ends with a checkpoint,
-//! so the drain's timed window does not pay for the load's writes.
+//! so the drain's timed window does not pay for the load's writes. On SQLite and MariaDB
+//! every case is also cleared by the store's statements in a bare loop (one connection,
+//! batch 100) on an identical table.
 
 use std::time::Duration;
 
+use super::ceiling_mysql;
 use super::ceiling_sqlite::rusqlite_loop;
 use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
@@ -160,9 +163,9 @@ async fn filled(engine: Engine, case: &Case, payload_bytes: u32) -> Option<Place
     Some(place)
 }
 
-/// Runs every case on every engine's optimized store; on SQLite, the store's statements
-/// in a bare loop too, on an identical table, so a case's slowdown shows whether it is
-/// SQLite's or the library's.
+/// Runs every case on every engine's optimized store; on SQLite and MariaDB, the store's
+/// statements in a bare loop too, on an identical table, so a case's slowdown shows
+/// whether it is the engine's or the library's.
 pub async fn run(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
     for engine in ctx.engines.clone() {
@@ -182,7 +185,7 @@ pub async fn run(ctx: &mut Ctx) {
             drop(place);
             let raw_rows_per_s = match engine {
                 Engine::Postgres => None,
-                Engine::Sqlite => raw_loop(ctx, &case, stop_after).await,
+                Engine::Sqlite | Engine::Mysql => raw_loop(ctx, engine, &case, stop_after).await,
             };
             progress(format_args!(
                 "scale {} {}: {:.0}/s, {:.1} MiB, raw loop {}",
@@ -204,12 +207,17 @@ pub async fn run(ctx: &mut Ctx) {
     }
 }
 
-/// The SQLite statements' bare loop on a fresh copy of `case`, over `limit` rows.
-async fn raw_loop(ctx: &mut Ctx, case: &Case, limit: u64) -> Option<f64> {
-    let place = filled(Engine::Sqlite, case, ctx.plan.payload_bytes).await?;
-    rusqlite_loop(&place.location, Some(limit))
-        .await
-        .map(|(_, rate)| rate)
-        .map_err(|why| ctx.skip(why))
-        .ok()
+/// The store's statements' bare loop on a fresh copy of `case`, over `limit` rows.
+async fn raw_loop(ctx: &mut Ctx, engine: Engine, case: &Case, limit: u64) -> Option<f64> {
+    let place = filled(engine, case, ctx.plan.payload_bytes).await?;
+    let measured = match engine {
+        Engine::Sqlite => rusqlite_loop(&place.location, Some(limit))
+            .await
+            .map(|(_, rate)| rate),
+        Engine::Mysql => ceiling_mysql::sqlx_loop(&place.location, Some(limit))
+            .await
+            .map(|run| run.rows_per_s),
+        Engine::Postgres => return None,
+    };
+    measured.map_err(|why| ctx.skip(why)).ok()
 }
