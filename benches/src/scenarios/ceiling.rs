@@ -8,7 +8,7 @@
 //! runs them, with no library code in between.
 //! MariaDB: the store's claim transaction (locking read, lease write) and batch completion
 //! (its `.sql` files) in a tight loop on one sqlx connection, one worker, with no library
-//! code in between ([`super::ceiling_mysql`]); beside it, the store's own calls in the same
+//! code in between (`ceiling_mysql.rs`); beside it, the store's own calls in the same
 //! loop, and the drain.
 
 use std::time::{Duration, Instant};
