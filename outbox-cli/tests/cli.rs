@@ -111,7 +111,7 @@ fn bad_input_is_one_clear_line_and_a_failure() {
     fails(
         Command::cargo_bin("outbox")
             .unwrap()
-            .args(["--database-url", "mysql://x/y", "stats"]),
+            .args(["--database-url", "oracle://x/y", "stats"]),
         "unsupported scheme",
     );
     let missing = dir.path().join("never-created.db");
