@@ -19,7 +19,8 @@ use outbox_testkit::emitters::{nothing_left_to_send, PerEntry};
 const ENGINE: &str = "mariadb-throwaway";
 const ENTRIES: usize = 2_000;
 
-/// A `mariadbd` on a data directory and port of its own, killed when dropped.
+/// A `mariadbd` on a data directory, temporary directory and port of its own, killed
+/// when dropped.
 struct Throwaway {
     dir: tempfile::TempDir,
     port: u16,
@@ -44,9 +45,14 @@ impl Throwaway {
             .port();
         // --no-defaults first: the machine's option files (user=mysql, its own datadir and
         // socket) must not apply to a server of the test's own.
+        // A temporary directory of its own too: a starting server deletes every `#sql`
+        // file in its tmpdir, and the shared test server keeps its temporary tables in
+        // /tmp while other tests run.
+        std::fs::create_dir(dir.path().join("tmp")).map_err(|e| e.to_string())?;
         let out = Command::new(install)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", dir.path().join("data").display()))
+            .arg(format!("--tmpdir={}", dir.path().join("tmp").display()))
             .args([
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
@@ -78,6 +84,10 @@ impl Throwaway {
         let child = Command::new(binary("mariadbd").expect("checked"))
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!(
+                "--tmpdir={}",
+                self.dir.path().join("tmp").display()
+            ))
             .arg(format!(
                 "--socket={}",
                 self.dir.path().join("sock").display()
