@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts the local servers the tests use when they are installed but not running:
 # MariaDB (127.0.0.1:3306, root without a password), NATS with JetStream (127.0.0.1:4222)
-# and RabbitMQ (127.0.0.1:5672). Where one is not
-# installed, nothing is started and its tests report it (a failure when required).
+# and RabbitMQ (127.0.0.1:5672); and the Python package the webhook tests' receiver verifies
+# signatures with. Where one is not installed, nothing is started and its tests report it
+# (a failure when required).
 set -uo pipefail
 
 listening() { (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -52,5 +53,12 @@ if ! listening 5672; then
     else
         echo "!! rabbitmq-server is not installed: the RabbitMQ tests will say so"
     fi
+fi
+# The webhook tests' receiver (outbox-webhook/tests/receiver.py) checks signatures with
+# the standardwebhooks package from PyPI: an implementation of the scheme apart from ours.
+if ! python3 -c 'import standardwebhooks' 2>/dev/null; then
+    echo "== installing the standardwebhooks package (the webhook tests' receiver)"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore standardwebhooks==1.1.0 \
+        || echo "!! standardwebhooks did not install: the webhook tests will say so"
 fi
 exit 0

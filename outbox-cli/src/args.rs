@@ -242,7 +242,8 @@ pub(crate) struct DrainArgs {
     /// Emissions in flight per worker.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) concurrency: u32,
-    /// Where entries go: stdout, jsonl:PATH, webhook:URL,
+    /// Where entries go: stdout, jsonl:PATH, webhook:URL (signed as Standard Webhooks with
+    /// the `whsec_…` secrets in OUTBOX_WEBHOOK_SECRETS, separated by spaces),
     /// `nats://HOST:PORT?subject=events.{topic}&stream=NAME&create_stream=true&ack_timeout=5s`,
     /// `amqp://USER:PASS@HOST:PORT/VHOST?exchange=events&declare_exchange=true&routing_key=…`
     /// (parameters optional), or noop. Required: noop marks every entry delivered without sending it anywhere, so

@@ -1,4 +1,5 @@
-//! The emitters the command offers: noop, stdout, jsonl:PATH, webhook:URL, nats://….
+//! The emitters the command offers: noop, stdout, jsonl:PATH, webhook:URL (the
+//! `outbox-webhook` crate), nats://…, amqp://….
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -19,7 +20,7 @@ pub(crate) async fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
         None if spec == "noop" => Ok(Arc::new(Noop)),
         None if spec == "stdout" => Ok(Arc::new(Stdout)),
         Some(("jsonl", path)) if !path.is_empty() => Ok(Arc::new(Jsonl::open(path)?)),
-        Some(("webhook", url)) => Ok(Arc::new(crate::webhook::Webhook::new(url)?)),
+        Some(("webhook", url)) => webhook(url),
         _ => Err(OutboxError::invalid(
             "emitter",
             format!(
@@ -28,6 +29,29 @@ pub(crate) async fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
             ),
         )),
     }
+}
+
+/// The variable holding the webhook's signing secrets (`whsec_…`, separated by spaces).
+pub(crate) const WEBHOOK_SECRETS_VAR: &str = "OUTBOX_WEBHOOK_SECRETS";
+
+/// A webhook emitter for `url`, signing with the secrets of `OUTBOX_WEBHOOK_SECRETS`.
+fn webhook(url: &str) -> Result<Arc<dyn Emitter>> {
+    use outbox_webhook::{WebhookEmitter, WebhookOptions};
+    let invalid = |e: outbox_webhook::WebhookError| OutboxError::invalid("emitter", e.to_string());
+    let secrets = match std::env::var(WEBHOOK_SECRETS_VAR) {
+        Ok(text) => text,
+        Err(std::env::VarError::NotPresent) => String::new(),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(OutboxError::invalid(
+                "emitter",
+                format!("{WEBHOOK_SECRETS_VAR} is not UTF-8"),
+            ))
+        }
+    };
+    let options = WebhookOptions::new(url)
+        .secrets_from_text(&secrets)
+        .map_err(|e| OutboxError::invalid("emitter", format!("{WEBHOOK_SECRETS_VAR}: {e}")))?;
+    Ok(Arc::new(WebhookEmitter::new(options).map_err(invalid)?))
 }
 
 /// A JetStream emitter from its URL (`nats://host:port?subject=events.{topic}&stream=…`).

@@ -28,7 +28,6 @@ mod engine_sqlserver;
 mod engines;
 mod metrics;
 mod progress;
-mod webhook;
 
 use std::process::ExitCode;
 

@@ -183,6 +183,43 @@ fn webhook_throttling_defers_and_server_errors_retry() {
     assert_eq!(stats(&db2)["counts"]["retryable_failure"], 2);
 }
 
+/// With `OUTBOX_WEBHOOK_SECRETS` each request is signed (one `v1,` signature per secret);
+/// a secret that is not `whsec_` and a key is refused before anything is claimed.
+#[test]
+fn webhook_secrets_sign_each_request_and_a_bad_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "2"]));
+    let (url, signatures) = webhook_server(204, None, "webhook-signature");
+    fails(
+        outbox(&db)
+            .env("OUTBOX_WEBHOOK_SECRETS", "not-a-secret")
+            .args(["drain", "--until-empty", "--emitter"])
+            .arg(format!("webhook:{url}")),
+        "OUTBOX_WEBHOOK_SECRETS: invalid webhook secret",
+    );
+    assert!(signatures.lock().unwrap().is_empty());
+    assert_eq!(stats(&db)["counts"]["pending"], 2, "nothing was claimed");
+    // Two 32-byte keys, as a receiver's library would print them.
+    let secrets = format!(
+        "whsec_{} whsec_{}",
+        "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+        "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY="
+    );
+    ok(outbox(&db)
+        .env("OUTBOX_WEBHOOK_SECRETS", secrets)
+        .args(["drain", "--until-empty", "--emitter"])
+        .arg(format!("webhook:{url}")));
+    let signatures = signatures.lock().unwrap().clone();
+    assert_eq!(signatures.len(), 2, "{signatures:?}");
+    for signature in &signatures {
+        let parts: Vec<&str> = signature.split(' ').collect();
+        assert_eq!(parts.len(), 2, "{signature}");
+        assert!(parts.iter().all(|p| p.starts_with("v1,")), "{signature}");
+    }
+    assert_eq!(stats(&db)["counts"]["delivered"], 2);
+}
+
 #[test]
 fn the_demo_runs_and_checks_itself() {
     let dir = tempfile::tempdir().unwrap();
