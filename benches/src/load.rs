@@ -138,6 +138,15 @@ pub async fn load(location: &Location, rows: Rows, payload_bytes: u32) {
                 .execute(&mut conn)
                 .await
                 .unwrap_or_else(|e| panic!("load {rows:?}: {e}"));
+            // Likewise: InnoDB writes the table's dirty pages out now (FOR EXPORT waits
+            // until they are on disk), not in the background during the measurement.
+            let flush = crate::mariadb::render(&table, "FLUSH TABLES {table} FOR EXPORT");
+            for step in [flush, "UNLOCK TABLES".into()] {
+                sqlx::raw_sql(&step)
+                    .execute(&mut conn)
+                    .await
+                    .unwrap_or_else(|e| panic!("flush after the load: {e}"));
+            }
             let _ = sqlx::Connection::close(conn).await;
         }
         Engine::Sqlite => {

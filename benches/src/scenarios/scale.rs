@@ -4,8 +4,9 @@
 //! case runs twice: on a table that was never analyzed (its autovacuum off, so it stays
 //! so), and on one vacuumed and analyzed after the load (its autovacuum left on), as a busy
 //! table is in production; the analyzed cases carry the suffix [`ANALYZED`] and are
-//! compared with the analyzed clean backlog. Every PostgreSQL load ends with a checkpoint,
-//! so the drain's timed window does not pay for the load's writes. On SQLite and MariaDB
+//! compared with the analyzed clean backlog. Every load ends with its engine's flush
+//! (`crate::load`), so the drain's timed window does not pay for the load's writes; a
+//! PostgreSQL case checkpoints once more after its last step. On SQLite and MariaDB
 //! every case is also cleared by the store's statements in a bare loop (one connection,
 //! batch 100) on an identical table.
 
