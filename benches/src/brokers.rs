@@ -1,9 +1,13 @@
 //! The brokers a drain bench can deliver to: their emitters, and a destination of each
 //! run's own that is removed afterwards.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
-use outbox_core::drain::Emitter;
+use chrono::Utc;
+use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::{NewEntry, OutboxEntry};
 use outbox_nats::async_nats;
 use outbox_rabbitmq::lapin;
 
@@ -43,6 +47,8 @@ pub enum Destination {
         js: async_nats::jetstream::Context,
         /// The stream's name.
         stream: String,
+        /// The first token of every subject the stream captures.
+        prefix: String,
         /// The emitter URL.
         url: String,
     },
@@ -81,7 +87,12 @@ impl Destination {
             "{}?subject=bench{tag}.{{topic}}&stream={stream}",
             nats_url()
         );
-        Ok(Self::Nats { js, stream, url })
+        Ok(Self::Nats {
+            js,
+            stream,
+            prefix: format!("bench{tag}"),
+            url,
+        })
     }
 
     /// A fresh exchange and queue on the RabbitMQ broker, or why there cannot be one.
@@ -146,6 +157,113 @@ impl Destination {
         }
     }
 
+    /// Publishes `messages` messages of `payload_bytes` here through the client library
+    /// alone (persistent, acknowledged, each with a fresh message id, as the emitters
+    /// send them), at most `in_flight` awaiting their acknowledgement: the broker's rate
+    /// with nothing of the outbox in front. Acknowledged messages per second.
+    pub async fn client_rate(
+        &self,
+        messages: u64,
+        in_flight: usize,
+        payload_bytes: u32,
+    ) -> Result<f64, String> {
+        let body = vec![b'x'; usize::try_from(payload_bytes).expect("payload size fits")];
+        match self {
+            Self::Nats { js, prefix, .. } => {
+                let subject = format!("{prefix}.client");
+                timed(messages, in_flight, || {
+                    let (js, subject, body) = (js.clone(), subject.clone(), body.clone());
+                    async move {
+                        let mut headers = async_nats::HeaderMap::new();
+                        let id = uuid::Uuid::new_v4().to_string();
+                        headers.insert("Nats-Msg-Id", id.as_str());
+                        js.publish_with_headers(subject, headers, body.into())
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .await
+                            .map(drop)
+                            .map_err(|e| e.to_string())
+                    }
+                })
+                .await
+            }
+            Self::Rabbit {
+                connection,
+                exchange,
+                ..
+            } => {
+                use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
+                let channel = connection
+                    .create_channel()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                channel
+                    .confirm_select(ConfirmSelectOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                timed(messages, in_flight, || {
+                    let (channel, exchange, body) =
+                        (channel.clone(), exchange.clone(), body.clone());
+                    async move {
+                        let properties = lapin::BasicProperties::default()
+                            .with_delivery_mode(2)
+                            .with_message_id(uuid::Uuid::new_v4().to_string().into());
+                        let mandatory = BasicPublishOptions {
+                            mandatory: true,
+                            ..Default::default()
+                        };
+                        let confirmed = channel
+                            .basic_publish(
+                                exchange.as_str().into(),
+                                "client".into(),
+                                mandatory,
+                                &body,
+                                properties,
+                            )
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        match confirmed {
+                            lapin::Confirmation::Ack(None) => Ok(()),
+                            other => Err(format!("not confirmed: {other:?}")),
+                        }
+                    }
+                })
+                .await
+            }
+        }
+    }
+
+    /// Sends `messages` entries of `payload_bytes` here through the project's emitter,
+    /// called directly with no outbox around it, at most `in_flight` at a time. Delivered
+    /// messages per second.
+    pub async fn emitter_rate(
+        &self,
+        messages: u64,
+        in_flight: usize,
+        payload_bytes: u32,
+    ) -> Result<f64, String> {
+        let emitter = emitter(self.url()).await;
+        let body = vec![b'x'; usize::try_from(payload_bytes).expect("payload size fits")];
+        timed(messages, in_flight, || {
+            let emitter = Arc::clone(&emitter);
+            let entry = OutboxEntry::from_new(NewEntry::new("ceiling", body.clone()), Utc::now());
+            async move {
+                let emission = Emission {
+                    entry: &entry,
+                    delivery_attempt: 1,
+                    owner: "bench",
+                };
+                match emitter.emit(emission).await {
+                    EmitOutcome::Delivered { .. } => Ok(()),
+                    other => Err(format!("not delivered: {other:?}")),
+                }
+            }
+        })
+        .await
+    }
+
     /// Removes the destination and what it holds.
     pub async fn remove(self) {
         match self {
@@ -169,4 +287,30 @@ impl Destination {
             }
         }
     }
+}
+
+/// Runs `publish()` `messages` times, at most `in_flight` at once, each on a task of its
+/// own; the first failure ends the run. Completed publishes per second.
+async fn timed<F, Fut>(messages: u64, in_flight: usize, publish: F) -> Result<f64, String>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let joined = |done: Result<Result<(), String>, tokio::task::JoinError>| {
+        done.map_err(|e| format!("a publish task failed: {e}"))?
+    };
+    let started = Instant::now();
+    let mut running = tokio::task::JoinSet::new();
+    for _ in 0..messages {
+        if running.len() >= in_flight.max(1) {
+            if let Some(done) = running.join_next().await {
+                joined(done)?;
+            }
+        }
+        running.spawn(publish());
+    }
+    while let Some(done) = running.join_next().await {
+        joined(done)?;
+    }
+    Ok(crate::stats::rate(messages, started.elapsed()))
 }

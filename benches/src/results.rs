@@ -363,6 +363,24 @@ pub struct BrokerRow {
     pub outcome: DrainOutcome,
 }
 
+/// A broker's publish rate with no outbox in front of it: the project's emitter called
+/// directly, or the client library with no emitter around it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BrokerCeilingRow {
+    /// `NATS JetStream` or `RabbitMQ`.
+    pub broker: String,
+    /// `emitter` (the project's emitter, no outbox) or `client` (the client library alone).
+    pub publisher: String,
+    /// Publishes awaiting their acknowledgement at most.
+    pub in_flight: usize,
+    /// Messages published and acknowledged.
+    pub messages: u64,
+    /// Payload bytes per message.
+    pub payload_bytes: u32,
+    /// Acknowledged messages per second.
+    pub per_s: f64,
+}
+
 impl FlowRow {
     /// Concurrency ÷ the mean emission time the emitter really took: the rate with every
     /// slot always busy.
@@ -404,6 +422,9 @@ pub struct Results {
     /// The drain into real brokers beside noop (absent from older runs).
     #[serde(default)]
     pub brokers: Vec<BrokerRow>,
+    /// The brokers with no outbox in front of them (absent from older runs).
+    #[serde(default)]
+    pub broker_ceilings: Vec<BrokerCeilingRow>,
     /// The drain's rounds with and without a snapshot held elsewhere (absent from older
     /// runs).
     #[serde(default)]
@@ -427,7 +448,10 @@ impl Results {
             "drains" => self.drains = take(&mut newer.drains),
             "overlap" => self.overlap = take(&mut newer.overlap),
             "flow" => self.flow = take(&mut newer.flow),
-            "brokers" => self.brokers = take(&mut newer.brokers),
+            "brokers" => {
+                self.brokers = take(&mut newer.brokers);
+                self.broker_ceilings = take(&mut newer.broker_ceilings);
+            }
             "enqueue" => self.enqueues = take(&mut newer.enqueues),
             "ceiling" => self.ceilings = take(&mut newer.ceilings),
             "scale" => self.scale = take(&mut newer.scale),

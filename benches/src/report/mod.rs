@@ -11,8 +11,8 @@ use std::path::Path;
 use crate::scenarios::scale::ANALYZED;
 
 use crate::results::{
-    CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow, HeldRow, OverlapRow,
-    Results, ScaleRow, SoakRow, StorePath,
+    BrokerCeilingRow, CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow,
+    HeldRow, OverlapRow, Results, ScaleRow, SoakRow, StorePath,
 };
 
 /// Writes REPORT.md, claims.svg and scale.svg into `dir` (created if missing).
@@ -506,8 +506,26 @@ fn target_rows(r: &Results) -> Vec<Target> {
                 "{} drain into {broker} ÷ into noop, 1 worker, batch 100, 32 in flight",
                 engine.label()
             );
-            t.push(Rule::Reported.judge(what, v, ratio));
+            t.push(Rule::AtLeast(0.80).judge(what, v, ratio));
         }
+    }
+    for broker in ["NATS JetStream", "RabbitMQ"] {
+        let of = |publisher: &str, in_flight: usize| {
+            r.broker_ceilings
+                .iter()
+                .find(|c| {
+                    (c.broker.as_str(), c.publisher.as_str(), c.in_flight)
+                        == (broker, publisher, in_flight)
+                })
+                .map(|c| c.per_s)
+        };
+        let client = of("client", 32);
+        let what = format!("{broker} emitter alone ÷ client alone, 32 in flight, no outbox");
+        let v = of("emitter", 32).zip(client).and_then(|(e, c)| div(e, c));
+        t.push(Rule::Reported.judge(what, v, ratio));
+        let what = format!("{broker} client alone, 256 in flight ÷ 32 in flight, no outbox");
+        let v = of("client", 256).zip(client).and_then(|(d, c)| div(d, c));
+        t.push(Rule::Reported.judge(what, v, ratio));
     }
     t.extend(sqlite_targets(r));
     t.extend(mariadb_targets(r));
@@ -900,7 +918,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 56, "{empty}");
+        assert_eq!(unmeasured.count(), 60, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();
@@ -910,6 +928,52 @@ mod tests {
             .push("PostgreSQL unreachable".into());
         let md = markdown(&skipped, "cmd");
         assert!(md.contains("SKIPPED") && md.contains("> - **PostgreSQL unreachable**"));
+    }
+
+    #[test]
+    fn broker_ceilings_are_shown_beside_the_client_at_32() {
+        let row = |publisher: &str, in_flight: usize, per_s: f64| BrokerCeilingRow {
+            broker: "RabbitMQ".into(),
+            publisher: publisher.into(),
+            in_flight,
+            messages: 20_000,
+            payload_bytes: 1_024,
+            per_s,
+        };
+        let results = Results {
+            broker_ceilings: vec![
+                row("emitter", 32, 7_200.0),
+                row("client", 32, 8_000.0),
+                row("client", 256, 16_000.0),
+            ],
+            ..Results::default()
+        };
+        let md = markdown(&results, "cmd");
+        ends(
+            &md,
+            "RabbitMQ emitter alone ÷ client alone",
+            "| — | 0.90× | reported |",
+        );
+        ends(
+            &md,
+            "RabbitMQ client alone, 256 in flight",
+            "| — | 2.00× | reported |",
+        );
+        ends(
+            &md,
+            "| RabbitMQ | emitter alone | 32 |",
+            "| 20,000 | 1,024 | 7,200 | 0.90× |",
+        );
+        ends(
+            &md,
+            "NATS JetStream emitter alone ÷",
+            "| — | not measured | — |",
+        );
+        ends(
+            &md,
+            "PostgreSQL drain into RabbitMQ ÷ into noop",
+            "| ≥ 0.80× | not measured | — |",
+        );
     }
 
     #[test]

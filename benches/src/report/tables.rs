@@ -245,6 +245,36 @@ pub(super) fn all(md: &mut String, r: &Results) {
         ],
     );
 
+    md.push_str(
+        "The same brokers with no outbox in front, on a destination of their own, as many \
+         messages of the same size: the project's emitter called directly (32 at a time), \
+         and the client library alone (`async-nats`, `lapin`: persistent, acknowledged, a \
+         fresh message id each) at the drain's 32 in flight and at 256. A drain below noop \
+         but near the client alone at 32 is held by the broker at that depth, not by the \
+         outbox or the emitter.\n\n",
+    );
+    let client_32 = |b: &BrokerCeilingRow| {
+        r.broker_ceilings
+            .iter()
+            .find(|c| c.broker == b.broker && c.publisher == "client" && c.in_flight == 32)
+            .map(|c| c.per_s)
+    };
+    table(
+        md,
+        &r.broker_ceilings,
+        &[
+            ("broker", &|b| b.broker.clone()),
+            ("publisher", &|b| format!("{} alone", b.publisher)),
+            ("in flight", &|b| b.in_flight.to_string()),
+            ("messages", &|b| count(b.messages)),
+            ("payload bytes", &|b| count(u64::from(b.payload_bytes))),
+            ("messages/s", &|b| rate(b.per_s)),
+            ("÷ client alone at 32", &|b| {
+                or_dash(client_32(b).and_then(|c| div(b.per_s, c)), ratio)
+            }),
+        ],
+    );
+
     md.push_str("## Per-key order\n\n");
     md.push_str(
         "The same keyed backlog (entries round robin over the keys), drained by two \
