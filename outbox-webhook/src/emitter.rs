@@ -51,12 +51,24 @@ const ERROR_BODY_BYTES: usize = 1024;
 /// at once.
 ///
 /// [Standard Webhooks]: https://www.standardwebhooks.com/
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WebhookEmitter {
     client: reqwest::Client,
     url: reqwest::Url,
     secrets: Vec<WebhookSecret>,
     timeout: std::time::Duration,
+}
+
+/// Shows the URL as [`WebhookOptions`] does (no path, query or credentials) and how many
+/// secrets sign, never the secrets.
+impl std::fmt::Debug for WebhookEmitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookEmitter")
+            .field("url", &crate::options::shown(self.url.as_str()))
+            .field("secrets", &self.secrets.len())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WebhookEmitter {

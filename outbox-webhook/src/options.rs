@@ -1,11 +1,13 @@
 //! [`WebhookOptions`]: where the emitter posts, what it signs with, how long it waits.
 
+use std::fmt;
 use std::time::Duration;
 
 use crate::{WebhookError, WebhookSecret};
 
-/// The emitter's settings.
-#[derive(Debug, Clone)]
+/// The emitter's settings. Their `Debug` form shows the URL's scheme, host and port only:
+/// webhook URLs often carry a token in their path or query.
+#[derive(Clone)]
 pub struct WebhookOptions {
     /// Where every entry is POSTed: an `http://` or `https://` URL.
     pub url: String,
@@ -16,6 +18,34 @@ pub struct WebhookOptions {
     pub timeout: Duration,
     /// How long connecting may take (within `timeout`).
     pub connect_timeout: Duration,
+}
+
+impl fmt::Debug for WebhookOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookOptions")
+            .field("url", &shown(&self.url))
+            .field("secrets", &self.secrets)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+/// `url` as messages and `Debug` forms show it: scheme, host and port, then `/…` when
+/// anything else was there (a path, a query, a user or password), since that is where
+/// webhook URLs keep their tokens.
+pub(crate) fn shown(url: &str) -> String {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return "(a URL that does not parse)".into();
+    };
+    let host = parsed.host_str().unwrap_or_default();
+    let port = parsed.port().map(|p| format!(":{p}")).unwrap_or_default();
+    let more = parsed.path() != "/"
+        || parsed.query().is_some()
+        || !parsed.username().is_empty()
+        || parsed.password().is_some();
+    let rest = if more { "/…" } else { "" };
+    format!("{}://{host}{port}{rest}", parsed.scheme())
 }
 
 impl WebhookOptions {
@@ -63,7 +93,7 @@ impl WebhookOptions {
     /// a host; and time limits above zero.
     pub fn validate(&self) -> Result<reqwest::Url, WebhookError> {
         let url = reqwest::Url::parse(&self.url)
-            .map_err(|e| WebhookError::Config(format!("webhook URL {:?}: {e}", self.url)))?;
+            .map_err(|e| WebhookError::Config(format!("webhook URL: {e}")))?;
         match url.scheme() {
             "http" => {}
             "https" if cfg!(feature = "tls") => {}
@@ -74,15 +104,15 @@ impl WebhookOptions {
             }
             other => {
                 return Err(WebhookError::Config(format!(
-                    "webhook URL {:?}: the scheme is {other:?}, not http or https",
-                    self.url
+                    "webhook URL {}: the scheme is {other:?}, not http or https",
+                    shown(&self.url)
                 )))
             }
         }
         if url.host_str().is_none_or(str::is_empty) {
             return Err(WebhookError::Config(format!(
-                "webhook URL {:?} has no host",
-                self.url
+                "webhook URL {} has no host",
+                shown(&self.url)
             )));
         }
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
@@ -111,6 +141,28 @@ mod tests {
         assert!(zero.validate().is_err());
         let zero = WebhookOptions::new("http://h/").connect_timeout(Duration::ZERO);
         assert!(zero.validate().is_err());
+    }
+
+    #[test]
+    fn tokens_in_the_url_are_never_shown() {
+        let url = "https://user:pass@hooks.example.com:8443/services/T0/B0/tok3n?sig=s3cret";
+        let options = WebhookOptions::new(url);
+        let shown = format!("{options:?}");
+        assert!(
+            shown.contains("https://hooks.example.com:8443/…"),
+            "{shown}"
+        );
+        for secret in ["pass", "tok3n", "s3cret", "user"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        let error = WebhookOptions::new("ftp://hooks.example.com/tok3n")
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("ftp://hooks.example.com/…"), "{error}");
+        assert!(!error.contains("tok3n"), "{error}");
+        let plain = format!("{:?}", WebhookOptions::new("http://127.0.0.1:9/"));
+        assert!(plain.contains("\"http://127.0.0.1:9\""), "{plain}");
     }
 
     #[test]
