@@ -95,16 +95,7 @@ fn not_connected(url: &str, e: &tokio_postgres::Error) -> OutboxError {
             db.message(),
             db.code().code()
         ),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(cause) = source {
-                text.push_str(": ");
-                text.push_str(&cause.to_string());
-                source = cause.source();
-            }
-            text
-        }
+        None => outbox_core::error_chain(e),
     };
     unreachable(url, detail)
 }

@@ -83,7 +83,7 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("outbox: {}", one_line(&e));
+            eprintln!("outbox: {}", outbox_core::error_chain(&e));
             if e.is_invalid_input() {
                 ExitCode::from(exit::USAGE)
             } else {
@@ -91,19 +91,4 @@ fn main() -> ExitCode {
             }
         }
     }
-}
-
-/// The error and its causes on one line.
-fn one_line(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text.replace('\n', " ")
 }

@@ -165,3 +165,51 @@ mod sqlstate_tests {
         assert!(matches!(kind("23505"), OutboxError::Database { .. }));
     }
 }
+
+/// `error` and its causes on one line, each cause after `: ` unless the text so far
+/// already holds it (many errors repeat their source's message), newlines as spaces: the
+/// form an emitter's failure reason or a command's error line takes.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::error_chain;
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn causes_join_on_one_line_without_repeats() {
+        let inner = Layer("connection refused\n(os error 111)", None);
+        let middle = Layer("tcp connect error", Some(Box::new(inner)));
+        let outer = Layer("request failed: tcp connect error", Some(Box::new(middle)));
+        assert_eq!(
+            error_chain(&outer),
+            "request failed: tcp connect error: connection refused (os error 111)"
+        );
+    }
+}

@@ -30,7 +30,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use drain::{
     Drain, DrainOptions, DrainSummary, Emission, EmitOutcome, Emitter, HeadFailure, RetryPolicy,
 };
-pub use error::{BoxError, OutboxError, Result};
+pub use error::{error_chain, BoxError, OutboxError, Result};
 pub use ident::{Quotes, TableName, MAX_IDENTIFIER_BYTES};
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;

@@ -1,7 +1,5 @@
 //! [`WebhookEmitter`]: one signed POST per emission, delivered only on a 2xx.
 
-use std::error::Error as _;
-
 use chrono::Utc;
 use outbox_core::async_trait;
 use outbox_core::drain::{Emission, EmitOutcome, Emitter};
@@ -130,7 +128,8 @@ impl WebhookEmitter {
                 return EmitOutcome::retryable(format!("no response within {:?}", self.timeout))
             }
             Err(e) => {
-                return EmitOutcome::retryable(format!("webhook request failed: {}", chain(&e)))
+                let why = outbox_core::error_chain(&e);
+                return EmitOutcome::retryable(format!("webhook request failed: {why}"));
             }
         };
         let status = response.status().as_u16();
@@ -210,16 +209,4 @@ fn with_answer(outcome: EmitOutcome, said: &str) -> EmitOutcome {
         },
         other => other,
     }
-}
-
-/// An error and its causes on one line (reqwest keeps the useful part in the causes).
-fn chain(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }
