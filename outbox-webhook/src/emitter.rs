@@ -128,7 +128,9 @@ impl WebhookEmitter {
                 return EmitOutcome::retryable(format!("no response within {:?}", self.timeout))
             }
             Err(e) => {
-                let why = outbox_core::error_chain(&e);
+                // reqwest's message names the whole URL, token and all: the entry's last
+                // error is read by operators, so it goes without.
+                let why = outbox_core::error_chain(&e.without_url());
                 return EmitOutcome::retryable(format!("webhook request failed: {why}"));
             }
         };

@@ -63,13 +63,17 @@ async fn nobody_listening_is_retryable() {
     let port = free.local_addr().expect("addr").port();
     drop(free);
     let emitter = WebhookEmitter::new(
-        WebhookOptions::new(format!("http://127.0.0.1:{port}/hook"))
+        WebhookOptions::new(format!("http://127.0.0.1:{port}/hook/t0ken?sig=s3cret"))
             .connect_timeout(Duration::from_secs(2)),
     )
     .expect("emitter");
     match emit_once(&emitter, &one_entry().await).await {
         EmitOutcome::Retryable { error, .. } => {
-            assert!(error.contains("webhook request failed"), "{error}")
+            assert!(error.contains("webhook request failed"), "{error}");
+            assert!(
+                !error.contains("t0ken") && !error.contains("s3cret"),
+                "{error}"
+            );
         }
         other => panic!("expected retryable, got {other:?}"),
     }
