@@ -6,12 +6,11 @@ use outbox_core::{
     Result, TransitionResult,
 };
 
-use std::time::Instant;
-
 use tokio_postgres::types::ToSql;
 
 use crate::batch_params::{lease_micros, Completions, Holders};
 use crate::connection::query;
+use crate::starts::ShareParams;
 use crate::{outcomes, row, PgClaimStore};
 
 /// Which groups a claim takes: retry-ready rows, pending rows, or both (retry-ready first).
@@ -86,37 +85,40 @@ impl PgClaimStore {
         let slices = req.slice.map(|s| i64::from(s.count()));
         let slice = req.slice.map(|s| i64::from(s.index()));
         let sliced = req.slice.is_some();
-        let starts = &self.inner.starts;
-        let start = starts.start(req, groups.pending);
-        let (from_created, from_id) = start.from.unzip();
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-            &now,
-            &req.topic,
-            &limit,
-            &req.owner,
-            &lease,
-            &groups.retry,
-            &groups.pending,
-        ];
-        // The ordered claim walks from the beginning: it takes no start.
-        let forms = if req.ordered {
-            &self.inner.sql.claim_ordered
-        } else {
-            params.extend([
-                &from_created as &(dyn ToSql + Sync),
-                &from_id,
-                &start.behind,
-            ]);
-            &self.inner.sql.claim
-        };
-        if sliced {
-            params.extend([&slices as &(dyn ToSql + Sync), &slice]);
-        }
-        let started = Instant::now();
-        let rows = query(&self.inner.db, forms.pick(sliced), &params).await?;
-        let took = started.elapsed();
-        let entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
-        starts.learn(req, groups.pending, start, (started, took), &entries);
+        let entries = self
+            .inner
+            .starts
+            .walk(req, groups.pending, |start, share| async move {
+                let (from_created, from_id) = start.from.unzip();
+                let share = ShareParams::new(share);
+                let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+                    &now,
+                    &req.topic,
+                    &limit,
+                    &req.owner,
+                    &lease,
+                    &groups.retry,
+                    &groups.pending,
+                ];
+                // The ordered claim walks from the beginning: it takes no start.
+                let forms = if req.ordered {
+                    &self.inner.sql.claim_ordered
+                } else {
+                    params.extend([
+                        &from_created as &(dyn ToSql + Sync),
+                        &from_id,
+                        &start.behind,
+                    ]);
+                    params.extend(share.params());
+                    &self.inner.sql.claim
+                };
+                if sliced {
+                    params.extend([&slices as &(dyn ToSql + Sync), &slice]);
+                }
+                let rows = query(&self.inner.db, forms.pick(sliced), &params).await?;
+                rows.iter().map(row::entry).collect::<Result<Vec<_>>>()
+            })
+            .await?;
         claims_in_order(entries)
     }
 }

@@ -15,6 +15,7 @@ mod outcomes;
 mod portable;
 mod row;
 mod selection;
+mod starts;
 mod statements;
 mod store;
 mod tls;

@@ -4,7 +4,7 @@ use outbox_core::store_kit::{Migrate, Migrator};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use tokio_postgres::{Client, Transaction};
 
-static MIGRATIONS: [Migration; 6] = [
+static MIGRATIONS: [Migration; 7] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -40,6 +40,12 @@ static MIGRATIONS: [Migration; 6] = [
         name: "claim_from_head",
         up: include_str!("../migrations/0006_claim_from_head.up.sql"),
         down: include_str!("../migrations/0006_claim_from_head.down.sql"),
+    },
+    Migration {
+        version: 7,
+        name: "shared_claim_starts",
+        up: include_str!("../migrations/0007_shared_claim_starts.up.sql"),
+        down: include_str!("../migrations/0007_shared_claim_starts.down.sql"),
     },
 ];
 

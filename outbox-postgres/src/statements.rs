@@ -18,6 +18,7 @@ pub(crate) struct Statements {
     pub(crate) clock: String,
     pub(crate) copy_in: String,
     pub(crate) notify: String,
+    pub(crate) shared_starts: String,
 }
 
 impl Statements {
@@ -37,6 +38,7 @@ impl Statements {
             clock: include_str!("../sql/clock.sql").to_owned(),
             copy_in: table.render(include_str!("../sql/copy_in.sql")),
             notify: include_str!("../sql/notify.sql").to_owned(),
+            shared_starts: table.render(include_str!("../sql/shared_starts.sql")),
         }
     }
 }
@@ -81,6 +83,9 @@ mod tests {
             assert!(!sql.contains('{'), "unrendered placeholder in {sql}");
             assert!(sql.contains("\"app\".\"events\""), "{sql}");
         }
+        for sql in [&s.shared_starts, s.claim.pick(false), s.claim.pick(true)] {
+            assert!(sql.contains("\"app\".\"events_claim_starts\""), "{sql}");
+        }
     }
 
     /// A claim of every slice leaves the slice arguments out, one of a slice passes them;
@@ -89,7 +94,7 @@ mod tests {
     fn claims_pass_the_slice_only_when_they_have_one() {
         let s = Statements::render(&TableName::default());
         for (claim, last_unsliced, slice_args) in [
-            (&s.claim, "$10::boolean", "$11::bigint, $12::bigint"),
+            (&s.claim, "$10::boolean", "$17::bigint, $18::bigint"),
             (&s.claim_ordered, "$7::boolean", "$8::bigint, $9::bigint"),
         ] {
             let every = claim.pick(false);

@@ -45,7 +45,8 @@ impl PgClaimStore {
     /// applied, [`OutboxError::SchemaVersionMismatch`] when the schema is at another
     /// version, and [`OutboxError::InvalidInput`] when the configured listener listens on
     /// another table's channel. It claims in per-key order if the table was prepared for
-    /// it ([`crate::enable_ordered_claims`]).
+    /// it ([`crate::enable_ordered_claims`]), and its first claims start where the table's
+    /// other stores shared that theirs do (see the crate docs).
     pub async fn new(pool: Pool, config: PgStoreConfig) -> Result<Self> {
         let PgStoreConfig {
             table,
@@ -94,10 +95,13 @@ impl PgClaimStore {
             .transpose()
             .map_err(crate::error::map_err)?
             .unwrap_or(false);
+        let sql = Statements::render(&table);
+        let starts = outbox_core::store_kit::ClaimStarts::new(full_walk_every.0);
+        starts.told(crate::starts::shared_views(&db, &sql.shared_starts).await?);
         Ok(Self {
             inner: Arc::new(Inner {
                 writer: PgWriter::new(&table).limits(limits.clone()),
-                sql: Statements::render(&table),
+                sql,
                 admin_sql: crate::admin::AdminStatements::render(&table),
                 db,
                 limits,
@@ -105,7 +109,7 @@ impl PgClaimStore {
                 channel,
                 listener,
                 ordered: prepared,
-                starts: outbox_core::store_kit::ClaimStarts::new(full_walk_every.0),
+                starts,
             }),
         })
     }

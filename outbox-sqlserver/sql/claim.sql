@@ -5,7 +5,15 @@
 -- @P7 take retry-ready rows, @P8 take pending rows (bits), @P9 the slice count (NULL:
 -- every slice) and @P10 the slice index, @P11 claim in per-key order (bit), @P12 and
 -- @P13 the pending key (created_at, id) the pending walk starts at (NULL: the beginning),
--- @P14 whether a walk that comes up short walks behind that key too (bit).
+-- @P14 whether a walk that comes up short walks behind that key too (bit). @P15 to @P21
+-- share where this store's claims start with the table's other stores, in the same batch
+-- (migration 3; @P15 NULL: nothing to share this time): @P15 the kind, @P16 the store's
+-- id, @P17 and @P18 the oldest pending key its last claim took, @P19 seconds and @P20
+-- further microseconds ago its last walk from the beginning started (DATEADD takes an
+-- int), @P21 for how many microseconds after its start that walk holds the next one back
+-- (zero unless it was costly). A share is a row added, never one
+-- updated, outside the claim's transaction; every 256th share of the table also deletes
+-- its kind's rows 256 or more shares older.
 --
 -- The start keeps a claim's cost bounded by its batch while a snapshot transaction holds
 -- ghost index rows (the filtered index entries of rows delivered since it began) from
@@ -49,6 +57,21 @@ DECLARE @now datetime2(6) = COALESCE(@P1, SYSUTCDATETIME());
 DECLARE @expires datetime2(6) = DATEADD(microsecond, @P6, DATEADD(second, @P5, @now));
 DECLARE @claimed TABLE (id binary(16) NOT NULL PRIMARY KEY);
 DECLARE @room int = @P3;
+DECLARE @shared bigint;
+
+IF @P15 IS NOT NULL
+BEGIN
+    INSERT INTO {schema_prefix}[{name}_claim_starts]
+        (kind, sharer, from_created, from_id, full_at, hold_back_us)
+    VALUES (@P15, @P16, @P17, @P18,
+            DATEADD(microsecond, -@P20, DATEADD(second, -@P19, SYSUTCDATETIME())), @P21);
+    SET @shared = CAST(SCOPE_IDENTITY() AS bigint);
+    IF @shared % 256 = 0
+        DELETE FROM {schema_prefix}[{name}_claim_starts]
+        WHERE kind = @P15
+          AND DATALENGTH(kind) = DATALENGTH(@P15)
+          AND seq <= @shared - 256;
+END;
 
 BEGIN TRANSACTION;
 

@@ -46,14 +46,15 @@ impl SqlServerClaimStore {
     async fn claim(&self, req: &ClaimRequest, retry: bool, pending: bool) -> Result<Vec<Claim>> {
         self.inner.limits.check_claim(req)?;
         outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
-        let starts = &self.inner.starts;
-        let start = starts.start(req, pending);
-        let params = params::claim(req, retry, pending, start)?;
-        let started = std::time::Instant::now();
-        let rows = self.query(&self.inner.sql.claim, &params).await?;
-        let took = started.elapsed();
-        let entries = rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?;
-        starts.learn(req, pending, start, (started, took), &entries);
+        let entries = self
+            .inner
+            .starts
+            .walk(req, pending, |start, share| async move {
+                let params = params::claim(req, retry, pending, start, share.as_ref())?;
+                let rows = self.query(&self.inner.sql.claim, &params).await?;
+                rows.iter().map(row::entry).collect::<Result<Vec<_>>>()
+            })
+            .await?;
         claims_in_order(entries)
     }
 }

@@ -18,6 +18,7 @@ mod row;
 mod selection;
 #[cfg(test)]
 mod sql_checks;
+mod starts;
 mod statements;
 mod store;
 mod table;

@@ -8,7 +8,7 @@ use tiberius::{Client, Row};
 use crate::error::map_err;
 use crate::table::render;
 
-static MIGRATIONS: [Migration; 2] = [
+static MIGRATIONS: [Migration; 3] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -20,6 +20,12 @@ static MIGRATIONS: [Migration; 2] = [
         name: "keys_and_slices",
         up: include_str!("../migrations/0002_keys_and_slices.up.sql"),
         down: include_str!("../migrations/0002_keys_and_slices.down.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "shared_claim_starts",
+        up: include_str!("../migrations/0003_shared_claim_starts.up.sql"),
+        down: include_str!("../migrations/0003_shared_claim_starts.down.sql"),
     },
 ];
 

@@ -3,7 +3,7 @@
 //! statement's declared parameter list (see `statements::Spec`).
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::WalkStart;
+use outbox_core::store_kit::{Share, WalkStart};
 use outbox_core::{
     Claim, ClaimRequest, CompletionRequest, DeadLetterSelection, EmissionStatus, EntryId,
     FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result, Slice,
@@ -97,10 +97,11 @@ pub(crate) fn claim(
     retry: bool,
     pending: bool,
     start: WalkStart,
+    shared: Option<&Share>,
 ) -> Result<Params> {
     let from = start.from;
     let (seconds, micros) = lease_parts(req.lease)?;
-    Ok(vec![
+    let mut params = vec![
         time(req.now),
         text(req.topic.as_deref()),
         int("batch size", req.batch_size)?,
@@ -117,7 +118,39 @@ pub(crate) fn claim(
             id(EntryId::from_uuid(uuid))
         }),
         ColumnData::Bit(Some(start.behind)),
-    ])
+    ];
+    params.extend(share(shared));
+    Ok(params)
+}
+
+/// A claim's share parameters (@P15 to @P21 of `claim.sql`): all NULL without a share.
+fn share(share: Option<&Share>) -> [ColumnData<'static>; 7] {
+    let Some(share) = share else {
+        return [
+            text(None),
+            ColumnData::Guid(None),
+            time(None),
+            ColumnData::Binary(None),
+            ColumnData::I32(None),
+            ColumnData::I32(None),
+            ColumnData::I64(None),
+        ];
+    };
+    let view = &share.view;
+    let (from_created, from_id) = view.from;
+    [
+        text(Some(&share.kind)),
+        ColumnData::Guid(Some(view.sharer)),
+        time(Some(from_created)),
+        id(EntryId::from_uuid(from_id)),
+        ColumnData::I32(Some(
+            i32::try_from(view.full_age.as_secs()).unwrap_or(i32::MAX),
+        )),
+        ColumnData::I32(Some(
+            i32::try_from(view.full_age.subsec_micros()).unwrap_or(0),
+        )),
+        ColumnData::I64(Some(share.hold_back_micros())),
+    ]
 }
 
 /// A slice's count, NULL without a slice.

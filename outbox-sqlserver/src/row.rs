@@ -118,7 +118,12 @@ fn optional<'a, T: FromSql<'a>>(row: &'a Row, col: &'static str, shown: &str) ->
         .map_err(|e| corrupt(shown, format!("column {col}: {e}")))
 }
 
-fn required<'a, T: FromSql<'a>>(row: &'a Row, col: &'static str, shown: &str) -> Result<T> {
+/// A column that must not be NULL; `shown` names the row in errors.
+pub(crate) fn required<'a, T: FromSql<'a>>(
+    row: &'a Row,
+    col: &'static str,
+    shown: &str,
+) -> Result<T> {
     optional(row, col, shown)?.ok_or_else(|| corrupt(shown, format!("column {col} is NULL")))
 }
 
@@ -287,7 +292,7 @@ pub(crate) mod tests {
 
     /// A datetime2(7) value as the server sends one: days since 0001-01-01 and 100 ns
     /// increments since midnight.
-    fn datetime2(at: DateTime<Utc>) -> tiberius::time::DateTime2 {
+    pub(crate) fn datetime2(at: DateTime<Utc>) -> tiberius::time::DateTime2 {
         use chrono::Timelike;
         let at = at.naive_utc();
         let epoch = chrono::NaiveDate::from_ymd_opt(1, 1, 1).unwrap();

@@ -92,6 +92,15 @@ fn every_builder_binds_the_declared_kinds_in_order() {
                     from: Some((Utc::now(), uuid::Uuid::new_v4())),
                     behind: true,
                 },
+                Some(&outbox_core::store_kit::Share {
+                    kind: "all|".into(),
+                    view: outbox_core::store_kit::SharedStart {
+                        sharer: uuid::Uuid::new_v4(),
+                        from: (Utc::now(), uuid::Uuid::new_v4()),
+                        full_age: std::time::Duration::from_micros(2_500_001),
+                        hold_back: std::time::Duration::from_millis(40),
+                    },
+                }),
             )
             .unwrap(),
         ),
@@ -369,6 +378,23 @@ fn text_columns_are_nvarchar_and_times_are_microseconds() {
 
 /// What sqlparser cannot parse yet, replaced by the nearest form it can; what these
 /// replace is checked by the tests above instead.
+/// The newest share of each kind is read by the clustered key, newest first.
+#[test]
+fn shared_starts_are_read_newest_first_and_written_outside_the_claim() {
+    let migration = include_str!("../migrations/0003_shared_claim_starts.up.sql");
+    assert!(migration.contains("PRIMARY KEY CLUSTERED (kind, seq)"));
+    let read = statements::SHARED_STARTS.template;
+    assert!(
+        read.contains("ROW_NUMBER() OVER (PARTITION BY c.kind ORDER BY c.seq DESC)"),
+        "{read}"
+    );
+    // A claim shares outside its transaction, pruning by the kind's exact length too.
+    let claim = statements::CLAIM.template;
+    let share = claim.find("IF @P15 IS NOT NULL").expect("the share");
+    assert!(share < claim.find("BEGIN TRANSACTION;").unwrap());
+    assert!(claim.contains("AND DATALENGTH(kind) = DATALENGTH(@P15)"));
+}
+
 fn parseable(sql: &str) -> String {
     let mut in_exec = false;
     sql.lines()

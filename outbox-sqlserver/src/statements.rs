@@ -52,6 +52,13 @@ spec!(
         ("walk start time", Time),
         ("walk start id", Binary),
         ("walk behind the start", Bit),
+        ("shared kind", Text),
+        ("store id", Guid),
+        ("shared start time", Time),
+        ("shared start id", Binary),
+        ("walk age seconds", Int),
+        ("walk age microseconds", Int),
+        ("walk hold-back microseconds", BigInt),
     ]
 );
 spec!(
@@ -114,6 +121,7 @@ spec!(
     [("cut-off", Time), ("batch", Int)]
 );
 spec!(CLOCK, "clock.sql", []);
+spec!(SHARED_STARTS, "shared_starts.sql", []);
 spec!(ENQUEUE, "enqueue.sql", []);
 spec!(STATS, "admin/stats.sql", [("now", Time)]);
 spec!(DEAD_LETTERS, "admin/dead_letters.sql", [("limit", Int)]);
@@ -158,7 +166,7 @@ pub(crate) const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
 
 /// Every statement, for the checks.
 #[cfg(test)]
-pub(crate) const ALL: [Spec; 16] = [
+pub(crate) const ALL: [Spec; 17] = [
     CLAIM,
     COMPLETE_BATCH,
     RENEW,
@@ -175,6 +183,7 @@ pub(crate) const ALL: [Spec; 16] = [
     PURGE,
     REQUEUE,
     COUNT_DELIVERED_BEFORE,
+    SHARED_STARTS,
 ];
 
 /// Every statement the store runs, with the table name substituted.
@@ -189,6 +198,7 @@ pub(crate) struct Statements {
     pub(crate) find_retry_ready: String,
     pub(crate) prune_delivered: String,
     pub(crate) clock: String,
+    pub(crate) shared_starts: String,
     enqueue: String,
     enqueue_row: String,
     pub(crate) stats: String,
@@ -213,6 +223,7 @@ impl Statements {
             find_retry_ready: r(FIND_RETRY_READY),
             prune_delivered: r(PRUNE_DELIVERED),
             clock: r(CLOCK),
+            shared_starts: r(SHARED_STARTS),
             enqueue: r(ENQUEUE),
             enqueue_row: include_str!("../sql/enqueue_row.sql").trim().to_owned(),
             stats: r(STATS),

@@ -41,7 +41,8 @@ impl SqlServerClaimStore {
     ///
     /// Fails with [`OutboxError::SchemaNotMigrated`] when the migrations were never
     /// applied and [`OutboxError::SchemaVersionMismatch`] when the schema is at another
-    /// version.
+    /// version. Reads where the table's other stores' claims start, so that its own first
+    /// claims start there too (see the crate docs).
     pub async fn new(pool: SqlServerPool, config: SqlServerStoreConfig) -> Result<Self> {
         let SqlServerStoreConfig {
             table,
@@ -62,10 +63,13 @@ impl SqlServerClaimStore {
         )
         .await?;
         migrate::judge_version(migrate::version_of(&rows)?, &table)?;
+        let sql = Statements::render(&table);
+        let rows = crate::pool::query(&pool, &retry, &retried, &sql.shared_starts, &[]).await?;
+        starts.told(crate::starts::shared_views(&rows)?);
         Ok(Self {
             inner: Arc::new(Inner {
                 writer: SqlServerWriter::new(&table).limits(limits.clone()),
-                sql: Statements::render(&table),
+                sql,
                 pool,
                 limits,
                 table,

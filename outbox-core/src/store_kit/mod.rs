@@ -11,7 +11,10 @@ pub use crate::admin::{check_list, check_requeue, requeued, stats_of};
 pub use crate::batches::{
     completion_targets, detached, first_duplicate, insert_chunks, wrote_all, INSERT_CHUNK_ENTRIES,
 };
-pub use crate::claim_start::{check_full_walk_every, ClaimStarts, PendingKey, WalkStart, COSTLY};
+pub use crate::claim_start::{
+    check_full_walk_every, kind_label, ClaimStarts, PendingKey, Share, SharedStart, WalkStart,
+    COSTLY, SHARE_EVERY,
+};
 pub use crate::clock::normalize as normalize_time;
 pub use crate::error::from_sqlstate;
 pub use crate::guarded::{

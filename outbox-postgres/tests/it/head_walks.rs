@@ -183,6 +183,165 @@ async fn an_operator_requeue_behind_the_start_is_taken() {
     assert_eq!(batch[0], oldest.id(), "{batch:?}");
 }
 
+/// A store that starts while another drains the table takes the start the other shared
+/// (migration 0007) instead of walking from the beginning: under a backlog its first
+/// claims walk past a row committed late behind that start, exactly as the running store's
+/// would, and the row is still taken, first of its batch, once the interval has passed.
+#[tokio::test]
+async fn a_new_store_starts_where_a_running_one_shared() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let running = store(&db, EVERY).await;
+    let written = backlog(&running, 200).await;
+    let started = Instant::now();
+    for batch in written[..10].chunks(5) {
+        let ids = claim_ids(
+            &running
+                .claim_pending(&claim_req("w", 5, t0()))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(ids, batch);
+    }
+    let mut host = db.connect().await;
+    let tx = host.transaction().await.unwrap();
+    let late = running
+        .writer()
+        .enqueue_one_in(&tx, new_entry(-10))
+        .await
+        .unwrap()
+        .id;
+    tx.commit().await.unwrap();
+    let new = store(&db, EVERY).await;
+    let first = claim_ids(&new.claim_pending(&claim_req("n", 5, t0())).await.unwrap());
+    if started.elapsed() < EVERY {
+        assert_eq!(
+            first,
+            written[10..15],
+            "the new store walked from the beginning"
+        );
+    }
+    let (batch, _) = claim_until(&new, late, 5, started + EVERY * 4).await;
+    assert_eq!(batch[0], late, "oldest first within its batch: {batch:?}");
+    assert!(
+        started.elapsed() >= EVERY,
+        "taken before the interval passed"
+    );
+}
+
+/// A claim shares its view in its own statement. Shares are rows added, never rows
+/// updated, and a share prunes its kind's older ones now and then: after 1,000 claims that
+/// share, at most 512 rows of the kind are left, and the newest of each kind is the one a
+/// new store reads.
+#[tokio::test]
+async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let table = support::table(&db);
+    let client = db.connect().await;
+    let every_slice: Vec<&str> = include_str!("../../sql/claim.sql")
+        .lines()
+        .filter(|l| !l.contains("{slice_args}"))
+        .collect();
+    let claim = table.render(&every_slice.join("\n"));
+    let read = table.render(include_str!("../../sql/shared_starts.sql"));
+    let sharer = uuid::Uuid::now_v7();
+    let from_id = uuid::Uuid::now_v7();
+    let at = outbox_core::chrono::Utc::now();
+    let none_at: Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>> = None;
+    let none_id: Option<uuid::Uuid> = None;
+    let share = |kind: &'static str, took_us: i64| {
+        let (client, claim) = (&client, &claim);
+        async move {
+            let none: Option<String> = None;
+            let rows = client
+                .query(
+                    claim,
+                    &[
+                        &none_at,
+                        &none,
+                        &1_i64,
+                        &"w",
+                        &30_000_000_i64,
+                        &true,
+                        &true,
+                        &none_at,
+                        &none_id,
+                        &true,
+                        &kind,
+                        &sharer,
+                        &at,
+                        &from_id,
+                        &5_000_000_i64,
+                        &took_us,
+                    ],
+                )
+                .await
+                .unwrap();
+            assert!(rows.is_empty(), "the table is empty");
+        }
+    };
+    share("1/2|t", 0).await;
+    for n in 0..1000 {
+        share("all|", n).await;
+    }
+    let rows = |kind: &'static str| {
+        let client = &client;
+        let sql = table
+            .render("SELECT count(*) FROM {schema_prefix}\"{name}_claim_starts\" WHERE kind = $1");
+        async move {
+            client
+                .query_one(&sql, &[&kind])
+                .await
+                .unwrap()
+                .get::<_, i64>(0)
+        }
+    };
+    let left = rows("all|").await;
+    assert!((256..=512).contains(&left), "{left} shares left");
+    assert_eq!(rows("1/2|t").await, 1);
+    let newest = client.query(&read, &[]).await.unwrap();
+    let by_kind: Vec<(String, i64)> = newest
+        .iter()
+        .map(|r| (r.get("kind"), r.get("hold_back_us")))
+        .collect();
+    assert_eq!(by_kind, [("1/2|t".into(), 0), ("all|".into(), 999)]);
+    assert_eq!(newest[1].get::<_, uuid::Uuid>("sharer"), sharer);
+    let age: i64 = newest[1].get("full_age_us");
+    assert!((5_000_000..65_000_000).contains(&age), "{age}");
+    // A claim with nothing to share adds nothing.
+    let none: Option<String> = None;
+    let no_uuid: Option<uuid::Uuid> = None;
+    let no_i64: Option<i64> = None;
+    client
+        .query(
+            &claim,
+            &[
+                &none_at,
+                &none,
+                &1_i64,
+                &"w",
+                &30_000_000_i64,
+                &true,
+                &true,
+                &none_at,
+                &none_id,
+                &true,
+                &none,
+                &no_uuid,
+                &none_at,
+                &no_uuid,
+                &no_i64,
+                &no_i64,
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows("all|").await, left);
+}
+
 /// With a repeatable-read snapshot held open on another connection, 20,000 delivered rows
 /// keep their pending-index entries. A claim of 100 from the beginning reads all of them;
 /// the same claim from the oldest pending key reads about its batch.

@@ -48,7 +48,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 6);
+    assert_eq!(latest, 7);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest
@@ -275,9 +275,9 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
     assert_eq!(topics, vec!["a3", "b2"]);
 }
 
-/// A table at version 5 upgrades to version 6 in place, and both claims of the previous
-/// release (of every slice and of one slice) are still there to call, as its drains do
-/// during a deploy.
+/// A table at version 5 upgrades in place to the latest version, and both claims of the
+/// release before version 6 (of every slice and of one slice) are still there to call, as
+/// its drains do during a deploy.
 #[tokio::test]
 async fn version_6_keeps_the_previous_claims_callable() {
     let Some(db) = PgTestDb::create().await else {
@@ -295,7 +295,7 @@ async fn version_6_keeps_the_previous_claims_callable() {
     write_as_before_slices(&client, &table, entries).await;
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
-        6
+        outbox_postgres::required_version()
     );
     let claim = |args: &str| {
         table.render(&format!(

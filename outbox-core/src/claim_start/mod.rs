@@ -14,13 +14,25 @@
 //! least every [`ClaimStarts::new`]'s interval.
 //!
 //! Both kinds of walk cover the whole index before the key, dead entries and all. One that
-//! took more than [`COSTLY`] longer than the last claim that walked only ahead is costly,
-//! and the next is held back until twenty times its duration has passed: walks that step
+//! took more than [`COSTLY`] longer than the last claim that walked only ahead is costly
+//! (before the store has timed such a claim, none is: its first calls also prepare their
+//! statements), and the next is held back until twenty times its duration has passed: walks that step
 //! over dead entries then take at most about a twentieth of the claims' time, and a row
 //! behind the start waits at most that long. Without dead entries a walk from the
 //! beginning costs what any claim does, and none is held back.
+//!
+//! The stores of one table share what they learned through the database (see
+//! [`SharedStart`]): a new store takes, for its first claim of each kind, the newest view
+//! another store shared, so a new process does not pay a walk over every dead entry to
+//! learn what the running ones know.
 
+mod shared;
+
+pub use shared::{kind_label, Share, SharedStart, SHARE_EVERY};
+
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -76,17 +88,31 @@ type Kind = (Option<String>, Option<Slice>);
 struct Walks {
     /// The oldest pending key the last claim that took pending rows took.
     from: Option<PendingKey>,
-    /// When the last walk that covered the beginning started, and how long it took.
+    /// When the last walk that covered the beginning started, and how long after its start
+    /// the next may run (zero unless it was costly).
     last_full: Option<(Instant, Duration)>,
-    /// How long the last claim that walked only ahead of its start took.
-    ahead_only: Duration,
+    /// How long the last claim that walked only ahead of its start took, once one has.
+    ahead_only: Option<Duration>,
+    /// When this store last shared its view of the kind, and the start it shared.
+    shared: Option<(Instant, PendingKey)>,
+    /// Whether the last claim was a costly walk from the beginning, not shared yet.
+    costly_unshared: bool,
 }
 
 impl Walks {
     /// How long after the last walk that covered the beginning the next may run.
     fn spacing(&self) -> Duration {
-        match self.last_full {
-            Some((_, took)) if took > self.ahead_only + COSTLY => took.saturating_mul(SPACING),
+        self.last_full
+            .map_or(Duration::ZERO, |(_, hold_back)| hold_back)
+    }
+
+    /// How long after its start a walk that covered the beginning and took `took` holds the
+    /// next back: twenty times `took` if it was costly, against the last claim that walked
+    /// only ahead (none is judged costly before such a claim was timed: a store's first
+    /// calls also prepare their statements).
+    fn hold_back(&self, took: Duration) -> Duration {
+        match self.ahead_only {
+            Some(ahead) if took > ahead + COSTLY => took.saturating_mul(SPACING),
             _ => Duration::ZERO,
         }
     }
@@ -96,8 +122,13 @@ impl Walks {
 /// the store's clones).
 #[derive(Debug)]
 pub struct ClaimStarts {
+    /// Names the views this store shares.
+    id: Uuid,
     every: Duration,
     kinds: Mutex<HashMap<Kind, Walks>>,
+    /// Views other stores shared, by kind label, with when their walk from the beginning
+    /// started: each is taken by this store's first claim of its kind.
+    told: Mutex<HashMap<String, (SharedStart, Instant)>>,
 }
 
 impl ClaimStarts {
@@ -105,8 +136,10 @@ impl ClaimStarts {
     /// [`check_full_walk_every`]) while batches come back full.
     pub fn new(every: Duration) -> Self {
         Self {
+            id: Uuid::now_v7(),
             every,
             kinds: Mutex::new(HashMap::new()),
+            told: Mutex::new(HashMap::new()),
         }
     }
 
@@ -121,6 +154,86 @@ impl ClaimStarts {
         (req.topic.clone(), req.slice)
     }
 
+    /// Takes the views the table's stores shared, read when the store is built (the newest
+    /// of each kind, by kind label): each stands for this store's first claim of its kind,
+    /// unless its walk from the beginning is older than the store's clock reaches.
+    pub fn told(&self, views: impl IntoIterator<Item = (String, SharedStart)>) {
+        let now = Instant::now();
+        let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
+        for (kind, view) in views {
+            if view.sharer == self.id {
+                continue;
+            }
+            if let Some(full_started) = now.checked_sub(view.full_age) {
+                told.insert(kind, (view, full_started));
+            }
+        }
+    }
+
+    /// Runs one claim: `claim` is given how to walk the pending index, and the view of
+    /// this store to share in the same statement when one is due, and returns the rows it
+    /// claimed; what it took is then learned. `pending` says whether the claim takes
+    /// pending rows at all. A claim that fails shares nothing; the next due view will.
+    pub async fn walk<F, Fut>(
+        &self,
+        req: &ClaimRequest,
+        pending: bool,
+        claim: F,
+    ) -> Result<Vec<OutboxEntry>>
+    where
+        F: FnOnce(WalkStart, Option<Share>) -> Fut,
+        Fut: Future<Output = Result<Vec<OutboxEntry>>>,
+    {
+        let start = self.start(req, pending);
+        let share = if Self::applies(req, pending) {
+            self.to_share(req).map(|view| Share {
+                kind: kind_label(req),
+                view,
+            })
+        } else {
+            None
+        };
+        let started = Instant::now();
+        let entries = claim(start, share).await?;
+        self.learn(req, pending, start, (started, started.elapsed()), &entries);
+        Ok(entries)
+    }
+
+    /// The walks of `req`'s kind as another store told them, if this store has none yet.
+    fn told_walks(&self, req: &ClaimRequest) -> Option<Walks> {
+        let told = self.told.lock().unwrap_or_else(|p| p.into_inner());
+        let (view, full_started) = told.get(&kind_label(req))?;
+        Some(Walks {
+            from: Some(view.from),
+            last_full: Some((*full_started, view.hold_back)),
+            ..Walks::default()
+        })
+    }
+
+    /// The store's view of `req`'s kind, if it is due to be shared: after a costly walk
+    /// from the beginning, or when its start has moved and [`SHARE_EVERY`] has passed since
+    /// the last share (so a drain that finds nothing to claim writes nothing). Marks it
+    /// shared.
+    fn to_share(&self, req: &ClaimRequest) -> Option<SharedStart> {
+        let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let walks = kinds.get_mut(&Self::kind(req))?;
+        let (from, (full_started, hold_back)) = (walks.from?, walks.last_full?);
+        let moved = walks
+            .shared
+            .is_none_or(|(at, shared)| shared != from && at.elapsed() >= SHARE_EVERY);
+        if !(moved || walks.costly_unshared) {
+            return None;
+        }
+        walks.shared = Some((Instant::now(), from));
+        walks.costly_unshared = false;
+        Some(SharedStart {
+            sharer: self.id,
+            from,
+            full_age: full_started.elapsed(),
+            hold_back,
+        })
+    }
+
     /// How `req`'s claim walks the pending index. `pending` says whether the claim takes
     /// pending rows at all.
     pub fn start(&self, req: &ClaimRequest, pending: bool) -> WalkStart {
@@ -128,9 +241,13 @@ impl ClaimStarts {
         if !Self::applies(req, pending) {
             return beginning;
         }
-        let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(walks) = kinds.get(&Self::kind(req)) else {
-            return beginning;
+        let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let walks = match kinds.entry(Self::kind(req)) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => match self.told_walks(req) {
+                Some(walks) => new.insert(walks),
+                None => return beginning,
+            },
         };
         let (Some(from), Some((started, _))) = (walks.from, walks.last_full) else {
             return beginning;
@@ -165,9 +282,11 @@ impl ClaimStarts {
         let asked = usize::try_from(req.batch_size).unwrap_or(usize::MAX);
         let short = claimed.len() < asked;
         if start.from.is_none() || (start.behind && short) {
-            walks.last_full = Some(walk);
+            let hold_back = walks.hold_back(walk.1);
+            walks.last_full = Some((walk.0, hold_back));
+            walks.costly_unshared = !hold_back.is_zero();
         } else {
-            walks.ahead_only = walk.1;
+            walks.ahead_only = Some(walk.1);
         }
         let oldest = claimed
             .iter()
@@ -347,6 +466,153 @@ mod tests {
         );
         starts.learn(&req(2), true, BEGINNING, walk(NOW, 55 * ms), &rows);
         assert_eq!(starts.start(&req(2), true), from(&rows[0], true));
+    }
+
+    /// Runs one claim through `starts` that claims `rows` in `took`; returns how it walked
+    /// and what it shared.
+    async fn claim(
+        starts: &ClaimStarts,
+        req: &ClaimRequest,
+        rows: &[OutboxEntry],
+        took: Duration,
+    ) -> (WalkStart, Option<Share>) {
+        let mut walked = None;
+        starts
+            .walk(req, true, |start, share| {
+                walked = Some((start, share));
+                async move {
+                    std::thread::sleep(took);
+                    Ok(rows.to_vec())
+                }
+            })
+            .await
+            .unwrap();
+        walked.unwrap()
+    }
+
+    /// What `starts` shares with its next claim of `req`'s kind, told to a new store as
+    /// the database would tell it.
+    async fn told_by(starts: &ClaimStarts, req: &ClaimRequest) -> ClaimStarts {
+        let (_, share) = claim(starts, req, &[], NOW).await;
+        let share = share.expect("a view to share");
+        assert_eq!(share.kind, kind_label(req));
+        let new = ClaimStarts::new(HOUR);
+        new.told([(share.kind, share.view)]);
+        new
+    }
+
+    #[tokio::test]
+    async fn a_new_store_starts_where_another_store_shared() {
+        let running = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        let (walked, shared) = claim(&running, &req(2), &rows, NOW).await;
+        assert_eq!((walked, shared), (BEGINNING, None));
+        let new = told_by(&running, &req(2)).await;
+        assert_eq!(
+            claim(&new, &req(2), &rows, NOW).await.0,
+            from(&rows[0], true)
+        );
+        // Another kind of claim was told nothing.
+        assert_eq!(
+            claim(&new, &req(2).topic("t"), &rows, NOW).await.0,
+            BEGINNING
+        );
+    }
+
+    #[tokio::test]
+    async fn a_new_store_keeps_the_spacing_of_a_costly_walk_it_was_told_of() {
+        let running = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        claim(&running, &req(2), &rows, NOW).await;
+        // A full batch from the start times a claim that walked only ahead...
+        claim(&running, &req(2), &rows, NOW).await;
+        // ...against which a short claim that walked behind its start is costly.
+        let costly = Duration::from_millis(30);
+        let (walked, _) = claim(&running, &req(2), &rows[1..], costly).await;
+        assert_eq!(walked, from(&rows[0], true));
+        assert_eq!(running.start(&req(2), true), from(&rows[1], false));
+        let new = told_by(&running, &req(2)).await;
+        assert_eq!(
+            claim(&new, &req(2), &rows, NOW).await.0,
+            from(&rows[1], false),
+            "a new store walked behind its start within the costly walk's spacing"
+        );
+    }
+
+    /// A store's first calls also prepare their statements: before it has timed a claim
+    /// that walked only ahead, no walk from the beginning counts as costly.
+    #[tokio::test]
+    async fn a_slow_first_walk_holds_nothing_back() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        claim(&starts, &req(2), &rows[..1], Duration::from_millis(30)).await;
+        assert_eq!(starts.start(&req(2), true), from(&rows[0], true));
+    }
+
+    #[tokio::test]
+    async fn a_view_older_than_the_interval_still_walks_from_the_beginning() {
+        let rows = [pending(10)];
+        let old = SharedStart {
+            sharer: Uuid::now_v7(),
+            from: key(&rows[0]),
+            full_age: Duration::from_secs(20),
+            hold_back: NOW,
+        };
+        let new = ClaimStarts::new(Duration::from_secs(10));
+        new.told([(kind_label(&req(1)), old)]);
+        assert_eq!(claim(&new, &req(1), &rows, NOW).await.0, BEGINNING);
+    }
+
+    #[tokio::test]
+    async fn a_store_is_not_told_its_own_view() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10)];
+        claim(&starts, &req(1), &rows, NOW).await;
+        let (_, share) = claim(&starts, &req(1), &rows, NOW).await;
+        let share = share.unwrap();
+        let again = ClaimStarts {
+            id: starts.id,
+            ..ClaimStarts::new(HOUR)
+        };
+        again.told([(share.kind, share.view)]);
+        assert_eq!(claim(&again, &req(1), &rows, NOW).await.0, BEGINNING);
+    }
+
+    #[tokio::test]
+    async fn a_moved_start_is_shared_at_most_every_second_and_an_unmoved_one_never_again() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        let mut shares = 0;
+        for _ in 0..5 {
+            shares += usize::from(claim(&starts, &req(2), &rows, NOW).await.1.is_some());
+        }
+        assert_eq!(shares, 1);
+        // The start moves; within the second it is not shared again.
+        for _ in 0..2 {
+            assert_eq!(claim(&starts, &req(2), &rows[1..], NOW).await.1, None);
+        }
+        let age = |by: Duration| {
+            let mut kinds = starts.kinds.lock().unwrap();
+            for w in kinds.values_mut() {
+                w.shared = w.shared.map(|(_, from)| (Instant::now() - by, from));
+            }
+        };
+        age(SHARE_EVERY);
+        let (_, share) = claim(&starts, &req(2), &[], NOW).await;
+        assert_eq!(share.unwrap().view.from, key(&rows[1]));
+        // An unmoved start is not shared again, however long it has been.
+        age(SHARE_EVERY * 10);
+        assert_eq!(claim(&starts, &req(2), &[], NOW).await.1, None);
+    }
+
+    #[tokio::test]
+    async fn ordered_claims_share_nothing() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10)];
+        for _ in 0..3 {
+            let (walked, share) = claim(&starts, &req(1).in_key_order(), &rows, NOW).await;
+            assert_eq!((walked, share), (BEGINNING, None));
+        }
     }
 
     #[test]
