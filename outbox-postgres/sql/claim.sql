@@ -4,8 +4,8 @@
 -- owner, $5 lease in microseconds, $6 take retry-ready rows, $7 take pending rows
 -- (retry-ready ones first), $8 and $9 the pending key the pending walk starts at (NULL:
 -- the beginning of the index), $10 whether a walk that comes up short walks behind that
--- key too (see outbox_core::ClaimStarts). A claim of one slice adds $17 the slice count
--- and $18 its index and calls the twelve-argument function; a claim of every slice leaves
+-- key too (see outbox_core::ClaimStarts). A claim of one slice adds $18 the slice count
+-- and $19 its index and calls the twelve-argument function; a claim of every slice leaves
 -- the line marked {slice_args} out and calls the ten-argument one, whose walks carry no
 -- slice condition (measured: the condition alone cost a server-side loop of claims about
 -- 15%).
@@ -15,8 +15,9 @@
 -- $12 the store's id, $13 and $14 the oldest pending key its last claim took, $15 how
 -- many microseconds ago its last walk from the beginning started, $16 for how many
 -- microseconds after its start that walk holds the next one back (zero unless it was
--- costly). A share is a row added, never one updated; every 256th share of the table also
--- deletes its kind's rows 256 or more shares older.
+-- costly), and $17 whether the share also deletes its kind's rows made 256 or more shares
+-- of the table before it (the store asks with its first share of a kind and every 64th
+-- after; the newest row always stays). A share is a row added, never one updated.
 WITH shared AS (
     INSERT INTO {schema_prefix}"{name}_claim_starts"
         (kind, sharer, from_created, from_id, full_at, hold_back_us)
@@ -28,7 +29,7 @@ WITH shared AS (
 pruned AS (
     DELETE FROM {schema_prefix}"{name}_claim_starts" AS old
     USING shared
-    WHERE shared.seq % 256 = 0
+    WHERE $17::boolean
       AND old.kind = shared.kind
       AND old.seq <= shared.seq - 256
 )
@@ -36,5 +37,5 @@ SELECT *
 FROM {schema_prefix}"{name}_claim"($1::timestamptz, $2::text, $3::bigint, $4::text,
                                    $5::bigint, $6::boolean, $7::boolean,
                                    $8::timestamptz, $9::uuid, $10::boolean
-                                   , $17::bigint, $18::bigint {slice_args}
+                                   , $18::bigint, $19::bigint {slice_args}
                                    )

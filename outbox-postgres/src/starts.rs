@@ -39,7 +39,7 @@ fn view(row: &Row) -> Result<(String, SharedStart)> {
     Ok((row.try_get("kind").map_err(map_err)?, view))
 }
 
-/// A claim's parameters $11 to $16 (`claim.sql`): the view it shares, all NULL when it
+/// A claim's parameters $11 to $17 (`claim.sql`): the view it shares, all NULL when it
 /// shares none.
 #[derive(Debug, Default)]
 pub(crate) struct ShareParams {
@@ -49,6 +49,7 @@ pub(crate) struct ShareParams {
     from_id: Option<Uuid>,
     full_age_us: Option<i64>,
     hold_back_us: Option<i64>,
+    prune: bool,
 }
 
 impl ShareParams {
@@ -63,11 +64,12 @@ impl ShareParams {
             from_created: Some(share.view.from.0),
             from_id: Some(share.view.from.1),
             kind: Some(share.kind),
+            prune: share.prune,
         }
     }
 
     /// In the order `claim.sql` numbers them.
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 6] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 7] {
         [
             &self.kind,
             &self.sharer,
@@ -75,6 +77,7 @@ impl ShareParams {
             &self.from_id,
             &self.full_age_us,
             &self.hold_back_us,
+            &self.prune,
         ]
     }
 }

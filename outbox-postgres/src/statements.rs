@@ -94,7 +94,7 @@ mod tests {
     fn claims_pass_the_slice_only_when_they_have_one() {
         let s = Statements::render(&TableName::default());
         for (claim, last_unsliced, slice_args) in [
-            (&s.claim, "$10::boolean", "$17::bigint, $18::bigint"),
+            (&s.claim, "$10::boolean", "$18::bigint, $19::bigint"),
             (&s.claim_ordered, "$7::boolean", "$8::bigint, $9::bigint"),
         ] {
             let every = claim.pick(false);

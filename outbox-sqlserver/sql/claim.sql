@@ -11,9 +11,10 @@
 -- id, @P17 and @P18 the oldest pending key its last claim took, @P19 seconds and @P20
 -- further microseconds ago its last walk from the beginning started (DATEADD takes an
 -- int), @P21 for how many microseconds after its start that walk holds the next one back
--- (zero unless it was costly). A share is a row added, never one
--- updated, outside the claim's transaction; every 256th share of the table also deletes
--- its kind's rows 256 or more shares older.
+-- (zero unless it was costly), @P22 whether the share also deletes its kind's rows made
+-- 256 or more shares of the table before it (bit: the store asks with its first share of a
+-- kind and every 64th after; the newest row always stays). A share is a row added, never
+-- one updated, outside the claim's transaction.
 --
 -- The start keeps a claim's cost bounded by its batch while a snapshot transaction holds
 -- ghost index rows (the filtered index entries of rows delivered since it began) from
@@ -66,7 +67,7 @@ BEGIN
     VALUES (@P15, @P16, @P17, @P18,
             DATEADD(microsecond, -@P20, DATEADD(second, -@P19, SYSUTCDATETIME())), @P21);
     SET @shared = CAST(SCOPE_IDENTITY() AS bigint);
-    IF @shared % 256 = 0
+    IF @P22 = 1
         DELETE FROM {schema_prefix}[{name}_claim_starts]
         WHERE kind = @P15
           AND DATALENGTH(kind) = DATALENGTH(@P15)

@@ -123,8 +123,8 @@ pub(crate) fn claim(
     Ok(params)
 }
 
-/// A claim's share parameters (@P15 to @P21 of `claim.sql`): all NULL without a share.
-fn share(share: Option<&Share>) -> [ColumnData<'static>; 7] {
+/// A claim's share parameters (@P15 to @P22 of `claim.sql`): all NULL without a share.
+fn share(share: Option<&Share>) -> [ColumnData<'static>; 8] {
     let Some(share) = share else {
         return [
             text(None),
@@ -134,6 +134,7 @@ fn share(share: Option<&Share>) -> [ColumnData<'static>; 7] {
             ColumnData::I32(None),
             ColumnData::I32(None),
             ColumnData::I64(None),
+            ColumnData::Bit(None),
         ];
     };
     let view = &share.view;
@@ -150,6 +151,7 @@ fn share(share: Option<&Share>) -> [ColumnData<'static>; 7] {
             i32::try_from(view.full_age.subsec_micros()).unwrap_or(0),
         )),
         ColumnData::I64(Some(share.hold_back_micros())),
+        ColumnData::Bit(Some(share.prune)),
     ]
 }
 

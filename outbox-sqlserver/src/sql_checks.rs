@@ -94,6 +94,7 @@ fn every_builder_binds_the_declared_kinds_in_order() {
                 },
                 Some(&outbox_core::store_kit::Share {
                     kind: "all|".into(),
+                    prune: true,
                     view: outbox_core::store_kit::SharedStart {
                         sharer: uuid::Uuid::new_v4(),
                         from: (Utc::now(), uuid::Uuid::new_v4()),

@@ -113,6 +113,7 @@ mod tests {
     fn a_shared_view_is_sent_with_its_age_split() {
         let share = outbox_core::store_kit::Share {
             kind: "all|".into(),
+            prune: true,
             view: SharedStart {
                 sharer: Uuid::from_u128(7),
                 from: (Utc::now(), Uuid::from_u128(9)),
@@ -127,6 +128,7 @@ mod tests {
         assert!(matches!(p[18], ColumnData::I32(Some(3_000))));
         assert!(matches!(p[19], ColumnData::I32(Some(7))));
         assert!(matches!(p[20], ColumnData::I64(Some(i64::MAX))));
+        assert!(matches!(p[21], ColumnData::Bit(Some(true))));
         let none = crate::params::claim(&req, true, true, start, None).unwrap();
         assert!(matches!(none[14], ColumnData::String(None)));
     }

@@ -59,6 +59,7 @@ spec!(
         ("walk age seconds", Int),
         ("walk age microseconds", Int),
         ("walk hold-back microseconds", BigInt),
+        ("prune old shares", Bit),
     ]
 );
 spec!(

@@ -51,6 +51,10 @@ pub const DEFAULT_FULL_WALK_EVERY: Duration = Duration::from_secs(1);
 /// The longest interval between walks from the beginning accepted.
 pub const MAX_FULL_WALK_EVERY: Duration = Duration::from_secs(3600);
 
+/// A store prunes a kind's old shares with its first share of the kind and every this
+/// many after.
+const PRUNE_EVERY: u64 = 64;
+
 /// How many times its own duration a costly walk from the beginning is spaced out by.
 const SPACING: u32 = 20;
 
@@ -97,6 +101,8 @@ struct Walks {
     shared: Option<(Instant, PendingKey)>,
     /// Whether the last claim was a costly walk from the beginning, not shared yet.
     costly_unshared: bool,
+    /// How many views of the kind this store has shared.
+    shares: u64,
 }
 
 impl Walks {
@@ -108,12 +114,18 @@ impl Walks {
 
     /// How long after its start a walk that covered the beginning and took `took` holds the
     /// next back: twenty times `took` if it was costly, against the last claim that walked
-    /// only ahead (none is judged costly before such a claim was timed: a store's first
-    /// calls also prepare their statements).
+    /// only ahead (against nothing before one was timed). The store's first claim of the
+    /// kind is never judged: a store's first calls also prepare their statements.
     fn hold_back(&self, took: Duration) -> Duration {
-        match self.ahead_only {
-            Some(ahead) if took > ahead + COSTLY => took.saturating_mul(SPACING),
-            _ => Duration::ZERO,
+        let ahead = match (self.ahead_only, self.last_full) {
+            (Some(ahead), _) => ahead,
+            (None, Some(_)) => Duration::ZERO,
+            (None, None) => return Duration::ZERO,
+        };
+        if took > ahead + COSTLY {
+            took.saturating_mul(SPACING)
+        } else {
+            Duration::ZERO
         }
     }
 }
@@ -173,7 +185,8 @@ impl ClaimStarts {
     /// Runs one claim: `claim` is given how to walk the pending index, and the view of
     /// this store to share in the same statement when one is due, and returns the rows it
     /// claimed; what it took is then learned. `pending` says whether the claim takes
-    /// pending rows at all. A claim that fails shares nothing; the next due view will.
+    /// pending rows at all. A view counts as shared once its claim succeeded: after a
+    /// failed claim it is still due.
     pub async fn walk<F, Fut>(
         &self,
         req: &ClaimRequest,
@@ -186,17 +199,34 @@ impl ClaimStarts {
     {
         let start = self.start(req, pending);
         let share = if Self::applies(req, pending) {
-            self.to_share(req).map(|view| Share {
+            self.to_share(req).map(|(view, prune)| Share {
                 kind: kind_label(req),
                 view,
+                prune,
             })
         } else {
             None
         };
+        let shared = share.as_ref().map(|s| (s.view.from, s.view.hold_back));
         let started = Instant::now();
         let entries = claim(start, share).await?;
+        if let Some(view) = shared {
+            self.shared(req, view);
+        }
         self.learn(req, pending, start, (started, started.elapsed()), &entries);
         Ok(entries)
+    }
+
+    /// Marks the view `req`'s claim shared, `(from, hold_back)`, as shared now.
+    fn shared(&self, req: &ClaimRequest, (from, hold_back): (PendingKey, Duration)) {
+        let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(walks) = kinds.get_mut(&Self::kind(req)) {
+            walks.shared = Some((Instant::now(), from));
+            walks.shares += 1;
+            if walks.last_full.is_some_and(|(_, h)| h == hold_back) {
+                walks.costly_unshared = false;
+            }
+        }
     }
 
     /// The walks of `req`'s kind as another store told them, if this store has none yet.
@@ -206,15 +236,18 @@ impl ClaimStarts {
         Some(Walks {
             from: Some(view.from),
             last_full: Some((*full_started, view.hold_back)),
+            // What it was told is in the table already: nothing to share until it moves.
+            shared: Some((Instant::now(), view.from)),
             ..Walks::default()
         })
     }
 
     /// The store's view of `req`'s kind, if it is due to be shared: after a costly walk
     /// from the beginning, or when its start has moved and [`SHARE_EVERY`] has passed since
-    /// the last share (so a drain that finds nothing to claim writes nothing). Marks it
-    /// shared.
-    fn to_share(&self, req: &ClaimRequest) -> Option<SharedStart> {
+    /// the last share (so a drain that finds nothing to claim writes nothing). It prunes
+    /// the kind's old shares if it is the store's first share of the kind or every
+    /// [`PRUNE_EVERY`]th after.
+    fn to_share(&self, req: &ClaimRequest) -> Option<(SharedStart, bool)> {
         let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
         let walks = kinds.get_mut(&Self::kind(req))?;
         let (from, (full_started, hold_back)) = (walks.from?, walks.last_full?);
@@ -224,14 +257,13 @@ impl ClaimStarts {
         if !(moved || walks.costly_unshared) {
             return None;
         }
-        walks.shared = Some((Instant::now(), from));
-        walks.costly_unshared = false;
-        Some(SharedStart {
+        let view = SharedStart {
             sharer: self.id,
             from,
             full_age: full_started.elapsed(),
             hold_back,
-        })
+        };
+        Some((view, walks.shares % PRUNE_EVERY == 0))
     }
 
     /// How `req`'s claim walks the pending index. `pending` says whether the claim takes
@@ -560,7 +592,15 @@ mod tests {
         };
         let new = ClaimStarts::new(Duration::from_secs(10));
         new.told([(kind_label(&req(1)), old)]);
-        assert_eq!(claim(&new, &req(1), &rows, NOW).await.0, BEGINNING);
+        assert_eq!(
+            claim(&new, &req(1), &rows, Duration::from_millis(30))
+                .await
+                .0,
+            BEGINNING
+        );
+        // A store told of earlier walks judges its own first one: costly, so it holds the
+        // next back (every new process would otherwise walk over every dead entry again).
+        assert_eq!(new.start(&req(1), true), from(&rows[0], false));
     }
 
     #[tokio::test]
@@ -603,6 +643,65 @@ mod tests {
         // An unmoved start is not shared again, however long it has been.
         age(SHARE_EVERY * 10);
         assert_eq!(claim(&starts, &req(2), &[], NOW).await.1, None);
+    }
+
+    /// A queue whose batches never come back full: every claim walks behind its start.
+    /// The store's first claim is not judged, but a later costly one still holds the next
+    /// back.
+    #[tokio::test]
+    async fn costly_walks_are_spaced_out_on_a_queue_that_is_never_backlogged() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        claim(&starts, &req(5), &rows, NOW).await;
+        let slow = Duration::from_millis(30);
+        let (walked, _) = claim(&starts, &req(5), &rows, slow).await;
+        assert_eq!(walked, from(&rows[0], true));
+        assert_eq!(starts.start(&req(5), true), from(&rows[0], false));
+    }
+
+    #[tokio::test]
+    async fn a_new_store_does_not_share_back_what_it_was_told() {
+        let running = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        claim(&running, &req(2), &rows, NOW).await;
+        let new = told_by(&running, &req(2)).await;
+        for _ in 0..3 {
+            assert_eq!(claim(&new, &req(2), &[], NOW).await.1, None);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_view_stays_due_after_a_failed_claim_and_pruning_comes_every_64th_share() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        claim(&starts, &req(2), &rows, NOW).await;
+        let failed = starts
+            .walk(&req(2), true, |_, share| async move {
+                assert!(share.is_some(), "a view was due");
+                Err(crate::OutboxError::invalid("test", "the claim failed"))
+            })
+            .await;
+        assert!(failed.is_err());
+        let (_, share) = claim(&starts, &req(2), &[pending(19)], NOW).await;
+        assert!(
+            share.expect("still due").prune,
+            "a store's first share prunes"
+        );
+        let mut prunes = Vec::new();
+        for n in 0..130u8 {
+            let key = pending(20 + i64::from(n));
+            starts.kinds.lock().unwrap().values_mut().for_each(|w| {
+                w.shared = w.shared.map(|(_, f)| (Instant::now() - SHARE_EVERY, f));
+            });
+            let (_, share) = claim(&starts, &req(2), std::slice::from_ref(&key), NOW).await;
+            prunes.push(share.expect("a moved start").prune);
+        }
+        let at: Vec<usize> = (0..prunes.len()).filter(|&i| prunes[i]).collect();
+        assert_eq!(
+            at,
+            [63, 127],
+            "shares 65 and 129 of the kind prune: {prunes:?}"
+        );
     }
 
     #[tokio::test]

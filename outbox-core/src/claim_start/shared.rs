@@ -3,9 +3,9 @@
 //! the start the running stores learned instead of walking every dead index entry from
 //! the beginning of the pending index to learn it.
 //!
-//! A store crate keeps the views in a small table of its own, one row per view shared
-//! (newest read first, so that neither reads nor writes step over old versions of a view
-//! while a snapshot is held). It reads the newest view of every kind when the store is
+//! A store crate keeps the views in a small table of its own, one row per view shared,
+//! never updated (so no chain of versions grows while a snapshot is held), old ones pruned
+//! now and then by the share itself. It reads the newest view of every kind when the store is
 //! built and hands them to [`super::ClaimStarts::told`]; a claim carries the view
 //! [`super::ClaimStarts::walk`] gives it, when one is due, into its own statement, so a
 //! claim stays one statement and one round trip.
@@ -41,14 +41,17 @@ pub struct SharedStart {
     pub hold_back: Duration,
 }
 
-/// A view for a claim to share: the kind it is shared under (see [`kind_label`]) and the
-/// view.
+/// A view for a claim to share: the kind it is shared under (see [`kind_label`]), the
+/// view, and whether the same statement prunes the kind's old shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Share {
     /// The kind of claim.
     pub kind: String,
     /// The view.
     pub view: SharedStart,
+    /// Whether to delete the kind's shares made 256 or more shares of the table ago (the
+    /// newest always stays).
+    pub prune: bool,
 }
 
 impl Share {
@@ -106,6 +109,7 @@ mod tests {
     fn durations_are_stored_in_microseconds_saturating() {
         let share = Share {
             kind: "all|".into(),
+            prune: false,
             view: SharedStart {
                 sharer: Uuid::nil(),
                 from: (chrono::Utc::now(), Uuid::nil()),

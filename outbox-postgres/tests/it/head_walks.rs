@@ -231,9 +231,9 @@ async fn a_new_store_starts_where_a_running_one_shared() {
 }
 
 /// A claim shares its view in its own statement. Shares are rows added, never rows
-/// updated, and a share prunes its kind's older ones now and then: after 1,000 claims that
-/// share, at most 512 rows of the kind are left, and the newest of each kind is the one a
-/// new store reads.
+/// updated, and a share that asks to prunes its kind's older ones: after 1,000 claims
+/// that share, every 64th pruning, at most 512 rows of the kind are left, another kind's
+/// are untouched, and the newest of each kind is the one a new store reads.
 #[tokio::test]
 async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
     let Some(db) = support::migrated_db().await else {
@@ -252,7 +252,7 @@ async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
     let at = outbox_core::chrono::Utc::now();
     let none_at: Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>> = None;
     let none_id: Option<uuid::Uuid> = None;
-    let share = |kind: &'static str, took_us: i64| {
+    let share = |kind: &'static str, took_us: i64, prune: bool| {
         let (client, claim) = (&client, &claim);
         async move {
             let none: Option<String> = None;
@@ -276,6 +276,7 @@ async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
                         &from_id,
                         &5_000_000_i64,
                         &took_us,
+                        &prune,
                     ],
                 )
                 .await
@@ -283,9 +284,9 @@ async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
             assert!(rows.is_empty(), "the table is empty");
         }
     };
-    share("1/2|t", 0).await;
+    share("1/2|t", 0, false).await;
     for n in 0..1000 {
-        share("all|", n).await;
+        share("all|", n, n % 64 == 0).await;
     }
     let rows = |kind: &'static str| {
         let client = &client;
@@ -335,6 +336,7 @@ async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
                 &no_uuid,
                 &no_i64,
                 &no_i64,
+                &true,
             ],
         )
         .await
