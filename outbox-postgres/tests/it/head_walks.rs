@@ -59,6 +59,17 @@ async fn claim_until(
     }
 }
 
+/// Claims batches of 5 until `late` comes (within four intervals of `started`): first of
+/// its batch, and not before the interval passed.
+async fn taken_first_after_the_interval(store: &PgClaimStore, late: EntryId, started: Instant) {
+    let (batch, _) = claim_until(store, late, 5, started + EVERY * 4).await;
+    assert_eq!(batch[0], late, "oldest first within its batch: {batch:?}");
+    assert!(
+        started.elapsed() >= EVERY,
+        "taken before the interval passed"
+    );
+}
+
 /// A row committed late with an earlier creation time than the claims' start, while a
 /// backlog keeps every batch full: the claims right after the commit walk past it, and
 /// the first walk from the beginning after the interval takes it, first of its batch.
@@ -85,12 +96,7 @@ async fn a_late_commit_behind_the_start_is_taken_within_the_interval() {
     if started.elapsed() < EVERY {
         assert!(!next.contains(&late), "the claim walked from the beginning");
     }
-    let (batch, _) = claim_until(&store, late, 5, started + EVERY * 4).await;
-    assert_eq!(batch[0], late, "oldest first within its batch: {batch:?}");
-    assert!(
-        started.elapsed() >= EVERY,
-        "taken before the interval passed"
-    );
+    taken_first_after_the_interval(&store, late, started).await;
 }
 
 /// The same late commit on a queue that is not backlogged: a claim after the commit comes
@@ -222,12 +228,7 @@ async fn a_new_store_starts_where_a_running_one_shared() {
             "the new store walked from the beginning"
         );
     }
-    let (batch, _) = claim_until(&new, late, 5, started + EVERY * 4).await;
-    assert_eq!(batch[0], late, "oldest first within its batch: {batch:?}");
-    assert!(
-        started.elapsed() >= EVERY,
-        "taken before the interval passed"
-    );
+    taken_first_after_the_interval(&new, late, started).await;
 }
 
 /// A claim shares its view in its own statement. Shares are rows added, never rows
