@@ -61,4 +61,12 @@ if ! python3 -c 'import standardwebhooks' 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore standardwebhooks==1.1.0 \
         || echo "!! standardwebhooks did not install: the webhook tests will say so"
 fi
+# The bench's peer queue (benches/peers/): pgqueuer and asyncpg at the versions its
+# driver was verified with; the held-snapshot scenario runs the same rounds through it.
+if ! python3 -c 'import pgqueuer, asyncpg' 2>/dev/null; then
+    echo "== installing the bench's peer queue (benches/peers/requirements.txt)"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        -r "$(dirname "$0")/../benches/peers/requirements.txt" \
+        || echo "!! the peer queue did not install: the bench will say so"
+fi
 exit 0

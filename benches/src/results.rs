@@ -520,6 +520,9 @@ impl OrderedRow {
 pub struct HeldRow {
     /// Engine.
     pub engine: Engine,
+    /// The peer queue measured instead of this outbox (name and version), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
     /// Whether a repeatable-read transaction was held open from the start.
     pub held: bool,
     /// Seconds the rounds ran (the snapshot was held at least this long).
@@ -576,6 +579,7 @@ mod tests {
     fn held_runs_compare_the_medians_of_their_first_and_last_tenths() {
         let row = |rounds: Vec<f64>| HeldRow {
             engine: Engine::Postgres,
+            queue: None,
             held: true,
             seconds: 1.0,
             round_entries: 10,

@@ -668,22 +668,55 @@ fn ordered_targets(r: &Results) -> Vec<Target> {
 }
 
 /// The drain while a snapshot is held elsewhere: its last round against its first, and
-/// against the same rounds with nothing held (no target yet: reported).
+/// against the same rounds with nothing held; the peer queue's same figures beside them,
+/// reported, and how far the outbox stays above the peer.
 fn held_targets(r: &Results) -> Vec<Target> {
-    let run = |held: bool| r.held.iter().filter(move |h| h.held == held);
-    let what = "PostgreSQL drain with a transaction held open elsewhere for the whole run: \
-                median round of the last tenth ÷ of the first tenth";
-    let mut t = vec![Rule::Reported.judge(
-        what.into(),
-        run(true).filter_map(HeldRow::last_over_first),
-        ratio,
-    )];
-    let both = run(true)
-        .filter_map(HeldRow::last_tenth)
-        .zip(run(false).filter_map(HeldRow::last_tenth));
-    let what = "PostgreSQL drain's last tenth of rounds (median), transaction held open \
-                elsewhere ÷ nothing held";
-    t.push(Rule::Reported.judge(what.into(), both.filter_map(|(h, n)| div(h, n)), ratio));
+    let mut t = Vec::new();
+    // This outbox's targets are listed even when it was not measured.
+    let mut queues: Vec<Option<&str>> = r.held.iter().map(|h| h.queue.as_deref()).collect();
+    queues.push(None);
+    queues.sort_unstable();
+    queues.dedup();
+    for queue in queues {
+        let run = |held: bool| {
+            r.held
+                .iter()
+                .filter(move |h| h.held == held && h.queue.as_deref() == queue)
+        };
+        let (who, last_over_first, held_over_nothing) = match queue {
+            None => (
+                "PostgreSQL drain".to_owned(),
+                Rule::AtLeast(0.8),
+                Rule::AtLeast(0.5),
+            ),
+            Some(peer) => (format!("Peer queue {peer}"), Rule::Reported, Rule::Reported),
+        };
+        let what = format!(
+            "{who} with a transaction held open elsewhere for the whole run: median round \
+             of the last tenth ÷ of the first tenth"
+        );
+        t.push(last_over_first.judge(what, run(true).filter_map(HeldRow::last_over_first), ratio));
+        let both = run(true)
+            .filter_map(HeldRow::last_tenth)
+            .zip(run(false).filter_map(HeldRow::last_tenth));
+        let what = format!(
+            "{who}'s last tenth of rounds (median), transaction held open elsewhere ÷ nothing \
+             held"
+        );
+        t.push(held_over_nothing.judge(what, both.filter_map(|(h, n)| div(h, n)), ratio));
+    }
+    let held_last = |peer: bool| {
+        r.held
+            .iter()
+            .filter(move |h| h.held && h.queue.is_some() == peer)
+            .filter_map(HeldRow::last_tenth)
+    };
+    let above = held_last(false)
+        .zip(held_last(true))
+        .filter_map(|(ours, peer)| div(ours, peer));
+    let what = "Last tenth of rounds (median) with a transaction held open elsewhere: this \
+                outbox ÷ the peer queue";
+    t.push(Rule::Reported.judge(what.into(), above, ratio));
     t
 }
 
@@ -782,7 +815,9 @@ mod tests {
       ],
       "held": [
         {"engine": "postgres", "held": false, "seconds": 300.0, "round_entries": 10000, "rounds_per_s": [10000.0, 9000.0], "dead_rows": 500},
-        {"engine": "postgres", "held": true, "seconds": 301.0, "round_entries": 10000, "rounds_per_s": [8000.0, 2000.0, 1200.0], "dead_rows": 600000}
+        {"engine": "postgres", "held": true, "seconds": 301.0, "round_entries": 10000, "rounds_per_s": [8000.0, 2000.0, 1200.0], "dead_rows": 600000},
+        {"engine": "postgres", "queue": "pgqueuer 1.6.0", "held": false, "seconds": 300.0, "round_entries": 10000, "rounds_per_s": [6000.0, 5000.0], "dead_rows": 0},
+        {"engine": "postgres", "queue": "pgqueuer 1.6.0", "held": true, "seconds": 300.0, "round_entries": 10000, "rounds_per_s": [5000.0, 1000.0], "dead_rows": 52000}
       ]
     }"#;
 
@@ -883,14 +918,33 @@ mod tests {
         );
         ends(
             &md,
-            "of the last tenth ÷ of the first tenth",
-            "| — | 0.15× | reported |",
+            "PostgreSQL drain with a transaction held open elsewhere for the whole run",
+            "| ≥ 0.80× | 0.15× | **missed** |",
         );
-        ends(&md, "elsewhere ÷ nothing held", "| — | 0.13× | reported |");
         ends(
             &md,
-            "| PostgreSQL | yes |",
+            "PostgreSQL drain's last tenth of rounds (median), transaction held open",
+            "| ≥ 0.50× | 0.13× | **missed** |",
+        );
+        ends(
+            &md,
+            "Peer queue pgqueuer 1.6.0 with a transaction held open",
+            "| — | 0.20× | reported |",
+        );
+        ends(
+            &md,
+            "this outbox ÷ the peer queue",
+            "| — | 1.20× | reported |",
+        );
+        ends(
+            &md,
+            "| PostgreSQL | this outbox | yes |",
             "| 301 | 3 | 10,000 | 8,000 | 1,200 | 0.15× | 600,000 |",
+        );
+        ends(
+            &md,
+            "| PostgreSQL | pgqueuer 1.6.0 | yes |",
+            "| 300 | 2 | 10,000 | 5,000 | 1,000 | 0.20× | 52,000 |",
         );
         assert!(md.contains("| clean \\| 10k |"));
         assert!(md.contains("![claims/s against batch](claims.svg)"));
@@ -918,7 +972,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 60, "{empty}");
+        assert_eq!(unmeasured.count(), 61, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

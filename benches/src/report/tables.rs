@@ -413,14 +413,22 @@ fn held(md: &mut String, r: &Results) {
          once with nothing else open, once with a repeatable-read transaction held open on \
          another connection from the start, so no row version the drain leaves dead can \
          be removed. The table is vacuumed after every round in both runs, besides what \
-         autovacuum does, so both are vacuumed at the same points. Single rounds are noisy: each run is summed up by the median round of \
-         its first tenth and of its last tenth.\n\n",
+         autovacuum does, so both are vacuumed at the same points. Each round's drain is a \
+         new process, as after a deploy or a restart. Single rounds are noisy: each run is \
+         summed up by the median round of its first tenth and of its last tenth. A peer \
+         queue runs the same rounds on the same server, in a database of its own \
+         (`benches/peers/`: pgqueuer, two new consumers per round on their own \
+         connections, dequeuing 100 at a time into a handler that does nothing, its \
+         completions committed before a round's clock stops).\n\n",
     );
     table(
         md,
         &r.held,
         &[
             ("engine", &|h| h.engine.label().into()),
+            ("queue", &|h| {
+                h.queue.clone().unwrap_or_else(|| "this outbox".into())
+            }),
             ("held open", &|h| if h.held { "yes" } else { "no" }.into()),
             ("seconds", &|h| format!("{:.0}", h.seconds)),
             ("rounds", &|h| h.rounds_per_s.len().to_string()),

@@ -38,6 +38,7 @@ pub async fn run(ctx: &mut Ctx) {
         };
         let row = rounds(ctx, &place.location, held).await;
         drop(holder);
+        drop(place);
         progress(format_args!(
             "held {}: {} rounds, first {:.0}/s, last {:.0}/s, {} dead rows",
             if held { "snapshot" } else { "nothing" },
@@ -47,6 +48,16 @@ pub async fn run(ctx: &mut Ctx) {
             row.dead_rows.map_or("?".into(), |n| n.to_string()),
         ));
         ctx.results.held.push(row);
+        if let Some(peer) = super::held_peer::rounds(ctx, held).await {
+            progress(format_args!(
+                "held {} through {}: {} rounds, {} dead rows",
+                if held { "snapshot" } else { "nothing" },
+                peer.queue.as_deref().unwrap_or_default(),
+                peer.rounds_per_s.len(),
+                peer.dead_rows.map_or("?".into(), |n| n.to_string()),
+            ));
+            ctx.results.held.push(peer);
+        }
     }
 }
 
@@ -93,6 +104,7 @@ async fn rounds(ctx: &Ctx, location: &Location, held: bool) -> HeldRow {
         .map(|c| c.dead_rows);
     HeldRow {
         engine: Engine::Postgres,
+        queue: None,
         held,
         seconds,
         round_entries: plan.held_round,

@@ -10,6 +10,7 @@ pub mod drain;
 pub mod enqueue;
 pub mod flow;
 pub mod held;
+mod held_peer;
 pub mod ordered;
 pub mod overlap;
 pub mod race;
