@@ -92,9 +92,15 @@ type Kind = (Option<String>, Option<Slice>);
 struct Walks {
     /// The oldest pending key the last claim that took pending rows took.
     from: Option<PendingKey>,
-    /// When the last walk that covered the beginning started, and how long after its start
-    /// the next may run (zero unless it was costly).
+    /// When the last walk that covered the beginning started, and how long it took (zero
+    /// for a walk another store told of).
     last_full: Option<(Instant, Duration)>,
+    /// Whether that walk was the store's first claim of the kind, with nothing told: not
+    /// judged, as a store's first calls also prepare their statements.
+    first: bool,
+    /// How long after its start a walk another store told of holds the next back (zero
+    /// once this store walks from the beginning itself).
+    told_hold_back: Duration,
     /// How long the last claim that walked only ahead of its start took, once one has.
     ahead_only: Option<Duration>,
     /// When this store last shared its view of the kind, and the start it shared.
@@ -106,27 +112,24 @@ struct Walks {
 }
 
 impl Walks {
-    /// How long after the last walk that covered the beginning the next may run.
+    /// How long after the last walk that covered the beginning the next may run: twenty
+    /// times its duration if it was costly, judged against the latest claim that walked
+    /// only ahead (against nothing before one was timed; so a costly judgment made while
+    /// the machine was slow is undone once plain claims are slow too), and no less than
+    /// another store told of.
     fn spacing(&self) -> Duration {
-        self.last_full
-            .map_or(Duration::ZERO, |(_, hold_back)| hold_back)
-    }
-
-    /// How long after its start a walk that covered the beginning and took `took` holds the
-    /// next back: twenty times `took` if it was costly, against the last claim that walked
-    /// only ahead (against nothing before one was timed). The store's first claim of the
-    /// kind is never judged: a store's first calls also prepare their statements.
-    fn hold_back(&self, took: Duration) -> Duration {
-        let ahead = match (self.ahead_only, self.last_full) {
-            (Some(ahead), _) => ahead,
-            (None, Some(_)) => Duration::ZERO,
-            (None, None) => return Duration::ZERO,
+        let own = match self.last_full {
+            Some((_, took)) if !self.first => {
+                let ahead = self.ahead_only.unwrap_or_default();
+                if took > ahead + COSTLY {
+                    took.saturating_mul(SPACING)
+                } else {
+                    Duration::ZERO
+                }
+            }
+            _ => Duration::ZERO,
         };
-        if took > ahead + COSTLY {
-            took.saturating_mul(SPACING)
-        } else {
-            Duration::ZERO
-        }
+        own.max(self.told_hold_back)
     }
 }
 
@@ -223,7 +226,7 @@ impl ClaimStarts {
         if let Some(walks) = kinds.get_mut(&Self::kind(req)) {
             walks.shared = Some((Instant::now(), from));
             walks.shares += 1;
-            if walks.last_full.is_some_and(|(_, h)| h == hold_back) {
+            if walks.spacing() == hold_back {
                 walks.costly_unshared = false;
             }
         }
@@ -235,7 +238,8 @@ impl ClaimStarts {
         let (view, full_started) = told.get(&kind_label(req))?;
         Some(Walks {
             from: Some(view.from),
-            last_full: Some((*full_started, view.hold_back)),
+            last_full: Some((*full_started, Duration::ZERO)),
+            told_hold_back: view.hold_back,
             // What it was told is in the table already: nothing to share until it moves.
             shared: Some((Instant::now(), view.from)),
             ..Walks::default()
@@ -250,7 +254,8 @@ impl ClaimStarts {
     fn to_share(&self, req: &ClaimRequest) -> Option<(SharedStart, bool)> {
         let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
         let walks = kinds.get_mut(&Self::kind(req))?;
-        let (from, (full_started, hold_back)) = (walks.from?, walks.last_full?);
+        let (from, (full_started, _)) = (walks.from?, walks.last_full?);
+        let hold_back = walks.spacing();
         let moved = walks
             .shared
             .is_none_or(|(at, shared)| shared != from && at.elapsed() >= SHARE_EVERY);
@@ -314,9 +319,10 @@ impl ClaimStarts {
         let asked = usize::try_from(req.batch_size).unwrap_or(usize::MAX);
         let short = claimed.len() < asked;
         if start.from.is_none() || (start.behind && short) {
-            let hold_back = walks.hold_back(walk.1);
-            walks.last_full = Some((walk.0, hold_back));
-            walks.costly_unshared = !hold_back.is_zero();
+            walks.first = walks.last_full.is_none() && walks.ahead_only.is_none();
+            walks.told_hold_back = Duration::ZERO;
+            walks.last_full = Some(walk);
+            walks.costly_unshared = !walks.spacing().is_zero();
         } else {
             walks.ahead_only = Some(walk.1);
         }
@@ -481,6 +487,32 @@ mod tests {
         // Once 2 s have passed, the next claim walks from the beginning.
         starts.learn(&req(2), true, BEGINNING, walk(took * 21, took), &rows);
         assert_eq!(starts.start(&req(2), true), BEGINNING);
+    }
+
+    /// A walk judged costly while the machine was briefly slow holds nothing back once
+    /// claims that walk only ahead are as slow.
+    #[test]
+    fn a_costly_judgment_is_undone_when_plain_claims_slow_down_too() {
+        let starts = ClaimStarts::new(HOUR);
+        let rows = [pending(10), pending(11)];
+        let ms = Duration::from_millis(1);
+        starts.learn(
+            &req(2),
+            true,
+            from(&rows[0], true),
+            walk(NOW, 2 * ms),
+            &rows,
+        );
+        starts.learn(&req(2), true, BEGINNING, walk(NOW, 30 * ms), &rows);
+        assert_eq!(starts.start(&req(2), true), from(&rows[0], false));
+        starts.learn(
+            &req(2),
+            true,
+            from(&rows[0], false),
+            walk(NOW, 40 * ms),
+            &rows,
+        );
+        assert_eq!(starts.start(&req(2), true), from(&rows[0], true));
     }
 
     #[test]
