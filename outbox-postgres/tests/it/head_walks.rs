@@ -14,6 +14,7 @@ use outbox_core::{
 use outbox_postgres::{PgClaimStore, PgStoreConfig};
 use outbox_testkit::fixtures::{at, boom, claim_ids, claim_req, new_entry, t0};
 use outbox_testkit::postgres::PgTestDb;
+use tokio_postgres::types::ToSql;
 
 use crate::support;
 
@@ -251,38 +252,19 @@ async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
     let sharer = uuid::Uuid::now_v7();
     let from_id = uuid::Uuid::now_v7();
     let at = outbox_core::chrono::Utc::now();
-    let none_at: Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>> = None;
-    let none_id: Option<uuid::Uuid> = None;
-    let share = |kind: &'static str, took_us: i64, prune: bool| {
+    let share = |kind: &'static str, hold_back_us: i64, prune: bool| {
         let (client, claim) = (&client, &claim);
         async move {
-            let none: Option<String> = None;
-            let rows = client
-                .query(
-                    claim,
-                    &[
-                        &none_at,
-                        &none,
-                        &1_i64,
-                        &"w",
-                        &30_000_000_i64,
-                        &true,
-                        &true,
-                        &none_at,
-                        &none_id,
-                        &true,
-                        &kind,
-                        &sharer,
-                        &at,
-                        &from_id,
-                        &5_000_000_i64,
-                        &took_us,
-                        &prune,
-                    ],
-                )
-                .await
-                .unwrap();
-            assert!(rows.is_empty(), "the table is empty");
+            let view: [&(dyn ToSql + Sync); 7] = [
+                &kind,
+                &sharer,
+                &at,
+                &from_id,
+                &5_000_000_i64,
+                &hold_back_us,
+                &prune,
+            ];
+            claim_on_empty(client, claim, view).await;
         }
     };
     share("1/2|t", 0, false).await;
@@ -314,35 +296,40 @@ async fn shares_ride_on_claims_are_pruned_and_the_newest_is_read() {
     let age: i64 = newest[1].get("full_age_us");
     assert!((5_000_000..65_000_000).contains(&age), "{age}");
     // A claim with nothing to share adds nothing.
-    let none: Option<String> = None;
-    let no_uuid: Option<uuid::Uuid> = None;
-    let no_i64: Option<i64> = None;
-    client
-        .query(
-            &claim,
-            &[
-                &none_at,
-                &none,
-                &1_i64,
-                &"w",
-                &30_000_000_i64,
-                &true,
-                &true,
-                &none_at,
-                &none_id,
-                &true,
-                &none,
-                &no_uuid,
-                &none_at,
-                &no_uuid,
-                &no_i64,
-                &no_i64,
-                &true,
-            ],
-        )
-        .await
-        .unwrap();
+    let (no_text, no_uuid, no_i64): (Option<String>, Option<uuid::Uuid>, Option<i64>) =
+        (None, None, None);
+    let no_at: Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>> = None;
+    let nothing: [&(dyn ToSql + Sync); 7] = [
+        &no_text, &no_uuid, &no_at, &no_uuid, &no_i64, &no_i64, &true,
+    ];
+    claim_on_empty(&client, &claim, nothing).await;
     assert_eq!(rows("all|").await, left);
+}
+
+/// Runs `claim` (of every slice) on a table with nothing to claim: one entry from the
+/// beginning of the index, with `share` as its parameters $11 to $17.
+async fn claim_on_empty(
+    client: &tokio_postgres::Client,
+    claim: &str,
+    share: [&(dyn ToSql + Sync); 7],
+) {
+    let no_at: Option<outbox_core::chrono::DateTime<outbox_core::chrono::Utc>> = None;
+    let (no_topic, no_id): (Option<String>, Option<uuid::Uuid>) = (None, None);
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &no_at,
+        &no_topic,
+        &1_i64,
+        &"w",
+        &30_000_000_i64,
+        &true,
+        &true,
+        &no_at,
+        &no_id,
+        &true,
+    ];
+    params.extend(share);
+    let rows = client.query(claim, &params).await.unwrap();
+    assert!(rows.is_empty(), "the table is empty");
 }
 
 /// With a repeatable-read snapshot held open on another connection, 20,000 delivered rows
