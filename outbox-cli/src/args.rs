@@ -242,6 +242,11 @@ pub(crate) struct DrainArgs {
     /// Emissions in flight per worker.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) concurrency: u32,
+    /// Batches each worker holds claimed ahead of the one it emits, where the engine takes
+    /// concurrent writes (PostgreSQL, MariaDB, SQL Server); more hide more of a slow
+    /// link's round trips, and hold more entries other drains cannot take.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub(crate) batches_ahead: u32,
     /// Where entries go: stdout, jsonl:PATH, webhook:URL (signed as Standard Webhooks with
     /// the `whsec_…` secrets in OUTBOX_WEBHOOK_SECRETS, separated by spaces),
     /// `nats://HOST:PORT?subject=events.{topic}&stream=NAME&create_stream=true&ack_timeout=5s`,

@@ -93,6 +93,10 @@ fn bad_input_is_one_clear_line_and_a_failure() {
         "--workers",
     );
     fails(
+        outbox(&db).args(["drain", "--batches-ahead", "9", "--emitter", "noop"]),
+        "--batches-ahead",
+    );
+    fails(
         outbox(&db).args(["drain", "--lease", "5 minutes", "--emitter", "noop"]),
         "not a duration",
     );

@@ -98,6 +98,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         batch: 50,
         lease: TimeDelta::seconds(30),
         concurrency: 8,
+        batches_ahead: 2,
         emitter: format!("jsonl:{}", jsonl.display()),
         emit_delay: None,
         metrics_addr: None,

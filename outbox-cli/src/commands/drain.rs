@@ -92,6 +92,7 @@ pub(crate) async fn drain(
         .batch_size(args.batch)
         .lease(args.lease)
         .emit_concurrency(args.concurrency as usize)
+        .batches_ahead(args.batches_ahead as usize)
         .max_attempts(args.max_attempts)
         .max_age(Some(args.max_age.to_std().unwrap_or_default()))
         .emit_timeout(args.emit_timeout.to_std().unwrap_or_default())

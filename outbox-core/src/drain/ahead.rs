@@ -1,18 +1,22 @@
-//! Claiming the next batch while the current one is emitted and recorded.
+//! Claiming the next batches while the current one is emitted and recorded.
 //!
-//! The claim runs as its own task, started when a full batch begins. Its claims are held
-//! from the moment they come back: renewed on the running batch's schedule, renewed again
-//! before their own emission if they have aged past a renewal period, and released if the
-//! drain stops before emitting them. A claim whose renewal reports it lost is dropped and
-//! never emitted.
+//! Each claim ahead runs as its own task, started when a full batch is taken, up to the
+//! drain's depth ([`DrainOptions::batches_ahead`](super::DrainOptions::batches_ahead)), so
+//! through a slow link several claims are in flight while a batch is emitted and the one
+//! before it recorded. Their claims are held from the moment they come back: renewed on
+//! the running batch's schedule, renewed again before their own emission if they have
+//! aged past a renewal period, and released if the drain stops before emitting them. A
+//! claim whose renewal reports it lost is dropped and never emitted. The queue outlives
+//! a cycle: a claim still in flight when a cycle ends is the next cycle's batch.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use tokio::task::JoinHandle;
 
 use super::work::Work;
 use super::{Drain, DrainSummary};
-use crate::{Claim, Completion, CompletionRequest, Result};
+use crate::{Claim, Completion, CompletionRequest, OutboxError, Result};
 
 /// A batch claimed ahead of its turn.
 #[derive(Debug)]
@@ -25,74 +29,159 @@ pub(super) struct Ahead {
     pub(super) lost: u64,
 }
 
-/// The claim of the next batch: not asked for, in flight, or back.
+/// One batch ahead: its claim running, or back with claims in it.
 #[derive(Debug)]
-pub(super) enum Prefetch {
-    /// No claim ahead in this cycle.
-    Off,
-    /// The claim is running.
+enum Slot {
     Running(JoinHandle<Result<Vec<Claim>>>),
-    /// The claim came back (an error is logged and counted by the cycle).
-    Back(Result<Ahead>),
+    Back(Ahead),
+}
+
+/// The batches claimed ahead, oldest first.
+#[derive(Debug)]
+pub(super) struct Prefetch {
+    slots: VecDeque<Slot>,
+    /// Whether claims ahead may be started at all.
+    on: bool,
+    /// Claims of batches ahead dropped as lost and never taken in, not yet counted.
+    lost: u64,
+    /// What failed claims ahead met, not yet reported.
+    errors: Vec<OutboxError>,
 }
 
 impl Prefetch {
-    /// Starts claiming the next batch on its own task.
-    pub(super) fn start(drain: &Drain) -> Self {
-        let drain = drain.clone();
-        Self::Running(tokio::spawn(async move { drain.claim_batch().await }))
+    /// A queue that claims ahead when `on`, up to the drain's depth.
+    pub(super) fn new(on: bool) -> Self {
+        Self {
+            slots: VecDeque::new(),
+            on,
+            lost: 0,
+            errors: Vec::new(),
+        }
     }
 
-    /// True while the claim is in flight.
+    /// After a full batch was taken: starts claims until the drain's depth is in flight
+    /// or back (none when the drain does not claim ahead now).
+    pub(super) fn fill(&mut self, drain: &Drain) {
+        if !self.on {
+            return;
+        }
+        while self.slots.len() < drain.batches_ahead_now() {
+            let drain = drain.clone();
+            self.slots.push_back(Slot::Running(tokio::spawn(async move {
+                drain.claim_batch().await
+            })));
+        }
+    }
+
+    /// True while a claim is in flight.
     pub(super) fn is_running(&self) -> bool {
-        matches!(self, Self::Running(_))
+        self.slots.iter().any(|s| matches!(s, Slot::Running(_)))
     }
 
-    /// Waits for the claim in flight (forever if there is none: guard with
-    /// [`Prefetch::is_running`]). Cancel-safe: the task keeps running if the wait is dropped.
+    /// True when nothing is in flight or held.
+    pub(super) fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Waits for the oldest claim in flight (forever if there is none: guard with
+    /// [`Prefetch::is_running`]). One that failed or came back empty leaves the queue (a
+    /// failure is kept for [`Prefetch::take_errors`]). Cancel-safe: the task keeps running
+    /// if the wait is dropped.
     pub(super) async fn settle(&mut self) {
-        if let Self::Running(handle) = self {
-            let result = match handle.await {
-                Ok(Ok(claims)) => Ok(Ahead {
-                    claims,
-                    leased_at: Instant::now(),
-                    lost: 0,
-                }),
-                Ok(Err(e)) => Err(e),
-                Err(join) => Err(crate::OutboxError::Database {
+        let Some(at) = self
+            .slots
+            .iter()
+            .position(|s| matches!(s, Slot::Running(_)))
+        else {
+            return std::future::pending().await;
+        };
+        let Slot::Running(handle) = &mut self.slots[at] else {
+            unreachable!("found running above");
+        };
+        let claims = match handle.await {
+            Ok(Ok(claims)) => claims,
+            Ok(Err(e)) => {
+                self.errors.push(e);
+                Vec::new()
+            }
+            Err(join) => {
+                self.errors.push(OutboxError::Database {
                     message: format!("the claim ahead did not finish: {join}"),
                     source: None,
-                }),
-            };
-            *self = Self::Back(result);
-        } else {
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// The claims that came back and are held, if any.
-    /// The batch claimed ahead, if it is back with claims in it; it is taken out.
-    pub(super) fn take_claims(&mut self) -> Option<Ahead> {
-        match self {
-            Self::Back(Ok(ahead)) if !ahead.claims.is_empty() => {
-                match std::mem::replace(self, Self::Off) {
-                    Self::Back(Ok(ahead)) => Some(ahead),
-                    _ => None,
-                }
+                });
+                Vec::new()
             }
+        };
+        if claims.is_empty() {
+            self.slots.remove(at);
+        } else {
+            self.slots[at] = Slot::Back(Ahead {
+                claims,
+                leased_at: Instant::now(),
+                lost: 0,
+            });
+        }
+    }
+
+    /// The oldest batch ahead, if it is back; it is taken out.
+    pub(super) fn take_claims(&mut self) -> Option<Ahead> {
+        match self.slots.front() {
+            Some(Slot::Back(_)) => match self.slots.pop_front() {
+                Some(Slot::Back(ahead)) => Some(ahead),
+                _ => None,
+            },
             _ => None,
         }
     }
 
-    pub(super) fn held_mut(&mut self) -> Option<&mut Ahead> {
-        match self {
-            Self::Back(Ok(ahead)) if !ahead.claims.is_empty() => Some(ahead),
-            _ => None,
+    /// The oldest batch ahead, waiting for claims in flight; `None` when none is left.
+    pub(super) async fn next(&mut self) -> Option<Ahead> {
+        loop {
+            if let Some(ahead) = self.take_claims() {
+                return Some(ahead);
+            }
+            if !self.is_running() {
+                return None;
+            }
+            self.settle().await;
         }
+    }
+
+    /// The batches that are back, to renew.
+    pub(super) fn held_mut(&mut self) -> impl Iterator<Item = &mut Ahead> {
+        self.slots.iter_mut().filter_map(|s| match s {
+            Slot::Back(ahead) => Some(ahead),
+            Slot::Running(_) => None,
+        })
+    }
+
+    /// Counts lost claims of a batch ahead that will not be taken in.
+    pub(super) fn count_lost(&mut self, n: u64) {
+        self.lost += n;
+    }
+
+    /// The claims found lost since the last call.
+    pub(super) fn take_lost(&mut self) -> u64 {
+        std::mem::take(&mut self.lost)
+    }
+
+    /// The failures of claims ahead since the last call.
+    pub(super) fn take_errors(&mut self) -> Vec<OutboxError> {
+        std::mem::take(&mut self.errors)
     }
 }
 
 impl Drain {
+    /// How many batches to hold claimed ahead now: none when told not to, one on a
+    /// one-writer store while emissions are slow, else the configured depth.
+    pub(super) fn batches_ahead_now(&self) -> usize {
+        match self.claim_ahead {
+            super::AheadPolicy::Always => self.options.batches_ahead,
+            super::AheadPolicy::Never => 0,
+            super::AheadPolicy::WhenSlow => usize::from(self.claims_ahead_now()),
+        }
+    }
+
     /// The batch claimed ahead, its leases renewed first if they have aged past a renewal
     /// period. If the renewal cannot be made the batch is not emitted: its leases are left
     /// to run out, and the entries are claimed again after them.
@@ -112,8 +201,22 @@ impl Drain {
         ahead.claims.into_iter().map(Work::Claimed).collect()
     }
 
+    /// Stops claiming ahead: waits for the claims in flight, then gives back every claim
+    /// held ahead that will not be emitted.
+    pub(super) async fn release_all_ahead(&self, prefetch: &mut Prefetch) -> DrainSummary {
+        let mut summary = DrainSummary::default();
+        while prefetch.is_running() {
+            prefetch.settle().await;
+        }
+        while let Some(ahead) = prefetch.take_claims() {
+            summary.add(&self.release_ahead(ahead).await);
+        }
+        summary.not_applied += prefetch.take_lost();
+        summary
+    }
+
     /// Gives back the claims of a batch claimed ahead that will not be emitted.
-    pub(super) async fn release_ahead(&self, ahead: Ahead) -> DrainSummary {
+    async fn release_ahead(&self, ahead: Ahead) -> DrainSummary {
         let mut summary = DrainSummary {
             claimed: ahead.claims.len() as u64,
             not_applied: ahead.lost,

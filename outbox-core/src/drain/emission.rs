@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::watch;
 use tokio::task::{JoinError, JoinSet};
 
@@ -63,8 +64,9 @@ struct Batch<'a> {
     /// oldest of them finished.
     finished: Vec<EntryId>,
     first_finished_at: Option<tokio::time::Instant>,
-    /// The sub-batch being recorded: at most one at a time.
-    recording: Option<Recording<'a>>,
+    /// The sub-batches being recorded: as many at once as the store takes writes side by
+    /// side ([`Drain::recordings_at_once`]).
+    recordings: FuturesUnordered<Recording<'a>>,
     /// When emissions still running are abandoned, once the drain was told to stop.
     abandon_at: Option<tokio::time::Instant>,
     /// Time spent in finished emissions.
@@ -89,16 +91,16 @@ impl<'a> Batch<'a> {
             held,
             finished: Vec::new(),
             first_finished_at: None,
-            recording: None,
+            recordings: FuturesUnordered::new(),
             abandon_at: None,
             emit_time: Duration::ZERO,
             emitted: Emitted::default(),
         }
     }
 
-    /// When the emitter is about to run dry, takes in the batch claimed ahead and starts
-    /// claiming the next, so emissions stay in flight across batch boundaries instead of
-    /// draining to none at the end of every batch.
+    /// When the emitter is about to run dry, takes in the oldest batch claimed ahead and
+    /// tops the claims ahead up again, so emissions stay in flight across batch boundaries
+    /// instead of draining to none at the end of every batch.
     async fn take_in_ahead(&mut self, prefetch: &mut Prefetch, period: Duration) {
         if !self.queue.is_empty() {
             return;
@@ -109,6 +111,7 @@ impl<'a> Batch<'a> {
         let drain = self.drain;
         if ahead.leased_at.elapsed() >= period && !drain.renew_ahead(&mut ahead).await {
             tracing::error!(owner = %drain.options.owner, held = ahead.claims.len(), "could not renew the batch claimed ahead; leaving it to its leases");
+            prefetch.count_lost(ahead.lost);
             return;
         }
         let full = ahead.claims.len() >= drain.options.batch_size as usize;
@@ -118,8 +121,8 @@ impl<'a> Batch<'a> {
             self.emitted.absorbed.push(Work::Claimed(claim.clone()));
             self.queue.push_back(Work::Claimed(claim));
         }
-        if full && drain.claims_ahead_now() {
-            *prefetch = Prefetch::start(drain);
+        if full {
+            prefetch.fill(drain);
         }
     }
 
@@ -143,34 +146,34 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Sends a sub-batch to the store when the oldest finished emission has waited a
+    /// Sends sub-batches to the store when the oldest finished emission has waited a
     /// linger, or when nothing is left running: a batch whose emissions all end within
     /// the linger is still recorded in one call. At most one store batch per call: when
     /// emissions outrun recording, what piled up goes in several calls, never in one the
-    /// store would refuse.
+    /// store would refuse, and no more at once than the store takes side by side.
     fn start_recording(&mut self) {
-        let due = self
-            .first_finished_at
-            .is_some_and(|t| t.elapsed() >= RECORD_LINGER);
-        if self.recording.is_some() || self.finished.is_empty() || !(due || self.running.is_empty())
-        {
-            return;
+        while self.recordings.len() < self.drain.recordings_at_once() && !self.finished.is_empty() {
+            let due = self
+                .first_finished_at
+                .is_some_and(|t| t.elapsed() >= RECORD_LINGER);
+            if !(due || self.running.is_empty()) {
+                return;
+            }
+            let take = self.finished.len().min(self.drain.record_chunk());
+            let ids: Vec<EntryId> = self.finished.drain(..take).collect();
+            if self.finished.is_empty() {
+                self.first_finished_at = None;
+            }
+            let recording = self
+                .drain
+                .record_finished(ids, &self.held, &mut self.emitted.outcomes);
+            self.recordings.push(recording);
         }
-        let take = self.finished.len().min(self.drain.record_chunk());
-        let ids: Vec<EntryId> = self.finished.drain(..take).collect();
-        if self.finished.is_empty() {
-            self.first_finished_at = None;
-        }
-        self.recording = Some(self.drain.record_finished(
-            ids,
-            &self.held,
-            &mut self.emitted.outcomes,
-        ));
     }
 
     /// Whether nothing is running, being recorded or waiting to be.
     fn is_done(&self) -> bool {
-        self.running.is_empty() && self.recording.is_none() && self.finished.is_empty()
+        self.running.is_empty() && self.recordings.is_empty() && self.finished.is_empty()
     }
 
     /// When the waiting finished emissions are due to be recorded.
@@ -209,7 +212,6 @@ impl<'a> Batch<'a> {
     /// Takes in what a sub-batch's recording gave back. Its claims are no longer held;
     /// a failure leaves their outcomes for the end of the batch, where it is the cycle's.
     fn recording_ended(&mut self, ids: Vec<EntryId>, result: Recorded) {
-        self.recording = None;
         match result {
             Ok(tallied) => {
                 self.emitted.recorded.add(&tallied);
@@ -224,11 +226,11 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Renews every claim held, and those of the batch claimed ahead.
+    /// Renews every claim held, and those of the batches claimed ahead.
     async fn renew(&mut self, prefetch: &mut Prefetch) {
         let lost = self.drain.renew(&mut self.held).await.unwrap_or_default();
         self.emitted.lost.extend(lost);
-        if let Some(ahead) = prefetch.held_mut() {
+        for ahead in prefetch.held_mut() {
             self.drain.renew_ahead(ahead).await;
         }
     }
@@ -286,15 +288,16 @@ impl Drain {
             // What the branches' conditions read, read before their futures borrow.
             let linger_until = batch.linger_until();
             let waiting = !batch.finished.is_empty();
-            let recording = batch.recording.is_some();
+            let recording = !batch.recordings.is_empty();
+            let room = batch.recordings.len() < self.recordings_at_once();
             let running = !batch.running.is_empty();
             let abandon_at = batch.abandon_at;
             tokio::select! {
                 Some(done) = batch.running.join_next_with_id() => batch.emission_ended(done),
-                (ids, result) = async { batch.recording.as_mut().expect("guarded by the precondition").await }, if recording => {
+                Some((ids, result)) = batch.recordings.next(), if recording => {
                     batch.recording_ended(ids, result);
                 }
-                () = tokio::time::sleep_until(linger_until), if !recording && waiting => {}
+                () = tokio::time::sleep_until(linger_until), if room && waiting => {}
                 _ = renew_tick.tick() => batch.renew(prefetch).await,
                 () = prefetch.settle(), if prefetch.is_running() => {}
                 () = tokio::time::sleep_until(abandon_at.unwrap_or_else(tokio::time::Instant::now)), if abandon_at.is_some() && running => {

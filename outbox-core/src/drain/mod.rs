@@ -32,9 +32,11 @@ use crate::{ClaimStore, Clock, Result, SystemClock};
 /// Each cycle claims up to a batch of retry-ready and pending entries, emits them with
 /// bounded concurrency outside any database transaction (renewing the leases of emissions
 /// that run long), and records every outcome in one batch completion. While a full batch
-/// is emitted and recorded, the next one is claimed where the store can overlap writes
-/// (see [`DrainOptions::claim_ahead`]), so at steady state a cycle costs the database one
-/// claim and one completion, running side by side. It never emits an entry it does not hold. Run several drains, in one
+/// is emitted and recorded, the next ones are claimed where the store can overlap writes
+/// (see [`DrainOptions::claim_ahead`] and [`DrainOptions::batches_ahead`]), and finished
+/// sub-batches are recorded two at a time there, so at steady state neither the database
+/// nor the emitter waits on the other, and a slow link costs a worker about one round
+/// trip per batch. It never emits an entry it does not hold. Run several drains, in one
 /// process or many, on one store.
 ///
 /// Give it a store wrapped in [`crate::Observed`] to get the store-level transition
@@ -152,8 +154,12 @@ impl Drain {
     /// Runs one cycle to its end (one batch; nothing is claimed ahead).
     pub async fn run_once(&self) -> Result<DrainSummary> {
         let (_keep, stop) = watch::channel(false);
-        let (summary, _) = self.cycle(&stop, None, false).instrument(self.span()).await;
-        summary.map_err(|failed| failed.error)
+        let mut nothing_ahead = ahead::Prefetch::new(false);
+        let cycle = self.cycle(&stop, &mut nothing_ahead);
+        cycle
+            .instrument(self.span())
+            .await
+            .map_err(|failed| failed.error)
     }
 
     /// Runs cycles until `shutdown` completes, then stops claiming, lets running emissions
@@ -215,35 +221,26 @@ impl Drain {
         let mut total = DrainSummary::default();
         let mut idle = self.options.poll_interval;
         let wake = self.store.wake_signal();
-        let mut ahead = None;
+        let mut ahead = ahead::Prefetch::new(true);
         let mut failures = failures::FailedCycles::default();
         let owner = self.options.owner.as_str();
         while !*stop.borrow() {
-            let (result, next) = self
-                .cycle(&stop, ahead.take(), true)
-                .instrument(self.span())
-                .await;
-            let claim_ahead_failed = match next {
-                Ok(next) => {
-                    ahead = next;
-                    None
-                }
-                Err(e) => Some(e),
-            };
-            let went_through = result.is_ok() && claim_ahead_failed.is_none();
+            let result = self.cycle(&stop, &mut ahead).instrument(self.span()).await;
+            let claims_ahead_failed = ahead.take_errors();
+            let went_through = result.is_ok() && claims_ahead_failed.is_empty();
             let found_work = match result {
                 Ok(summary) => {
                     total.add(&summary);
-                    summary.claimed > 0 || ahead.is_some()
+                    summary.claimed > 0 || !ahead.is_empty()
                 }
                 Err(failed) => {
                     failures.failed(owner, failed.step, &failed.error, self.clock.now());
                     total.errors += 1;
-                    ahead.is_some()
+                    !ahead.is_empty()
                 }
             };
-            if let Some(e) = claim_ahead_failed {
-                // The batch went through; claiming the next one did not.
+            for e in claims_ahead_failed {
+                // Whatever the batch did, claiming one ahead did not go through.
                 failures.failed(owner, failures::Step::Claim, &e, self.clock.now());
                 total.errors += 1;
             }
@@ -273,10 +270,13 @@ impl Drain {
             }
             idle = (idle * 2).min(self.options.max_idle_interval);
         }
-        failures.stopped(owner);
-        if let Some(ahead) = ahead {
-            total.add(&self.release_ahead(ahead).instrument(self.span()).await);
+        let released = self.release_all_ahead(&mut ahead);
+        total.add(&released.instrument(self.span()).await);
+        for e in ahead.take_errors() {
+            failures.failed(owner, failures::Step::Claim, &e, self.clock.now());
+            total.errors += 1;
         }
+        failures.stopped(owner);
         total
     }
 

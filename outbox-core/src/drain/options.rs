@@ -7,6 +7,9 @@ use chrono::TimeDelta;
 use super::retry::RetryPolicy;
 use crate::{OutboxError, Result};
 
+/// The most batches a drain may hold claimed ahead ([`DrainOptions::batches_ahead`]).
+const MAX_BATCHES_AHEAD: usize = 8;
+
 /// How a [`super::Drain`] works.
 #[derive(Debug, Clone)]
 pub struct DrainOptions {
@@ -21,6 +24,7 @@ pub struct DrainOptions {
     pub(crate) max_attempts: u32,
     pub(crate) topic: Option<String>,
     pub(crate) claim_ahead: Option<bool>,
+    pub(crate) batches_ahead: usize,
     pub(crate) emit_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
     pub(crate) max_age: Option<Duration>,
@@ -56,6 +60,7 @@ impl Default for DrainOptions {
             max_attempts: 10,
             topic: None,
             claim_ahead: None,
+            batches_ahead: 2,
             emit_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(30),
             max_age: Some(Duration::from_secs(7 * 86_400)),
@@ -82,7 +87,7 @@ impl DrainOptions {
     /// The defaults: claim leases on, owner `host-pid-random`, batches of 50, 30 s leases,
     /// 8 concurrent emissions, polling every 250 ms backing off to 5 s when idle, the
     /// default [`RetryPolicy`], dead-lettering after 10 attempts, every topic, claiming
-    /// ahead where the store can overlap writes.
+    /// two batches ahead where the store can overlap writes.
     pub fn new() -> Self {
         Self::default()
     }
@@ -141,14 +146,28 @@ impl DrainOptions {
     /// `true`: while a full batch is emitted and recorded, claim the next one, so neither
     /// the database nor the emitter waits on the other at steady state. The claims taken
     /// ahead are renewed with the running batch's, renewed again before their emission
-    /// starts if they have aged, and released at shutdown. A worker then holds up to two
-    /// batches. `false`: one batch at a time. Unset (the default), the store decides: on
+    /// starts if they have aged, and released at shutdown. A worker then holds up to
+    /// [`DrainOptions::batches_ahead`] batches besides the one it emits. `false`: one
+    /// batch at a time. Unset (the default), the store decides: on
     /// where it serves concurrent writes ([`crate::Capabilities::concurrent_writes`]); on
     /// one-writer engines, only while emissions take a millisecond or more, when the
     /// database is mostly idle (with fast emitters the claim would only wait for the
     /// completion's lock).
     pub fn claim_ahead(mut self, on: bool) -> Self {
         self.claim_ahead = Some(on);
+        self
+    }
+
+    /// How many batches a drain that claims ahead holds claimed (in flight or back)
+    /// beside the one it emits: 1 to 8, default 2. Through a slow link a claim costs a
+    /// round trip plus the server's time; with two under way, one is always coming back
+    /// while the batch before it is emitted and recorded, so a worker spends about one
+    /// round trip of wall time per batch instead of two. Each claims a full batch, so a
+    /// deeper drain holds more entries other workers cannot take, and uses more of the
+    /// pool: give the store's pool at least `batches_ahead + 2` connections per worker.
+    /// A one-writer store that claims ahead only while emissions are slow holds one.
+    pub fn batches_ahead(mut self, n: usize) -> Self {
+        self.batches_ahead = n;
         self
     }
 
@@ -236,6 +255,15 @@ impl DrainOptions {
                 "must be positive, and the idle maximum not below it nor above 1 day",
             ));
         }
+        if !(1..=MAX_BATCHES_AHEAD).contains(&self.batches_ahead) {
+            return Err(OutboxError::invalid(
+                "batches ahead",
+                format!(
+                    "must be between 1 and {MAX_BATCHES_AHEAD}, got {} (claim_ahead(false) claims none)",
+                    self.batches_ahead
+                ),
+            ));
+        }
         if self.max_attempts == 0 {
             return Err(OutboxError::invalid("max attempts", "must be at least 1"));
         }
@@ -298,5 +326,13 @@ mod tests {
         let never = Duration::from_secs(2 * 86_400);
         let err = DrainOptions::new().poll_interval(never, never).validate();
         assert!(err.unwrap_err().to_string().contains("poll interval"));
+        for depth in [0, MAX_BATCHES_AHEAD + 1] {
+            let err = DrainOptions::new().batches_ahead(depth).validate();
+            assert!(err.unwrap_err().to_string().contains("batches ahead"));
+        }
+        assert!(DrainOptions::new()
+            .batches_ahead(MAX_BATCHES_AHEAD)
+            .validate()
+            .is_ok());
     }
 }

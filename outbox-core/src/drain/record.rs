@@ -131,6 +131,17 @@ impl Drain {
         (self.store.limits().max_batch_size as usize).max(1)
     }
 
+    /// How many sub-batches a batch may have in recording at once: two where the store
+    /// takes writes side by side, so one recording's round trip does not hold the next
+    /// back; one on a one-writer store, where a second would only wait for the lock.
+    pub(super) fn recordings_at_once(&self) -> usize {
+        if self.store.capabilities().concurrent_writes {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Sends `reqs` until the store takes them: three attempts at least (after 100 and
     /// 200 ms), then on, pausing up to a second, for as long as every lease in the batch
     /// has time left. The emissions already happened; each recording lost to an outage

@@ -11,9 +11,11 @@ use outbox_core::{Clock, EmissionStatus, EntryId, ManualClock, NewEntry, OutboxE
 use crate::scripted::ScriptedEmitter;
 use crate::DynStore;
 
+mod ahead;
 mod liveness;
 mod ordered;
 
+pub use ahead::*;
 pub use liveness::*;
 pub use ordered::*;
 
@@ -400,182 +402,6 @@ fn run_until_stopped(
     (stop_tx, task)
 }
 
-/// Batches of two, one emission at a time: the second entry of a batch waits behind a
-/// `gate` in the first, and the next batch is claimed ahead meanwhile.
-fn ahead_options(owner: &str) -> DrainOptions {
-    options(owner)
-        .batch_size(2)
-        .emit_concurrency(1)
-        .claim_ahead(true)
-}
-
-/// Waits until `owner` holds every entry of `ids`.
-async fn held_by(s: &DrainSubject, ids: &[EntryId], owner: &str) {
-    eventually(
-        &format!("{owner} holds the batch claimed ahead"),
-        || async {
-            for id in ids {
-                if row(s, *id).await.claim_owner.as_deref() != Some(owner) {
-                    return false;
-                }
-            }
-            true
-        },
-    )
-    .await;
-}
-
-/// Four entries, a `gate` first; a drain ("slow-a", 600 ms leases, batches of two) whose
-/// first batch hangs on the gate while it holds the second batch, claimed ahead.
-async fn slow_batch_with_two_ahead(
-    s: &DrainSubject,
-) -> (
-    Vec<EntryId>,
-    ScriptedEmitter,
-    tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<outbox_core::drain::DrainSummary>,
-) {
-    let ids = enqueue(s, &["gate", "ok", "ok", "ok"]).await;
-    let emitter = ScriptedEmitter::new(s.clock.clone());
-    let slow = drain(
-        s,
-        &emitter,
-        ahead_options("slow-a").lease(TimeDelta::milliseconds(600)),
-    );
-    let (stop, task) = run_until_stopped(slow);
-    emitter.gate_started().await;
-    held_by(s, &ids[2..4], "slow-a").await;
-    (ids, emitter, stop, task)
-}
-
-/// While a full batch emits, the next one is claimed ahead and held: another drain cannot
-/// take it, and at shutdown it is released unemitted, claimable again at once.
-pub async fn claims_ahead_are_held_then_released_at_shutdown(s: DrainSubject) {
-    let ids = enqueue(&s, &["gate", "ok", "ok", "ok", "ok"]).await;
-    let emitter = ScriptedEmitter::new(s.clock.clone());
-    let (stop, task) = run_until_stopped(drain(&s, &emitter, ahead_options("slow-a")));
-    emitter.gate_started().await;
-    held_by(&s, &ids[2..4], "slow-a").await;
-    let other = drain(&s, &emitter, options("fast-b"))
-        .run_once()
-        .await
-        .unwrap();
-    assert_eq!(
-        (other.claimed, other.delivered),
-        (1, 1),
-        "another drain took a claim held ahead, or missed the free one"
-    );
-    stop.send(()).unwrap();
-    emitter.open_gate(1);
-    let summary = task.await.unwrap();
-    assert_eq!(
-        (
-            summary.claimed,
-            summary.emitted,
-            summary.delivered,
-            summary.released
-        ),
-        (4, 1, 1, 3),
-        "{summary:?}"
-    );
-    let counts = emitter.counts();
-    for id in &ids[1..4] {
-        let r = row(&s, *id).await;
-        assert_eq!(
-            (r.status, r.claim_owner.clone(), r.attempt_count),
-            (EmissionStatus::Pending, None, 0)
-        );
-        assert_eq!(counts.get(id), None, "a released claim was emitted");
-    }
-}
-
-/// Claims taken ahead are renewed with the running batch: past their first lease,
-/// another drain still cannot take them, and each entry is emitted once.
-pub async fn claims_ahead_keep_their_leases(s: DrainSubject) {
-    let (ids, emitter, stop, task) = slow_batch_with_two_ahead(&s).await;
-    let first_expiry = row(&s, ids[3]).await.claim_expires_at;
-    s.clock.advance(TimeDelta::milliseconds(400));
-    eventually("the claims ahead were renewed", || async {
-        row(&s, ids[3]).await.claim_expires_at != first_expiry
-    })
-    .await;
-    s.clock.advance(TimeDelta::milliseconds(400));
-    let other = drain(&s, &emitter, options("fast-b"))
-        .run_once()
-        .await
-        .unwrap();
-    assert_eq!(other.claimed, 0, "another drain took a claim held ahead");
-    emitter.open_gate(1);
-    eventually("every entry was delivered", || async {
-        for id in &ids {
-            if row(&s, *id).await.status != EmissionStatus::Delivered {
-                return false;
-            }
-        }
-        true
-    })
-    .await;
-    stop.send(()).unwrap();
-    let summary = task.await.unwrap();
-    assert_eq!(
-        (summary.delivered, summary.not_applied),
-        (4, 0),
-        "{summary:?}"
-    );
-    assert!(
-        emitter.counts().values().all(|n| *n == 1),
-        "an entry was emitted twice"
-    );
-}
-
-/// A claim taken ahead that a renewal reports lost is dropped and never emitted; the
-/// rest of the batch is emitted as usual.
-pub async fn a_claim_ahead_that_was_lost_is_never_emitted(s: DrainSubject) {
-    let (ids, emitter, stop, task) = slow_batch_with_two_ahead(&s).await;
-    // Take one claim away, as an operator forcing a release would, and claim it elsewhere.
-    let held = outbox_core::Claim::from_claimed_entry(row(&s, ids[2]).await).expect("claimed");
-    assert!(s.store.release(&held, None).await.unwrap().is_applied());
-    let taken = s
-        .store
-        .claim_pending(
-            &outbox_core::ClaimRequest::new("thief", 1, TimeDelta::seconds(30)).at(s.clock.now()),
-        )
-        .await
-        .unwrap();
-    assert_eq!(crate::fixtures::claim_ids(&taken), [ids[2]]);
-    // Two renewals of the running batch: the first one's renewal of the claims ahead has
-    // finished by the time the second begins.
-    for _ in 0..2 {
-        let stamp = row(&s, ids[1]).await.stamp;
-        eventually("the running batch was renewed", || async {
-            row(&s, ids[1]).await.stamp != stamp
-        })
-        .await;
-    }
-    emitter.open_gate(1);
-    eventually("the rest was delivered", || async {
-        row(&s, ids[3]).await.status == EmissionStatus::Delivered
-    })
-    .await;
-    stop.send(()).unwrap();
-    let summary = task.await.unwrap();
-    assert_eq!(summary.delivered, 3, "{summary:?}");
-    assert!(
-        summary.not_applied >= 1,
-        "the lost claim was not counted: {summary:?}"
-    );
-    assert_eq!(
-        emitter.counts().get(&ids[2]),
-        None,
-        "a lost claim was emitted"
-    );
-    assert_eq!(
-        row(&s, ids[2]).await.claim_owner.as_deref(),
-        Some("thief"),
-        "the new holder's claim was touched"
-    );
-}
-
 /// The non-claiming compatibility path delivers through stamp-checked saves.
 pub async fn compatibility_path_without_leases(s: DrainSubject) {
     let ids = enqueue(&s, &["ok", "flaky"]).await;
@@ -613,6 +439,8 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
         options("w").shutdown_grace(Duration::from_secs(2 * 86_400)),
         options("w").max_age(Some(Duration::ZERO)),
         options("w").ordered(true).use_claim_leases(false),
+        options("w").batches_ahead(0),
+        options("w").batches_ahead(9),
     ];
     for o in bad {
         let err = Drain::new(s.store.clone(), emitter.clone(), o.clone()).unwrap_err();
@@ -644,7 +472,7 @@ macro_rules! drain_suite {
             queued_claims_keep_their_leases, emitted_claims_keep_their_leases_until_recorded,
             expired_lease_is_reclaimed_and_late_completion_not_applied,
             shutdown_mid_batch_releases_unstarted, claims_ahead_are_held_then_released_at_shutdown,
-            claims_ahead_keep_their_leases, a_claim_ahead_that_was_lost_is_never_emitted,
+            two_batches_ahead_are_held_then_released_at_shutdown, claims_ahead_keep_their_leases, a_claim_ahead_that_was_lost_is_never_emitted,
             compatibility_path_without_leases, bad_options_are_refused,
             a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period,
             an_entry_deferred_forever_is_dead_lettered_past_its_max_age,
