@@ -321,7 +321,11 @@ pub struct OverlapRow {
     pub backlog: u64,
     /// With `claim_ahead(false)`.
     pub one_at_a_time: DrainOutcome,
-    /// With `claim_ahead(true)` (the default where the store overlaps writes).
+    /// With `claim_ahead(true)` and `batches_ahead(1)` (absent from older runs).
+    #[serde(default)]
+    pub one_ahead: Option<DrainOutcome>,
+    /// With `claim_ahead(true)` at the default depth (where the store overlaps writes,
+    /// two batches ahead).
     pub ahead: DrainOutcome,
 }
 

@@ -491,6 +491,14 @@ fn target_rows(r: &Results) -> Vec<Target> {
             "Claiming ahead ÷ one batch at a time, PostgreSQL drain, 1 worker, batch 100, +{l} ms"
         );
         t.push(Reported.judge(what, v, ratio));
+        let v = r.overlap.iter().filter(at).filter_map(|o| {
+            let one = o.one_ahead.as_ref()?;
+            div(o.ahead.entries_per_s, one.entries_per_s)
+        });
+        let what = format!(
+            "Two batches ahead (the default) ÷ one, PostgreSQL drain, 1 worker, batch 100, +{l} ms"
+        );
+        t.push(Reported.judge(what, v, ratio));
     }
     t.extend(flow_targets(r));
     for engine in [Engine::Sqlite, Engine::Postgres, Engine::Mysql] {
@@ -972,7 +980,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 61, "{empty}");
+        assert_eq!(unmeasured.count(), 64, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

@@ -40,6 +40,9 @@ pub struct DrainSpec {
     /// drain's default (the store's capabilities).
     #[serde(default)]
     pub claim_ahead: Option<bool>,
+    /// How many batches to hold claimed ahead; `None` leaves the drain's default.
+    #[serde(default)]
+    pub batches_ahead: Option<usize>,
     /// How long each emission takes; `None` delivers at once.
     #[serde(default)]
     pub emission: Option<EmissionTime>,
@@ -74,6 +77,7 @@ impl DrainSpec {
             stop_after,
             budget_ms: millis(budget),
             claim_ahead: None,
+            batches_ahead: None,
             emission: None,
             concurrency: None,
             emitter: None,
@@ -257,7 +261,9 @@ impl Emitter for CountingEmitter {
 
 /// The child's side: runs the drain `spec` describes, in this process.
 pub async fn child(spec: DrainSpec) -> DrainOutcome {
-    let connections = u32::try_from(spec.workers * 2).expect("worker count fits");
+    // Per worker: a claim in flight for each batch held ahead (the default two), and a
+    // recording beside the batch's own, as `DrainOptions::batches_ahead` asks of a pool.
+    let connections = u32::try_from(spec.workers * 4).expect("worker count fits");
     let subject = open(
         &spec.location,
         spec.path,
@@ -296,6 +302,9 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
                 .poll_interval(Duration::from_millis(1), Duration::from_millis(10));
             if let Some(on) = spec.claim_ahead {
                 options = options.claim_ahead(on);
+            }
+            if let Some(n) = spec.batches_ahead {
+                options = options.batches_ahead(n);
             }
             if let Some(n) = spec.concurrency {
                 options = options.emit_concurrency(n);
