@@ -4,7 +4,7 @@ use outbox_core::store_kit::{Migrate, Migrator};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use tokio_postgres::{Client, Transaction};
 
-static MIGRATIONS: [Migration; 7] = [
+static MIGRATIONS: [Migration; 8] = [
     Migration {
         version: 1,
         name: "create_outbox",
@@ -46,6 +46,12 @@ static MIGRATIONS: [Migration; 7] = [
         name: "shared_claim_starts",
         up: include_str!("../migrations/0007_shared_claim_starts.up.sql"),
         down: include_str!("../migrations/0007_shared_claim_starts.down.sql"),
+    },
+    Migration {
+        version: 8,
+        name: "claim_limits_at_least_zero",
+        up: include_str!("../migrations/0008_claim_limits_at_least_zero.up.sql"),
+        down: include_str!("../migrations/0008_claim_limits_at_least_zero.down.sql"),
     },
 ];
 
