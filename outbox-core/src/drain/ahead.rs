@@ -3,15 +3,18 @@
 //! Each claim ahead runs as its own task, started when a full batch is taken, up to the
 //! drain's depth ([`DrainOptions::batches_ahead`](super::DrainOptions::batches_ahead)), so
 //! through a slow link several claims are in flight while a batch is emitted and the one
-//! before it recorded. Their claims are held from the moment they come back: renewed on
-//! the running batch's schedule, renewed again before their own emission if they have
-//! aged past a renewal period, and released if the drain stops before emitting them. A
-//! claim whose renewal reports it lost is dropped and never emitted. The queue outlives
-//! a cycle: a claim still in flight when a cycle ends is the next cycle's batch.
+//! before it recorded. Their claims are held from the moment they come back, in whatever
+//! order they come: renewed on the running batch's schedule, at the start of every cycle
+//! and while a cycle's last recording runs when they have aged past a renewal period,
+//! renewed again before their own emission if they have aged, and released if the drain
+//! stops before emitting them. Their age counts from the moment their claim was sent. A
+//! claim whose renewal reports it lost is dropped and never emitted. The queue outlives a
+//! cycle: a claim still in flight when a cycle ends is the next cycle's batch.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use futures_util::FutureExt as _;
 use tokio::task::JoinHandle;
 
 use super::work::Work;
@@ -23,16 +26,20 @@ use crate::{Claim, Completion, CompletionRequest, OutboxError, Result};
 pub(super) struct Ahead {
     /// The claims still held, in claim order.
     pub(super) claims: Vec<Claim>,
-    /// When their leases were last set (claimed or renewed).
+    /// When their leases were last set: the moment the claim or the renewal was sent
+    /// (the lease runs from a moment after it).
     pub(super) leased_at: Instant,
     /// Claims dropped because a renewal reported them lost.
     pub(super) lost: u64,
 }
 
+/// What a claim ahead's task gives back: when the claim was sent, and what it claimed.
+type Claimed = (Instant, Result<Vec<Claim>>);
+
 /// One batch ahead: its claim running, or back with claims in it.
 #[derive(Debug)]
 enum Slot {
-    Running(JoinHandle<Result<Vec<Claim>>>),
+    Running(JoinHandle<Claimed>),
     Back(Ahead),
 }
 
@@ -68,7 +75,7 @@ impl Prefetch {
         while self.slots.len() < drain.batches_ahead_now() {
             let drain = drain.clone();
             self.slots.push_back(Slot::Running(tokio::spawn(async move {
-                drain.claim_batch().await
+                (Instant::now(), drain.claim_batch().await)
             })));
         }
     }
@@ -98,33 +105,64 @@ impl Prefetch {
         let Slot::Running(handle) = &mut self.slots[at] else {
             unreachable!("found running above");
         };
-        let claims = match handle.await {
-            Ok(Ok(claims)) => claims,
-            Ok(Err(e)) => {
+        let done = handle.await;
+        self.land(at, done);
+    }
+
+    /// Takes in every claim ahead that has finished, in whatever order they did.
+    fn collect(&mut self) {
+        let mut at = 0;
+        while at < self.slots.len() {
+            let done = match &mut self.slots[at] {
+                Slot::Running(handle) => handle.now_or_never(),
+                Slot::Back(_) => None,
+            };
+            let moved_up = match done {
+                Some(done) => self.land(at, done),
+                None => false,
+            };
+            if !moved_up {
+                at += 1;
+            }
+        }
+    }
+
+    /// Puts what the claim in slot `at` gave back in its place; a failure or an empty
+    /// claim leaves the queue (then `true`: the slots after it moved up by one).
+    fn land(
+        &mut self,
+        at: usize,
+        done: std::result::Result<Claimed, tokio::task::JoinError>,
+    ) -> bool {
+        let (sent, claims) = match done {
+            Ok((sent, Ok(claims))) => (sent, claims),
+            Ok((_, Err(e))) => {
                 self.errors.push(e);
-                Vec::new()
+                (Instant::now(), Vec::new())
             }
             Err(join) => {
                 self.errors.push(OutboxError::Database {
                     message: format!("the claim ahead did not finish: {join}"),
                     source: None,
                 });
-                Vec::new()
+                (Instant::now(), Vec::new())
             }
         };
         if claims.is_empty() {
             self.slots.remove(at);
-        } else {
-            self.slots[at] = Slot::Back(Ahead {
-                claims,
-                leased_at: Instant::now(),
-                lost: 0,
-            });
+            return true;
         }
+        self.slots[at] = Slot::Back(Ahead {
+            claims,
+            leased_at: sent,
+            lost: 0,
+        });
+        false
     }
 
     /// The oldest batch ahead, if it is back; it is taken out.
     pub(super) fn take_claims(&mut self) -> Option<Ahead> {
+        self.collect();
         match self.slots.front() {
             Some(Slot::Back(_)) => match self.slots.pop_front() {
                 Some(Slot::Back(ahead)) => Some(ahead),
@@ -147,8 +185,9 @@ impl Prefetch {
         }
     }
 
-    /// The batches that are back, to renew.
+    /// The batches that are back (every finished claim taken in first), to renew.
     pub(super) fn held_mut(&mut self) -> impl Iterator<Item = &mut Ahead> {
+        self.collect();
         self.slots.iter_mut().filter_map(|s| match s {
             Slot::Back(ahead) => Some(ahead),
             Slot::Running(_) => None,
@@ -179,6 +218,17 @@ impl Drain {
             super::AheadPolicy::Always => self.options.batches_ahead,
             super::AheadPolicy::Never => 0,
             super::AheadPolicy::WhenSlow => usize::from(self.claims_ahead_now()),
+        }
+    }
+
+    /// Renews every batch ahead that is back and has aged past a renewal period; one the
+    /// store could not be asked about is left for the next call.
+    pub(super) async fn renew_aged_ahead(&self, prefetch: &mut Prefetch) {
+        let period = self.renew_period();
+        for ahead in prefetch.held_mut() {
+            if ahead.leased_at.elapsed() >= period {
+                self.renew_ahead(ahead).await;
+            }
         }
     }
 

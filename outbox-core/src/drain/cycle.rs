@@ -13,8 +13,9 @@ use super::{Drain, DrainSummary};
 impl Drain {
     /// One cycle: take a batch (the oldest claimed ahead, or a fresh claim), emit it,
     /// record it. A full batch fills `prefetch` up to the drain's depth; its claims outlive
-    /// the cycle (also when this one fails), and what they met is taken from it by the
-    /// caller.
+    /// the cycle (also when this one fails), are renewed when they have aged, at the start
+    /// of the cycle, while it emits, and while its last recording runs, and what they met
+    /// (errors, lost claims) is taken from it by the caller.
     pub(super) async fn cycle(
         &self,
         stop: &watch::Receiver<bool>,
@@ -36,8 +37,8 @@ impl Drain {
         };
         metrics::histogram!(crate::metric_names::BATCH_SIZE).record(work.len() as f64);
         summary.claimed = work.len() as u64;
+        self.renew_aged_ahead(prefetch).await;
         if work.is_empty() {
-            summary.not_applied += prefetch.take_lost();
             return Ok(summary);
         }
         if work.len() >= self.options.batch_size as usize && !*stop.borrow() {
@@ -53,18 +54,26 @@ impl Drain {
             .chain(emitted.absorbed.iter().cloned())
             .collect();
         let started = Instant::now();
-        let recorded = self
-            .record_batch(
+        let recorded = {
+            let record = self.record_batch(
                 &work,
                 &emitted.outcomes,
                 &emitted.unstarted,
                 &emitted.lost,
                 &mut summary,
-            )
-            .await;
+            );
+            tokio::pin!(record);
+            // A recording retried through an outage can take most of a lease: the batches
+            // ahead are kept renewed meanwhile.
+            loop {
+                tokio::select! {
+                    recorded = &mut record => break recorded,
+                    () = tokio::time::sleep(self.renew_period()) => self.renew_aged_ahead(prefetch).await,
+                }
+            }
+        };
         metrics::histogram!(crate::metric_names::COMPLETE_LATENCY)
             .record(started.elapsed().as_secs_f64());
-        summary.not_applied += prefetch.take_lost();
         recorded.map(|()| summary).map_err(|error| CycleError {
             step: Step::Complete,
             error,

@@ -1,14 +1,14 @@
 //! Emitting a batch: at most `emit_concurrency` emissions at once, outside any database
-//! transaction. While they run, every claim of the batch is renewed on schedule, finished
-//! emissions are recorded in sub-batches, and the batch claimed ahead is taken in when
-//! the emitter is about to run dry.
+//! transaction. While they run, every claim of the batch and of the batches claimed ahead
+//! is renewed on schedule, finished emissions are recorded in sub-batches, and the oldest
+//! batch claimed ahead is taken in when the emitter is about to run dry.
 //!
 //! [`Drain::emit_all`] is one loop: start what may start ([`Batch::take_in_ahead`],
 //! [`Batch::start_emissions`], [`Batch::start_recording`]), then wait for the first of:
 //! an emission finishing, a recording finishing, the linger running out, the renewal
-//! tick, the claim ahead coming back, the grace period ending, or a stop.
+//! tick, a claim ahead coming back, the grace period ending, or a stop.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,9 @@ struct Batch<'a> {
     /// The sub-batches being recorded: as many at once as the store takes writes side by
     /// side ([`Drain::recordings_at_once`]).
     recordings: FuturesUnordered<Recording<'a>>,
+    /// The claims in those recordings: not renewed meanwhile (a renewal racing a
+    /// completion that committed would report the recorded claim lost).
+    in_recording: HashSet<EntryId>,
     /// When emissions still running are abandoned, once the drain was told to stop.
     abandon_at: Option<tokio::time::Instant>,
     /// Time spent in finished emissions.
@@ -92,6 +95,7 @@ impl<'a> Batch<'a> {
             finished: Vec::new(),
             first_finished_at: None,
             recordings: FuturesUnordered::new(),
+            in_recording: HashSet::new(),
             abandon_at: None,
             emit_time: Duration::ZERO,
             emitted: Emitted::default(),
@@ -112,6 +116,7 @@ impl<'a> Batch<'a> {
         if ahead.leased_at.elapsed() >= period && !drain.renew_ahead(&mut ahead).await {
             tracing::error!(owner = %drain.options.owner, held = ahead.claims.len(), "could not renew the batch claimed ahead; leaving it to its leases");
             prefetch.count_lost(ahead.lost);
+            self.emitted.recorded.errors += 1;
             return;
         }
         let full = ahead.claims.len() >= drain.options.batch_size as usize;
@@ -164,6 +169,7 @@ impl<'a> Batch<'a> {
             if self.finished.is_empty() {
                 self.first_finished_at = None;
             }
+            self.in_recording.extend(ids.iter().copied());
             let recording = self
                 .drain
                 .record_finished(ids, &self.held, &mut self.emitted.outcomes);
@@ -212,6 +218,9 @@ impl<'a> Batch<'a> {
     /// Takes in what a sub-batch's recording gave back. Its claims are no longer held;
     /// a failure leaves their outcomes for the end of the batch, where it is the cycle's.
     fn recording_ended(&mut self, ids: Vec<EntryId>, result: Recorded) {
+        for id in &ids {
+            self.in_recording.remove(id);
+        }
         match result {
             Ok(tallied) => {
                 self.emitted.recorded.add(&tallied);
@@ -226,9 +235,21 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Renews every claim held, and those of the batches claimed ahead.
+    /// Renews every claim held but those being recorded, and those of the batches
+    /// claimed ahead.
     async fn renew(&mut self, prefetch: &mut Prefetch) {
-        let lost = self.drain.renew(&mut self.held).await.unwrap_or_default();
+        let recording = &self.in_recording;
+        let mut renewing: HashMap<EntryId, Claim> = self
+            .held
+            .iter()
+            .filter(|(id, _)| !recording.contains(id))
+            .map(|(id, claim)| (*id, claim.clone()))
+            .collect();
+        let lost = self.drain.renew(&mut renewing).await.unwrap_or_default();
+        for id in &lost {
+            self.held.remove(id);
+        }
+        self.held.extend(renewing);
         self.emitted.lost.extend(lost);
         for ahead in prefetch.held_mut() {
             self.drain.renew_ahead(ahead).await;

@@ -227,6 +227,7 @@ impl Drain {
         while !*stop.borrow() {
             let result = self.cycle(&stop, &mut ahead).instrument(self.span()).await;
             let claims_ahead_failed = ahead.take_errors();
+            total.not_applied += ahead.take_lost();
             let went_through = result.is_ok() && claims_ahead_failed.is_empty();
             let found_work = match result {
                 Ok(summary) => {

@@ -147,8 +147,8 @@ impl DrainOptions {
     /// the database nor the emitter waits on the other at steady state. The claims taken
     /// ahead are renewed with the running batch's, renewed again before their emission
     /// starts if they have aged, and released at shutdown. A worker then holds up to
-    /// [`DrainOptions::batches_ahead`] batches besides the one it emits. `false`: one
-    /// batch at a time. Unset (the default), the store decides: on
+    /// [`DrainOptions::batches_ahead`] batches claimed ahead besides the ones it emits and
+    /// records. `false`: one batch at a time. Unset (the default), the store decides: on
     /// where it serves concurrent writes ([`crate::Capabilities::concurrent_writes`]); on
     /// one-writer engines, only while emissions take a millisecond or more, when the
     /// database is mostly idle (with fast emitters the claim would only wait for the
@@ -164,8 +164,10 @@ impl DrainOptions {
     /// while the batch before it is emitted and recorded, so a worker spends about one
     /// round trip of wall time per batch instead of two. Each claims a full batch, so a
     /// deeper drain holds more entries other workers cannot take, and uses more of the
-    /// pool: give the store's pool at least `batches_ahead + 2` connections per worker.
-    /// A one-writer store that claims ahead only while emissions are slow holds one.
+    /// pool: at steady state a worker has a claim in flight per batch ahead and two
+    /// recordings, so give the store's pool `batches_ahead + 2` connections per worker
+    /// (one more spares its lease renewals, every third of a lease, a wait). A one-writer
+    /// store that claims ahead only while emissions are slow holds one.
     pub fn batches_ahead(mut self, n: usize) -> Self {
         self.batches_ahead = n;
         self

@@ -58,6 +58,7 @@ impl Drain {
     pub(super) async fn renew_ahead(&self, ahead: &mut Ahead) -> bool {
         let mut held: HashMap<EntryId, Claim> =
             ahead.claims.iter().map(|c| (c.id(), c.clone())).collect();
+        let sent = Instant::now();
         let Some(lost) = self.renew(&mut held).await else {
             return false;
         };
@@ -68,7 +69,7 @@ impl Drain {
             .filter(|c| !lost.contains(&c.id()))
             .filter_map(|c| held.remove(&c.id()))
             .collect();
-        ahead.leased_at = Instant::now();
+        ahead.leased_at = sent;
         true
     }
 }
