@@ -21,6 +21,8 @@ mod observe;
 pub mod portable;
 mod store;
 pub mod store_kit;
+#[cfg(feature = "otel")]
+pub mod trace_context;
 
 pub use admin::{AdminClaimStore, DeadLetterSelection, ListRequest, OutboxAdmin, OutboxStats};
 pub use bounded::{Bounded, MAX_CALL_TIMEOUT};

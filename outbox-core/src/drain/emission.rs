@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::watch;
 use tokio::task::{JoinError, JoinSet};
+use tracing::Instrument;
 
 use super::ahead::Prefetch;
 use super::work::{Recorded, Recording, Work};
@@ -332,7 +333,8 @@ impl Drain {
     }
 }
 
-/// One emission, bounded by `timeout`, with its metrics.
+/// One emission, bounded by `timeout`, with its metrics, in an `outbox.emit` span (a child
+/// of the trace context the entry carries, with the `otel` feature).
 async fn emit_one(
     emitter: Arc<dyn Emitter>,
     entry: OutboxEntry,
@@ -340,18 +342,30 @@ async fn emit_one(
     timeout: Duration,
 ) -> Emitting {
     let started = Instant::now();
+    let delivery_attempt = entry.attempt_count.saturating_add(1);
+    let span = tracing::info_span!(
+        "outbox.emit",
+        entry_id = %entry.id,
+        topic = %entry.topic,
+        attempt = delivery_attempt,
+        result = tracing::field::Empty,
+    );
+    #[cfg(feature = "otel")]
+    crate::trace_context::adopt(&span, &entry);
     let emission = Emission {
         entry: &entry,
-        delivery_attempt: entry.attempt_count.saturating_add(1),
+        delivery_attempt,
         owner: &owner,
     };
-    let outcome = match tokio::time::timeout(timeout, emitter.emit(emission)).await {
+    let emitting = tokio::time::timeout(timeout, emitter.emit(emission)).instrument(span.clone());
+    let outcome = match emitting.await {
         Ok(outcome) => outcome,
         Err(_) => {
             tracing::warn!(entry_id = %entry.id, ?timeout, "the emission did not finish in time; it will be retried");
             EmitOutcome::retryable(format!("the emission did not finish within {timeout:?}"))
         }
     };
+    span.record("result", outcome.result_tag());
     let took = started.elapsed();
     metrics::histogram!(crate::metric_names::EMIT_LATENCY).record(took.as_secs_f64());
     metrics::counter!(crate::metric_names::EMISSIONS, "result" => outcome.result_tag())

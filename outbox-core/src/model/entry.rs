@@ -20,9 +20,10 @@ pub struct NewEntry {
     /// The destination (topic, queue, route) the emitter delivers to.
     pub topic: String,
     /// A key handed to the provider with the entry (a Kafka or JetStream partition key,
-    /// say). The outbox itself does not order by it: entries of one key may be claimed by
-    /// different workers and emitted in any order, and a retried entry is emitted after
-    /// later ones. Providers that order by key see only the order of emission.
+    /// say), and the key the outbox's per-key order and slices go by: drains started with
+    /// [`DrainOptions::ordered`](crate::drain::DrainOptions::ordered) emit a key's entries
+    /// one at a time, in the order they were written, while other drains may emit them in
+    /// any order; a slice ([`crate::Slice`]) takes every entry of its keys.
     pub partition_key: Option<String>,
     /// The message body, opaque to the outbox.
     pub payload: Vec<u8>,
@@ -54,7 +55,7 @@ impl NewEntry {
         self
     }
 
-    /// Sets the partition key: handed to the provider, never used to order claims.
+    /// Sets the partition key: handed to the provider, kept in order by ordered drains.
     pub fn partition_key(mut self, key: impl Into<String>) -> Self {
         self.partition_key = Some(key.into());
         self
