@@ -69,4 +69,18 @@ if ! python3 -c 'import pgqueuer, asyncpg' 2>/dev/null; then
         -r "$(dirname "$0")/../benches/peers/requirements.txt" \
         || echo "!! the peer queue did not install: the bench will say so"
 fi
+# The dashboard's browser tests (outbox-cli/tests/ui.rs) drive Debian's chromium with
+# playwright-core from npm, at the version outbox-cli/tests/browser/package-lock.json pins.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing chromium (the dashboard's browser tests)"
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null; } \
+        || echo "!! chromium did not install: the browser tests will say so"
+fi
+browser_tests="$(dirname "$0")/../outbox-cli/tests/browser"
+if [ ! -d "$browser_tests/node_modules/playwright-core" ] && command -v npm >/dev/null 2>&1; then
+    echo "== installing playwright-core (the dashboard's browser tests)"
+    (cd "$browser_tests" && npm ci --no-audit --no-fund --silent) \
+        || echo "!! playwright-core did not install: the browser tests will say so"
+fi
 exit 0

@@ -115,6 +115,10 @@ pub(crate) enum Command {
     DeadLetters(DeadLetterCommand),
     /// Entries in one status, oldest first, one page at a time.
     List(ListArgs),
+    /// Serve the outbox to a browser: an overview with the last hour's chart, entries by
+    /// status and topic, one entry's every field; /healthz and /metrics beside them.
+    /// Read-only.
+    Ui(UiArgs),
     /// Make failed or dead-lettered entries pending again with a fresh attempt budget.
     Requeue {
         /// Which status to requeue from: failed or dead_lettered.
@@ -167,6 +171,20 @@ pub(crate) struct ListArgs {
     /// One JSON array instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UiArgs {
+    /// Where to listen. An address other machines can reach needs --auth-token-file.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// A file whose first line is the token every request but /healthz must carry (basic
+    /// auth with the token as password, or a bearer token); at least 16 characters.
+    #[arg(long)]
+    pub(crate) auth_token_file: Option<std::path::PathBuf>,
+    /// How often the server samples the outbox for the chart and the gauges of /metrics.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub(crate) sample_interval: TimeDelta,
 }
 
 fn parse_header(text: &str) -> Result<(String, String), String> {

@@ -28,6 +28,8 @@ mod engine_sqlserver;
 mod engines;
 mod metrics;
 mod progress;
+mod signals;
+mod ui;
 
 use std::process::ExitCode;
 

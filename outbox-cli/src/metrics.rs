@@ -26,15 +26,24 @@ pub(crate) fn serve(
     metrics::counter!(outbox_core::metric_names::LOST_RENEWALS).increment(0);
     metrics::counter!(outbox_core::metric_names::FAILED_RENEWALS).increment(0);
     metrics::counter!(outbox_core::metric_names::FAILED_CYCLES).increment(0);
-    Ok(tokio::spawn(async move {
-        loop {
-            match store.stats(None).await {
-                Ok(stats) => outbox_core::metric_names::record_stats(&stats),
-                Err(e) => {
-                    tracing::warn!(error = %e, "sampling the outbox's stats for metrics failed")
-                }
+    Ok(tokio::spawn(sample(store, every, |_| {})))
+}
+
+/// Samples `store`'s stats every `every` into the gauges, and hands each sample to
+/// `also`, until the task is dropped.
+pub(crate) async fn sample(
+    store: Arc<dyn AdminClaimStore>,
+    every: Duration,
+    mut also: impl FnMut(&outbox_core::OutboxStats) + Send,
+) {
+    loop {
+        match store.stats(None).await {
+            Ok(stats) => {
+                outbox_core::metric_names::record_stats(&stats);
+                also(&stats);
             }
-            tokio::time::sleep(every).await;
+            Err(e) => tracing::warn!(error = %e, "sampling the outbox's stats failed"),
         }
-    }))
+        tokio::time::sleep(every).await;
+    }
 }

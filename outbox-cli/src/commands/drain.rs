@@ -187,48 +187,13 @@ async fn slice_is_drained(store: &dyn AdminClaimStore, slice: outbox_core::Slice
     )
 }
 
-/// Turns Ctrl-C or SIGTERM into a graceful stop.
+/// Turns Ctrl-C or SIGTERM into a graceful stop; a second one ends the process at once.
 async fn forward_signals(stop: watch::Sender<bool>) {
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    let _ = stop.send(true);
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+    crate::signals::stop_signal().await;
     eprintln!("outbox: stopping: finishing running emissions, releasing the rest (again to force)");
     let _ = stop.send(true);
     // A second signal ends the process now; unfinished leases run out and are retried.
-    #[cfg(unix)]
-    {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let term = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = term => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+    crate::signals::stop_signal().await;
     eprintln!("outbox: forced to stop; unfinished leases will run out and be retried");
     std::process::exit(crate::exit::FORCED);
 }

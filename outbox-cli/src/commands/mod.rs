@@ -88,6 +88,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         }
         Command::Show { id, json } => show::run(&target, id, json).await,
         Command::List(args) => list::list(&target, args).await,
+        Command::Ui(args) => crate::ui::run(&target, args).await,
         Command::Requeue { status, which } => list::requeue(&target, status, which).await,
         Command::DeadLetters(cmd) => dead_letters::run(&target, cmd).await,
         Command::Prune {

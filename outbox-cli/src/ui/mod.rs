@@ -1,0 +1,313 @@
+//! `outbox ui`: the outbox in a browser. Server-rendered pages (an overview with the
+//! last hour's chart, entries by status and topic, one entry), `/healthz` and the
+//! Prometheus `/metrics` on one listener. Read-only. A listener other machines can reach
+//! needs `--auth-token-file`; the token is then asked of every request but `/healthz`
+//! (HTTP basic auth with the token as password, or `Authorization: Bearer TOKEN`).
+
+mod entries;
+mod overview;
+mod page;
+mod samples;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use base64::Engine as _;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use outbox_core::{AdminClaimStore, EmissionStatus, EntryId, ListRequest, OutboxError, Result};
+
+use crate::args::UiArgs;
+use crate::backend::Target;
+use samples::Samples;
+
+/// The shortest token `--auth-token-file` may hold.
+const MIN_TOKEN_CHARS: usize = 16;
+
+/// What every handler shares.
+struct Ui {
+    store: Arc<dyn AdminClaimStore>,
+    samples: Mutex<Samples>,
+    token: Option<String>,
+    metrics: PrometheusHandle,
+}
+
+/// Serves the pages until Ctrl-C or SIGTERM.
+pub(crate) async fn run(target: &Target, args: UiArgs) -> Result<()> {
+    let token = match &args.auth_token_file {
+        Some(path) => Some(read_token(path)?),
+        None => None,
+    };
+    check_listen(args.listen, token.is_some())?;
+    let every = args
+        .sample_interval
+        .to_std()
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| OutboxError::invalid("--sample-interval", "must be positive"))?;
+    let store = target.open_for_reading().await?;
+    let metrics = PrometheusBuilder::new()
+        .install_recorder()
+        .map_err(|e| OutboxError::invalid("metrics", e.to_string()))?;
+    let ui = Arc::new(Ui {
+        store: store.clone(),
+        samples: Mutex::default(),
+        token,
+        metrics,
+    });
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| OutboxError::Connection {
+            message: format!("cannot listen on {}: {e}", args.listen),
+            source: None,
+        })?;
+    let shared = ui.clone();
+    let sampler = tokio::spawn(crate::metrics::sample(store, every, move |stats| {
+        shared.samples.lock().expect("the samples").add(stats);
+    }));
+    out!(
+        "serving the outbox at http://{}/ (read-only; Ctrl-C to stop)",
+        listener.local_addr().unwrap_or(args.listen)
+    );
+    let served = axum::serve(listener, router(ui))
+        .with_graceful_shutdown(crate::signals::stop_signal())
+        .await;
+    sampler.abort();
+    served.map_err(|e| OutboxError::Connection {
+        message: format!("serving the pages failed: {e}"),
+        source: None,
+    })
+}
+
+/// Every route; all but `/healthz` behind the token when there is one.
+fn router(ui: Arc<Ui>) -> Router {
+    Router::new()
+        .route("/", get(overview))
+        .route("/entries", get(list))
+        .route("/entries/{id}", get(one))
+        .route("/metrics", get(metrics))
+        .layer(middleware::from_fn_with_state(ui.clone(), guard))
+        .route("/healthz", get(healthz))
+        .with_state(ui)
+}
+
+/// Refuses a listener other machines can reach unless a token guards it.
+fn check_listen(addr: SocketAddr, guarded: bool) -> Result<()> {
+    if addr.ip().is_loopback() || guarded {
+        return Ok(());
+    }
+    Err(OutboxError::invalid(
+        "--listen",
+        format!(
+            "refusing to serve the outbox on {addr}, which other machines can reach, without \
+             --auth-token-file: anyone reaching it would read every entry (listen on \
+             127.0.0.1, or give a token)"
+        ),
+    ))
+}
+
+/// The token in `path`: its first line, trimmed, at least [`MIN_TOKEN_CHARS`] long.
+fn read_token(path: &std::path::Path) -> Result<String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        OutboxError::invalid(
+            "--auth-token-file",
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    let token = text.lines().next().unwrap_or("").trim().to_owned();
+    if token.chars().count() < MIN_TOKEN_CHARS {
+        return Err(OutboxError::invalid(
+            "--auth-token-file",
+            format!(
+                "{} must hold a token of at least {MIN_TOKEN_CHARS} characters on its first line",
+                path.display()
+            ),
+        ));
+    }
+    Ok(token)
+}
+
+/// Lets a request through when no token is set or it carries the token.
+async fn guard(State(ui): State<Arc<Ui>>, request: Request, next: Next) -> Response {
+    match &ui.token {
+        Some(token) if !carries(request.headers(), token) => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Basic realm=\"outbox\"")],
+            "the outbox's pages need the token (basic auth, any user, the token as password; or a bearer token)\n",
+        )
+            .into_response(),
+        _ => next.run(request).await,
+    }
+}
+
+/// Whether `headers` carry `token`, as a bearer token or a basic-auth password.
+fn carries(headers: &HeaderMap, token: &str) -> bool {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let given = if let Some(bearer) = value.strip_prefix("Bearer ") {
+        bearer.trim().to_owned()
+    } else if let Some(basic) = value.strip_prefix("Basic ") {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic.trim())
+            .ok()
+            .and_then(|d| String::from_utf8(d).ok());
+        match decoded.as_deref().and_then(|d| d.split_once(':')) {
+            Some((_, password)) => password.to_owned(),
+            None => return false,
+        }
+    } else {
+        return false;
+    };
+    // Every byte compared, so the time taken says nothing of where they differ.
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+async fn overview(State(ui): State<Arc<Ui>>) -> Response {
+    match ui.store.stats(None).await {
+        Ok(stats) => {
+            let points = ui.samples.lock().expect("the samples").points();
+            Html(overview::render(&stats, &points)).into_response()
+        }
+        Err(e) => failed(&e),
+    }
+}
+
+/// The query of `/entries`.
+#[derive(Debug, serde::Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+    topic: Option<String>,
+    after: Option<String>,
+    limit: Option<u32>,
+}
+
+async fn list(State(ui): State<Arc<Ui>>, Query(q): Query<ListQuery>) -> Response {
+    let status = match q
+        .status
+        .as_deref()
+        .unwrap_or("pending")
+        .parse::<EmissionStatus>()
+    {
+        Ok(s) => s,
+        Err(e) => return failed(&OutboxError::invalid("status", e.to_string())),
+    };
+    let after = match q
+        .after
+        .as_deref()
+        .filter(|a| !a.is_empty())
+        .map(str::parse::<EntryId>)
+    {
+        Some(Ok(id)) => Some(id),
+        Some(Err(e)) => return failed(&OutboxError::invalid("after", e.to_string())),
+        None => None,
+    };
+    let topic = q.topic.filter(|t| !t.is_empty());
+    let limit = q.limit.unwrap_or(50);
+    let mut request = ListRequest::new(status, limit);
+    request.topic = topic.clone();
+    request.after = after;
+    match ui.store.list(&request).await {
+        Ok(entries) => {
+            Html(entries::list(status, topic.as_deref(), &entries, limit)).into_response()
+        }
+        Err(e) => failed(&e),
+    }
+}
+
+async fn one(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Response {
+    let id = match id.parse::<EntryId>() {
+        Ok(id) => id,
+        Err(e) => return failed(&OutboxError::invalid("entry id", e.to_string())),
+    };
+    match ui.store.get(id).await {
+        Ok(Some(entry)) => Html(entries::one(&entry)).into_response(),
+        Ok(None) => (
+            StatusCode::NOT_FOUND,
+            Html(page::frame(
+                "Not found",
+                "Entries",
+                &format!("<h1>Not found</h1><p>No outbox entry has the id <code>{id}</code>.</p>"),
+            )),
+        )
+            .into_response(),
+        Err(e) => failed(&e),
+    }
+}
+
+async fn metrics(State(ui): State<Arc<Ui>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        ui.metrics.render(),
+    )
+        .into_response()
+}
+
+/// 200 when the store answers a one-row read, 503 with the reason when it does not.
+async fn healthz(State(ui): State<Arc<Ui>>) -> Response {
+    match ui
+        .store
+        .list(&ListRequest::new(EmissionStatus::Pending, 1))
+        .await
+    {
+        Ok(_) => (StatusCode::OK, "ok\n").into_response(),
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response(),
+    }
+}
+
+/// A page saying what went wrong: 400 for bad input, 503 when the store failed.
+fn failed(e: &OutboxError) -> Response {
+    let status = if e.is_invalid_input() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = format!("<h1>{}</h1><p>{}</p>", status, page::escape(&e.to_string()));
+    (status, Html(page::frame("Error", "", &body))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reachable_listener_needs_a_token() {
+        let local: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let open: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert!(check_listen(local, false).is_ok());
+        assert!(check_listen(open, true).is_ok());
+        let err = check_listen(open, false).unwrap_err();
+        assert!(err.to_string().contains("--auth-token-file"), "{err}");
+    }
+
+    #[test]
+    fn the_token_is_taken_as_bearer_or_basic_password_only() {
+        let token = "0123456789abcdef";
+        let with = |value: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, value.parse().unwrap());
+            carries(&h, token)
+        };
+        assert!(with("Bearer 0123456789abcdef"));
+        let basic = base64::engine::general_purpose::STANDARD.encode("ops:0123456789abcdef");
+        assert!(with(&format!("Basic {basic}")));
+        let wrong = base64::engine::general_purpose::STANDARD.encode("0123456789abcdef:x");
+        assert!(!with(&format!("Basic {wrong}")));
+        assert!(!with("Bearer 0123456789abcdeX"));
+        assert!(!with("Bearer 0123"));
+        assert!(!carries(&HeaderMap::new(), token));
+    }
+}

@@ -1,0 +1,163 @@
+//! What the overview charts: the outbox's counts sampled by the server every interval,
+//! the last hour kept in memory.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+use outbox_core::{EmissionStatus, OutboxStats};
+
+/// How far back the chart looks.
+const WINDOW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+
+/// One sample: when, rows delivered so far, rows in the table, rows pending.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sample {
+    at: DateTime<Utc>,
+    delivered: u64,
+    total: u64,
+    pending: u64,
+}
+
+/// The samples of the last hour, oldest first.
+#[derive(Debug, Default)]
+pub(crate) struct Samples {
+    kept: VecDeque<Sample>,
+}
+
+/// One point of the chart: the rates between two samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Point {
+    /// The later sample's time.
+    pub(crate) at: DateTime<Utc>,
+    /// Entries delivered per second since the sample before.
+    pub(crate) delivered_per_s: f64,
+    /// Entries written per second since the sample before (rows removed by a prune in
+    /// between hide writes: never below zero).
+    pub(crate) enqueued_per_s: f64,
+    /// Entries pending at the later sample.
+    pub(crate) pending: u64,
+}
+
+impl Samples {
+    /// Keeps `stats`, forgetting what fell out of the window.
+    pub(crate) fn add(&mut self, stats: &OutboxStats) {
+        let total = stats.counts.values().sum();
+        self.kept.push_back(Sample {
+            at: stats.at,
+            delivered: stats.count(EmissionStatus::Delivered),
+            total,
+            pending: stats.count(EmissionStatus::Pending),
+        });
+        while self.kept.front().is_some_and(|s| stats.at - s.at > WINDOW) {
+            self.kept.pop_front();
+        }
+    }
+
+    /// The rates between consecutive samples.
+    pub(crate) fn points(&self) -> Vec<Point> {
+        self.kept
+            .iter()
+            .zip(self.kept.iter().skip(1))
+            .filter_map(|(a, b)| {
+                let seconds = (b.at - a.at).num_milliseconds() as f64 / 1_000.0;
+                (seconds > 0.0).then(|| Point {
+                    at: b.at,
+                    delivered_per_s: b.delivered.saturating_sub(a.delivered) as f64 / seconds,
+                    enqueued_per_s: b.total.saturating_sub(a.total) as f64 / seconds,
+                    pending: b.pending,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The chart of `points`: delivered/s and enqueued/s as lines over the window, as SVG
+/// markup with its own legend; a note instead when there are fewer than two points.
+pub(crate) fn chart(points: &[Point]) -> String {
+    if points.len() < 2 {
+        return "<p class=\"muted\" id=\"chart\">The chart fills in as the server samples \
+                the outbox (every few seconds, the last hour kept).</p>"
+            .into();
+    }
+    let (w, h, left, bottom) = (720.0, 200.0, 48.0, 20.0);
+    let first = points[0].at;
+    let span = (points[points.len() - 1].at - first)
+        .num_milliseconds()
+        .max(1) as f64;
+    let top = points
+        .iter()
+        .map(|p| p.delivered_per_s.max(p.enqueued_per_s))
+        .fold(1.0_f64, f64::max);
+    let x = |p: &Point| left + (p.at - first).num_milliseconds() as f64 / span * (w - left - 8.0);
+    let y = |v: f64| (h - bottom) - v / top * (h - bottom - 10.0);
+    let line = |value: &dyn Fn(&Point) -> f64| {
+        points
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p), y(value(p))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut svg = format!(
+        "<svg id=\"chart\" role=\"img\" aria-label=\"delivered and enqueued per second, last hour\" \
+         viewBox=\"0 0 {w} {h}\" width=\"100%\" style=\"max-width:{w}px\">"
+    );
+    let _ = write!(
+        svg,
+        "<line x1=\"{left}\" y1=\"{b}\" x2=\"{w}\" y2=\"{b}\" stroke=\"#8888\"/>\
+         <text x=\"2\" y=\"14\">{top:.0}/s</text><text x=\"2\" y=\"{b}\">0</text>",
+        b = h - bottom
+    );
+    let _ = write!(
+        svg,
+        "<polyline class=\"delivered\" fill=\"none\" stroke=\"#16a34a\" stroke-width=\"2\" points=\"{}\"/>\
+         <polyline class=\"enqueued\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\" points=\"{}\"/>",
+        line(&|p| p.delivered_per_s),
+        line(&|p| p.enqueued_per_s)
+    );
+    let _ = write!(
+        svg,
+        "<text x=\"{left}\" y=\"{h}\">{}</text><text x=\"{}\" y=\"{h}\" text-anchor=\"end\">{}</text></svg>\
+         <p><span style=\"color:#16a34a\">━ delivered/s</span> · \
+         <span style=\"color:#2563eb\">╍ enqueued/s</span></p>",
+        first.format("%H:%M:%S"),
+        w - 8.0,
+        points[points.len() - 1].at.format("%H:%M:%S UTC"),
+    );
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(at_s: i64, delivered: u64, pending: u64) -> OutboxStats {
+        let mut s = OutboxStats::empty(DateTime::from_timestamp(at_s, 0).expect("a time"));
+        s.counts.insert(EmissionStatus::Delivered, delivered);
+        s.counts.insert(EmissionStatus::Pending, pending);
+        s
+    }
+
+    #[test]
+    fn rates_come_from_consecutive_samples_and_the_window_forgets() {
+        let mut samples = Samples::default();
+        samples.add(&stats(0, 0, 100));
+        samples.add(&stats(10, 50, 60));
+        samples.add(&stats(20, 50, 70));
+        let points = samples.points();
+        assert_eq!(points.len(), 2);
+        assert_eq!(points[0].delivered_per_s, 5.0);
+        assert_eq!(points[0].enqueued_per_s, 1.0);
+        assert_eq!(
+            (points[1].delivered_per_s, points[1].enqueued_per_s),
+            (0.0, 1.0)
+        );
+        assert!(chart(&points).starts_with("<svg"));
+        samples.add(&stats(20 + 3_600, 60, 0));
+        assert_eq!(
+            samples.points().len(),
+            1,
+            "samples past the hour are dropped"
+        );
+    }
+}
