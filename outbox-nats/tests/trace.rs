@@ -1,6 +1,15 @@
 //! Trace context through the outbox (`outbox-core`'s `otel` feature): the span that
 //! enqueued an entry, the drain's emission span and the headers that reached the stream
 //! are one trace, the emission a child of the enqueuing span.
+//!
+//! A test binary of its own, with the span exporter as the process's global subscriber:
+//! `tracing` caches per call site whether anyone listens, and a test on another thread
+//! hitting the drain's call sites while no subscriber was set there could leave them
+//! silent for this one (it happened in CI, with the other NATS tests in one binary).
+
+#[allow(dead_code, unused_imports)] // The shared helpers of the NATS tests; this one uses a few.
+#[path = "it/support.rs"]
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +22,7 @@ use outbox_nats::NatsEmitter;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 
-use crate::support::{drain_all, nats_url, outbox, server, TestStream};
+use support::{drain_all, nats_url, outbox, server, TestStream};
 
 /// The finished span named `name`; fails the test when there is not exactly one.
 fn only<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
@@ -22,18 +31,16 @@ fn only<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
     named[0]
 }
 
-// One thread: the subscriber below is this thread's default, and the drain's emission
-// tasks run on it.
-#[tokio::test(flavor = "current_thread")]
+#[tokio::test]
 async fn the_enqueuing_span_the_emission_and_the_message_share_one_trace() {
-    let Some(client) = server().await else { return };
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
         .build();
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("outbox-test")));
-    let _default = tracing::subscriber::set_default(subscriber);
+    tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+    let Some(client) = server().await else { return };
 
     let stream = TestStream::create(&client).await;
     let (store, _dir) = outbox().await;
