@@ -22,7 +22,7 @@ use outbox_nats::NatsEmitter;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 
-use support::{drain_all, nats_url, outbox, server, TestStream};
+use support::{drain_all, outbox, server, TestStream};
 
 /// The finished span named `name`; fails the test when there is not exactly one.
 fn only<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
@@ -70,12 +70,7 @@ async fn the_enqueuing_span_the_emission_and_the_message_share_one_trace() {
         .await
         .expect("enqueue");
 
-    let url = format!(
-        "{}?subject={}.{{topic}}&stream={}",
-        nats_url(),
-        stream.prefix,
-        stream.name
-    );
+    let url = stream.emitter_url();
     let emitter = Arc::new(NatsEmitter::connect(&url).await.expect("emitter"));
     let summary = drain_all(store.clone(), emitter, Duration::from_secs(60)).await;
     assert_eq!(summary.delivered, 2, "{summary:?}");

@@ -8,7 +8,7 @@ use outbox_core::drain::{Emission, EmitOutcome, Emitter};
 use outbox_core::EmissionStatus;
 use outbox_nats::{NatsEmitter, NatsOptions, StreamSetup, SubjectTemplate};
 
-use crate::support::{drain_all, enqueue, nats_url, outbox, rows, server, TestStream};
+use crate::support::{drain_all, enqueue, outbox, rows, server, TestStream};
 
 #[tokio::test]
 async fn a_drained_backlog_arrives_once_as_committed() {
@@ -16,12 +16,7 @@ async fn a_drained_backlog_arrives_once_as_committed() {
     let stream = TestStream::create(&client).await;
     let (store, _dir) = outbox().await;
     let entries = enqueue(&*store, "orders.created", 300).await;
-    let url = format!(
-        "{}?subject={}.{{topic}}&stream={}",
-        nats_url(),
-        stream.prefix,
-        stream.name
-    );
+    let url = stream.emitter_url();
     let emitter = Arc::new(NatsEmitter::connect(&url).await.expect("emitter"));
 
     let summary = drain_all(store.clone(), emitter, Duration::from_secs(60)).await;

@@ -105,6 +105,17 @@ impl TestStream {
         }
     }
 
+    /// The emitter URL that publishes `<topic>` to this stream's `<prefix>.<topic>`, the
+    /// stream checked at start.
+    pub(crate) fn emitter_url(&self) -> String {
+        format!(
+            "{}?subject={}.{{topic}}&stream={}",
+            nats_url(),
+            self.prefix,
+            self.name
+        )
+    }
+
     /// How many messages the stream holds.
     pub(crate) async fn count(&self) -> u64 {
         let mut stream = self.js.get_stream(&self.name).await.expect("stream");
