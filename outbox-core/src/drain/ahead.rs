@@ -67,14 +67,22 @@ impl Prefetch {
     }
 
     /// After a full batch was taken: starts claims until the drain's depth is in flight
-    /// or back (none when the drain does not claim ahead now).
+    /// or back (none when the drain does not claim ahead now). The claims one call
+    /// starts are sent one after another: started together they would only race each
+    /// other for the same first rows (each skipping what the other locks), and on MariaDB
+    /// one of two such claims can come back empty while rows remain, leaving the drain
+    /// short of its depth until its next full batch. Claims started by different calls
+    /// still overlap, which is what hides a slow link's round trips.
     pub(super) fn fill(&mut self, drain: &Drain) {
         if !self.on {
             return;
         }
+        let turn = std::sync::Arc::new(tokio::sync::Mutex::new(()));
         while self.slots.len() < drain.batches_ahead_now() {
             let drain = drain.clone();
+            let turn = turn.clone();
             self.slots.push_back(Slot::Running(tokio::spawn(async move {
+                let _turn = turn.lock().await;
                 (Instant::now(), drain.claim_batch().await)
             })));
         }
