@@ -127,6 +127,17 @@ pub(crate) enum Command {
         #[command(flatten)]
         which: Selection,
     },
+    /// Delete failed or dead-lettered entries, in bounded batches.
+    Purge {
+        /// Which status to delete from: failed or dead_lettered.
+        #[arg(long, value_parser = parse_requeue_status)]
+        status: outbox_core::EmissionStatus,
+        #[command(flatten)]
+        which: Selection,
+        /// Confirm the deletion (without it, say what would be deleted).
+        #[arg(long)]
+        yes: bool,
+    },
     /// Delete delivered entries older than a cut-off, in bounded batches.
     Prune {
         /// Delete entries delivered longer ago than this (e.g. 7d).
@@ -354,7 +365,7 @@ pub(crate) struct Selection {
     /// One entry by id.
     #[arg(long)]
     pub(crate) id: Option<outbox_core::EntryId>,
-    /// Every dead letter.
+    /// Every entry in the status (every dead letter).
     #[arg(long)]
     pub(crate) all: bool,
 }

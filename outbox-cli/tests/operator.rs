@@ -424,6 +424,26 @@ fn destructive_commands_say_what_they_would_touch() {
         "would purge 2 dead letters; run again with --yes",
     );
     assert_eq!(Db::sqlite(&db).stats()["counts"]["dead_lettered"], 2);
+    fails_with(
+        outbox(&db).args(["purge", "--status", "dead_lettered", "--all"]),
+        2,
+        "would purge 2 dead letters; run again with --yes",
+    );
+    fails_with(
+        outbox(&db).args(["purge", "--status", "pending", "--all", "--yes"]),
+        2,
+        "do not wait for an operator",
+    );
+    let unknown = "0192f0c4-0000-7000-8000-000000000000";
+    fails_with(
+        outbox(&db).args(["purge", "--status", "failed", "--id", unknown, "--yes"]),
+        1,
+        "no failed entry with id",
+    );
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["dead_lettered"], 2);
+    let out = ok(outbox(&db).args(["purge", "--status", "dead_lettered", "--all", "--yes"]));
+    assert_eq!(out.trim(), "purged 2 dead letters");
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["dead_lettered"], 0);
 }
 
 /// HTTPS webhooks work in the default build: an https:// URL is accepted, and a server

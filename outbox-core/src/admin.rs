@@ -24,6 +24,10 @@ pub struct OutboxStats {
     /// Non-terminal rows whose lease ran out without a completion (a crashed or stalled
     /// worker); they are claimable again.
     pub expired_leases: u64,
+    /// Claims made of the rows in the table so far: the sum of their claim counts. Rows
+    /// deleted (pruned, purged) take theirs with them, so only the difference between two
+    /// pictures taken shortly apart makes a rate (claims per second).
+    pub claims_made: u64,
     /// Dead row versions and the oldest snapshot keeping them, on engines that keep old
     /// row versions (PostgreSQL); `None` elsewhere.
     pub cleanup: Option<crate::CleanupStats>,
@@ -39,6 +43,7 @@ impl OutboxStats {
             retry_ready: 0,
             claims_in_flight: 0,
             expired_leases: 0,
+            claims_made: 0,
             cleanup: None,
         }
     }
@@ -95,10 +100,21 @@ impl ListRequest {
 /// Checks that entries in `from` may be requeued: only the statuses that wait for an
 /// operator (failed, dead-lettered).
 pub fn check_requeue(from: EmissionStatus) -> Result<()> {
+    waiting_for_operator(from, "requeue status")
+}
+
+/// Checks that entries in `from` may be purged: the same statuses as
+/// [`check_requeue`], so nothing a drain may still deliver is ever deleted.
+pub fn check_purge(from: EmissionStatus) -> Result<()> {
+    waiting_for_operator(from, "purge status")
+}
+
+/// `Ok` for the statuses that wait for an operator; `field` names the refused input.
+fn waiting_for_operator(from: EmissionStatus, field: &'static str) -> Result<()> {
     match from {
         EmissionStatus::Failed | EmissionStatus::DeadLettered => Ok(()),
         other => Err(crate::OutboxError::invalid(
-            "requeue status",
+            field,
             format!(
                 "{} entries are not waiting for an operator (only failed and dead_lettered are)",
                 other.as_str()
@@ -144,8 +160,15 @@ pub trait OutboxAdmin: Send + Sync {
         self.requeue(EmissionStatus::DeadLettered, which, now).await
     }
 
-    /// Deletes dead-lettered entries, in bounded batches; returns how many went.
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64>;
+    /// Deletes entries in `from` (failed, or dead-lettered), in bounded batches. `which`
+    /// picks one entry (only if it is in `from`) or all of them. Returns how many went.
+    /// Any other status is refused.
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64>;
+
+    /// [`OutboxAdmin::purge`] of dead-lettered entries.
+    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+        self.purge(EmissionStatus::DeadLettered, which).await
+    }
 }
 
 /// A claim store that also offers the operator operations.
@@ -166,6 +189,7 @@ pub fn stats_of<'a>(
     let mut stats = OutboxStats::empty(now);
     for row in rows {
         *stats.counts.entry(row.status).or_default() += 1;
+        stats.claims_made += u64::from(row.claim_attempt_count);
         if row.status == EmissionStatus::Pending {
             stats.oldest_pending_created_at = Some(match stats.oldest_pending_created_at {
                 Some(t) => t.min(row.created_at),

@@ -170,8 +170,8 @@ impl<S: OutboxAdmin> OutboxAdmin for Bounded<S> {
         self.bound(self.inner.requeue(from, which, now)).await
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        self.bound(self.inner.purge_dead_letters(which)).await
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        self.bound(self.inner.purge(from, which)).await
     }
 }
 

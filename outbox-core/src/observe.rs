@@ -170,8 +170,12 @@ impl<S: crate::OutboxAdmin> crate::OutboxAdmin for Observed<S> {
         self.inner.requeue(from, which, now).await
     }
 
-    async fn purge_dead_letters(&self, which: crate::DeadLetterSelection) -> Result<u64> {
-        self.inner.purge_dead_letters(which).await
+    async fn purge(
+        &self,
+        from: crate::EmissionStatus,
+        which: crate::DeadLetterSelection,
+    ) -> Result<u64> {
+        self.inner.purge(from, which).await
     }
 }
 

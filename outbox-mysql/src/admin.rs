@@ -48,6 +48,7 @@ impl OutboxAdmin for MySqlClaimStore {
         stats.retry_ready = count(&row, "retry_ready")?;
         stats.claims_in_flight = count(&row, "in_flight")?;
         stats.expired_leases = count(&row, "expired")?;
+        stats.claims_made = count(&row, "claims_made")?;
         Ok(stats)
     }
 
@@ -121,11 +122,13 @@ impl OutboxAdmin for MySqlClaimStore {
         .await
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        outbox_core::store_kit::check_purge(from)?;
         let id = selection_id(which);
         delete_in_batches(|| {
             self.detached(move |store| async move {
-                let done = sqlx::query(&store.sql.purge_dead_letters)
+                let done = sqlx::query(&store.sql.purge)
+                    .bind(from.code())
                     .bind(id)
                     .bind(id)
                     .bind(i64::from(DELETE_BATCH))

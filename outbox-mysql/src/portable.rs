@@ -78,6 +78,7 @@ outbox_core::sqlx_portable_backend!(MySqlBackend {
         // Typed, so a bound time and the server's agree on the column type.
         db_now: "CAST(UTC_TIMESTAMP(6) AS DATETIME(6))",
         materialized: "",
+        bigint: "SIGNED",
     },
     build: build,
     map_err: map_err,

@@ -23,7 +23,7 @@ pub(crate) struct Statements {
     pub(crate) requeue: String,
     pub(crate) list_entries: String,
     pub(crate) count_delivered_before: String,
-    pub(crate) purge_dead_letters: String,
+    pub(crate) purge: String,
 }
 
 /// Renders a template for `table` as these engines quote names.
@@ -60,7 +60,7 @@ impl Statements {
             requeue: r(include_str!("../sql/admin/requeue.sql")),
             list_entries: r(include_str!("../sql/admin/list_entries.sql")),
             count_delivered_before: r(include_str!("../sql/admin/count_delivered_before.sql")),
-            purge_dead_letters: r(include_str!("../sql/admin/purge_dead_letters.sql")),
+            purge: r(include_str!("../sql/admin/purge.sql")),
         }
     }
 
@@ -105,7 +105,7 @@ mod tests {
             &s.requeue,
             &s.list_entries,
             &s.count_delivered_before,
-            &s.purge_dead_letters,
+            &s.purge,
         ]);
         for sql in all {
             assert!(sql.contains("`app`.`events`"), "{sql}");

@@ -30,7 +30,7 @@ impl AdminStatements {
             stats: table.render(include_str!("../sql/admin/stats.sql")),
             dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
             requeue: table.render(include_str!("../sql/admin/requeue.sql")),
-            purge: table.render(include_str!("../sql/admin/purge_dead_letters.sql")),
+            purge: table.render(include_str!("../sql/admin/purge.sql")),
             list: table.render(include_str!("../sql/admin/list_entries.sql")),
             count_delivered_before: table
                 .render(include_str!("../sql/admin/count_delivered_before.sql")),
@@ -94,6 +94,7 @@ impl OutboxAdmin for PgClaimStore {
         stats.retry_ready = count(row, "retry_ready")?;
         stats.claims_in_flight = count(row, "in_flight")?;
         stats.expired_leases = count(row, "expired")?;
+        stats.claims_made = count(row, "claims_made")?;
         stats.cleanup = Some(cleanup(row)?);
         Ok(stats)
     }
@@ -159,10 +160,12 @@ impl OutboxAdmin for PgClaimStore {
         .await
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        outbox_core::store_kit::check_purge(from)?;
         let id = selection(which);
         let batch = i64::from(outbox_core::store_kit::DELETE_BATCH);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&id, &batch];
+        let status = from.code();
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&id, &batch, &status];
         outbox_core::store_kit::delete_in_batches(|| {
             execute(&self.inner.db, &self.inner.admin_sql.purge, &params)
         })

@@ -159,6 +159,7 @@ outbox_core::sqlx_portable_backend!(PgBackend {
         quotes: Quotes::DOUBLE,
         db_now: "now()",
         materialized: "MATERIALIZED",
+        bigint: "BIGINT",
     },
     build: build,
     map_err: map_err,

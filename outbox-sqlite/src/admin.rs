@@ -45,6 +45,7 @@ impl OutboxAdmin for SqliteClaimStore {
         stats.retry_ready = count(&row, "retry_ready")?;
         stats.claims_in_flight = count(&row, "in_flight")?;
         stats.expired_leases = count(&row, "expired")?;
+        stats.claims_made = count(&row, "claims_made")?;
         Ok(stats)
     }
 
@@ -111,13 +112,15 @@ impl OutboxAdmin for SqliteClaimStore {
         .await
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        outbox_core::store_kit::check_purge(from)?;
         outbox_core::store_kit::delete_in_batches(|| {
             self.detached(move |store| async move {
                 let mut tx = store.write_tx().await?;
-                let done = sqlx::query(&store.sql.purge_dead_letters)
+                let done = sqlx::query(&store.sql.purge)
                     .bind(selection_id(which))
                     .bind(i64::from(outbox_core::store_kit::DELETE_BATCH))
+                    .bind(i64::from(from.code()))
                     .execute(&mut *tx)
                     .await
                     .map_err(map_err);

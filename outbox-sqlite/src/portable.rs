@@ -83,6 +83,7 @@ outbox_core::sqlx_portable_backend!(SqliteBackend {
         // Milliseconds (SQLite's clock resolution), rounded so the float's error vanishes.
         db_now: "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)",
         materialized: "MATERIALIZED",
+        bigint: "BIGINT",
     },
     build: build,
     map_err: map_err,

@@ -22,7 +22,7 @@ pub(crate) struct Statements {
     pub(crate) requeue: String,
     pub(crate) list_entries: String,
     pub(crate) count_delivered_before: String,
-    pub(crate) purge_dead_letters: String,
+    pub(crate) purge: String,
 }
 
 impl Statements {
@@ -45,7 +45,7 @@ impl Statements {
             list_entries: table.render(include_str!("../sql/admin/list_entries.sql")),
             count_delivered_before: table
                 .render(include_str!("../sql/admin/count_delivered_before.sql")),
-            purge_dead_letters: table.render(include_str!("../sql/admin/purge_dead_letters.sql")),
+            purge: table.render(include_str!("../sql/admin/purge.sql")),
         }
     }
 }

@@ -41,6 +41,7 @@ impl OutboxAdmin for SqlServerClaimStore {
         stats.retry_ready = count(row, "retry_ready")?;
         stats.claims_in_flight = count(row, "in_flight")?;
         stats.expired_leases = count(row, "expired")?;
+        stats.claims_made = count(row, "claims_made")?;
         Ok(stats)
     }
 
@@ -86,9 +87,10 @@ impl OutboxAdmin for SqlServerClaimStore {
         .await
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        outbox_core::store_kit::check_purge(from)?;
         let batch = i32::try_from(outbox_core::store_kit::DELETE_BATCH).unwrap_or(i32::MAX);
-        let params = params::purge(which, batch);
+        let params = params::purge(which, batch, from);
         outbox_core::store_kit::delete_in_batches(|| {
             self.count(&self.inner.sql.purge, &params, "deleted")
         })

@@ -266,9 +266,9 @@ pub(crate) fn requeue(
     vec![time(now), selection(which), status(from)]
 }
 
-/// `admin/purge_dead_letters.sql`.
-pub(crate) fn purge(which: DeadLetterSelection, batch: i32) -> Params {
-    vec![selection(which), ColumnData::I32(Some(batch))]
+/// `admin/purge.sql`.
+pub(crate) fn purge(which: DeadLetterSelection, batch: i32, from: EmissionStatus) -> Params {
+    vec![selection(which), ColumnData::I32(Some(batch)), status(from)]
 }
 
 /// A call's values as the driver takes them.

@@ -143,7 +143,7 @@ fn every_builder_binds_the_declared_kinds_in_order() {
         ),
         (
             statements::PURGE,
-            params::purge(DeadLetterSelection::All, 1000),
+            params::purge(DeadLetterSelection::All, 1000, EmissionStatus::Failed),
         ),
         (
             statements::REQUEUE,
@@ -320,6 +320,32 @@ fn transactions_are_balanced_and_abort_on_error() {
             assert!(sql.contains("SET XACT_ABORT ON;"), "{}", spec.file);
         }
     }
+}
+
+/// The stats reader takes its columns by name (`admin.rs`): the statement names each,
+/// with the claims made summed as `bigint` so a large table cannot overflow `int`.
+#[test]
+fn stats_name_every_column_the_reader_takes() {
+    let sql = statements::STATS.template;
+    let statuses = EmissionStatus::ALL.map(EmissionStatus::as_str);
+    let others = [
+        "oldest_pending",
+        "retry_ready",
+        "in_flight",
+        "expired",
+        "claims_made",
+    ];
+    for column in statuses.iter().chain(&others) {
+        assert!(
+            sql.contains(&format!("AS {column}")),
+            "stats.sql names no {column}"
+        );
+    }
+    assert!(sql.contains("SELECT @now AS at"), "{sql}");
+    assert!(
+        sql.contains("SUM(CAST(claim_attempt_count AS bigint))"),
+        "{sql}"
+    );
 }
 
 #[test]

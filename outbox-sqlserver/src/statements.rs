@@ -138,8 +138,8 @@ spec!(
 );
 spec!(
     PURGE,
-    "admin/purge_dead_letters.sql",
-    [("id", Binary), ("batch", Int)]
+    "admin/purge.sql",
+    [("id", Binary), ("batch", Int), ("status", TinyInt)]
 );
 spec!(
     REQUEUE,

@@ -95,6 +95,10 @@ pub async fn stats_describe_every_state(store: AdminStore) {
     assert_eq!(stats.retry_ready, 1, "only the deferred row is due");
     assert_eq!(stats.claims_in_flight, 1);
     assert_eq!(stats.expired_leases, 1);
+    assert_eq!(
+        stats.claims_made, 9,
+        "eight rows claimed once, then one of them again"
+    );
     let oldest = store.get(ids[0]).await.unwrap().unwrap().created_at;
     assert_eq!(stats.oldest_pending_created_at, Some(oldest));
     assert!(!stats.is_drained());
@@ -106,6 +110,7 @@ pub async fn stats_of_an_empty_outbox(store: AdminStore) {
     assert!(stats.is_drained());
     assert_eq!(stats.counts.values().sum::<u64>(), 0);
     assert_eq!(stats.oldest_pending_created_at, None);
+    assert_eq!(stats.claims_made, 0);
 }
 
 /// Dead letters are listed most recent first, up to the limit; a limit of 0 is refused.
@@ -207,16 +212,47 @@ pub async fn purge_deletes_only_dead_letters(store: AdminStore) {
             .unwrap(),
         1
     );
+    let stats = store.stats(Some(t0())).await.unwrap();
+    assert_eq!(stats.counts.values().sum::<u64>(), 7);
+}
+
+/// Failed entries (which wait for an operator) are purged like dead letters, one or all;
+/// statuses that do not wait for an operator are refused and nothing is deleted.
+pub async fn purge_deletes_failed_entries(store: AdminStore) {
+    let ids = one_of_each(&store).await;
+    let failed = EmissionStatus::Failed;
     assert_eq!(
         store
-            .stats(Some(t0()))
+            .purge(failed, DeadLetterSelection::One(ids[6]))
             .await
-            .unwrap()
-            .counts
-            .values()
-            .sum::<u64>(),
-        7
+            .unwrap(),
+        0,
+        "a dead letter was purged as failed"
     );
+    assert_eq!(
+        store.purge(failed, DeadLetterSelection::All).await.unwrap(),
+        1
+    );
+    assert!(store.get(ids[5]).await.unwrap().is_none());
+    for status in [
+        EmissionStatus::Pending,
+        EmissionStatus::Delivered,
+        EmissionStatus::Deferred,
+        EmissionStatus::RetryableFailure,
+    ] {
+        let err = store
+            .purge(status, DeadLetterSelection::All)
+            .await
+            .unwrap_err();
+        assert!(err.is_invalid_input(), "{status:?}: {err}");
+    }
+    let stats = store.stats(Some(t0())).await.unwrap();
+    assert_eq!(
+        stats.counts.values().sum::<u64>(),
+        8,
+        "only the failed row went"
+    );
+    assert_eq!(stats.count(EmissionStatus::DeadLettered), 2);
 }
 
 /// Listing pages through one status in creation order, with a topic filter and a cursor.
@@ -342,7 +378,8 @@ macro_rules! admin_suite {
     ($factory:expr) => {
         $crate::__admin_cases!($factory; stats_describe_every_state, stats_of_an_empty_outbox,
             dead_letters_are_listed_newest_first, requeue_restores_dead_letters,
-            purge_deletes_only_dead_letters, list_pages_through_one_status,
+            purge_deletes_only_dead_letters, purge_deletes_failed_entries,
+            list_pages_through_one_status,
             requeue_restores_failed_entries, count_delivered_before_matches_prune);
     };
 }

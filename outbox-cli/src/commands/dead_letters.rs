@@ -1,6 +1,6 @@
 //! `outbox dead-letters list | requeue | purge`.
 
-use outbox_core::{DeadLetterSelection, OutboxEntry, Result};
+use outbox_core::{DeadLetterSelection, EmissionStatus, OutboxEntry, Result};
 
 use crate::args::{DeadLetterCommand, Selection};
 use crate::backend::Target;
@@ -26,12 +26,9 @@ fn to_json(e: &OutboxEntry) -> serde_json::Value {
 }
 
 pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
-    let store = match cmd {
-        DeadLetterCommand::List { .. } => target.open_for_reading().await?,
-        _ => target.open().await?,
-    };
     match cmd {
         DeadLetterCommand::List { json, limit } => {
+            let store = target.open_for_reading().await?;
             let rows = store.dead_letters(limit).await?;
             if json {
                 let list: Vec<_> = rows.iter().map(to_json).collect();
@@ -53,35 +50,13 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
             }
         }
         DeadLetterCommand::Requeue(which) => {
+            let store = target.open().await?;
             let n = store.requeue_dead_letters(selection(&which), None).await?;
             none_by_that_id(&which, n)?;
             out!("requeued {}", crate::plural(n, "dead letter"));
         }
-        DeadLetterCommand::Purge { which, yes: false } => {
-            let n = match which.id {
-                Some(id) => u64::from(
-                    store
-                        .get(id)
-                        .await?
-                        .is_some_and(|e| e.status == outbox_core::EmissionStatus::DeadLettered),
-                ),
-                None => store
-                    .stats(None)
-                    .await?
-                    .count(outbox_core::EmissionStatus::DeadLettered),
-            };
-            return Err(outbox_core::OutboxError::invalid(
-                "--yes",
-                format!(
-                    "would purge {}; run again with --yes to delete",
-                    crate::plural(n, "dead letter")
-                ),
-            ));
-        }
-        DeadLetterCommand::Purge { which, .. } => {
-            let n = store.purge_dead_letters(selection(&which)).await?;
-            none_by_that_id(&which, n)?;
-            out!("purged {}", crate::plural(n, "dead letter"));
+        DeadLetterCommand::Purge { which, yes } => {
+            return super::purge::run(target, EmissionStatus::DeadLettered, &which, yes).await;
         }
     }
     Ok(())

@@ -6,6 +6,7 @@ mod drain;
 mod enqueue;
 mod list;
 mod prune;
+mod purge;
 mod show;
 mod stats;
 
@@ -90,6 +91,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::List(args) => list::list(&target, args).await,
         Command::Ui(args) => crate::ui::run(&target, args).await,
         Command::Requeue { status, which } => list::requeue(&target, status, which).await,
+        Command::Purge { status, which, yes } => purge::run(&target, status, &which, yes).await,
         Command::DeadLetters(cmd) => dead_letters::run(&target, cmd).await,
         Command::Prune {
             delivered_older_than,

@@ -20,6 +20,7 @@ pub(crate) fn to_json(stats: &OutboxStats) -> serde_json::Value {
         "retry_ready": stats.retry_ready,
         "claims_in_flight": stats.claims_in_flight,
         "expired_leases": stats.expired_leases,
+        "claims_made": stats.claims_made,
         "cleanup": stats.cleanup.as_ref().map(cleanup_json),
     })
 }
@@ -63,6 +64,10 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
     out.push_str(&format!(
         "{:<18} {:>10}\n",
         "expired leases", stats.expired_leases
+    ));
+    out.push_str(&format!(
+        "{:<18} {:>10}\n",
+        "claims made", stats.claims_made
     ));
     if let Some(c) = &stats.cleanup {
         out.push_str(&format!("{:<18} {:>10}\n", "dead rows", c.dead_rows));

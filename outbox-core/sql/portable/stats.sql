@@ -1,5 +1,6 @@
--- Counts by status (codes 0..5, see EmissionStatus::code) and lease states at the
--- request's time (else the database's clock), in one pass. Portable: CASE inside count.
+-- Counts by status (codes 0..5, see EmissionStatus::code), lease states at the request's
+-- time (else the database's clock) and the claims made of the rows, in one pass.
+-- Portable: CASE inside count.
 WITH clock (clock_now) AS {materialized} (SELECT COALESCE(?, {now}))
 SELECT
     count(CASE WHEN status = 0 THEN 1 END),
@@ -11,5 +12,6 @@ SELECT
     count(CASE WHEN status IN (2, 4)
                 AND (next_retry_at IS NULL OR next_retry_at <= clock.clock_now) THEN 1 END),
     count(CASE WHEN status NOT IN (1, 5) AND claim_expires_at > clock.clock_now THEN 1 END),
-    count(CASE WHEN status NOT IN (1, 5) AND claim_expires_at <= clock.clock_now THEN 1 END)
+    count(CASE WHEN status NOT IN (1, 5) AND claim_expires_at <= clock.clock_now THEN 1 END),
+    CAST(COALESCE(sum(claim_attempt_count), 0) AS {bigint})
 FROM {table} CROSS JOIN clock

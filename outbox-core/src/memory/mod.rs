@@ -170,8 +170,9 @@ impl OutboxAdmin for MemoryClaimStore {
         Ok(self.lock().requeue(from, which, now))
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        Ok(self.lock().purge_dead_letters(which))
+    async fn purge(&self, from: crate::EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        crate::store_kit::check_purge(from)?;
+        Ok(self.lock().purge(from, which))
     }
 }
 

@@ -294,10 +294,6 @@ impl State {
         crate::store_kit::stats_of(self.rows.values(), now)
     }
 
-    fn dead_letter_ids(&self, which: crate::DeadLetterSelection) -> Vec<EntryId> {
-        self.selected_ids(EmissionStatus::DeadLettered, which)
-    }
-
     fn selected_ids(
         &self,
         status: EmissionStatus,
@@ -369,8 +365,8 @@ impl State {
         ids.len() as u64
     }
 
-    pub(super) fn purge_dead_letters(&mut self, which: crate::DeadLetterSelection) -> u64 {
-        let ids = self.dead_letter_ids(which);
+    pub(super) fn purge(&mut self, from: EmissionStatus, which: crate::DeadLetterSelection) -> u64 {
+        let ids = self.selected_ids(from, which);
         for id in &ids {
             self.rows.remove(id);
         }

@@ -35,11 +35,11 @@ impl<B: PortableBackend> PortableStore<B> {
     ) -> Result<OutboxStats> {
         let at = self.clock(conn, now).await?;
         let counts = B::fetch_counts(conn, &self.sql.stats, vec![at.into()]).await?;
-        let [pending, delivered, deferred, failed, retryable, dead, retry_ready, in_flight, expired] =
+        let [pending, delivered, deferred, failed, retryable, dead, retry_ready, in_flight, expired, claims] =
             counts[..]
         else {
             return Err(OutboxError::Database {
-                message: format!("the stats query returned {} columns, not 9", counts.len()),
+                message: format!("the stats query returned {} columns, not 10", counts.len()),
                 source: None,
             });
         };
@@ -57,6 +57,7 @@ impl<B: PortableBackend> PortableStore<B> {
         stats.retry_ready = count(retry_ready)?;
         stats.claims_in_flight = count(in_flight)?;
         stats.expired_leases = count(expired)?;
+        stats.claims_made = count(claims)?;
         let oldest = B::fetch_entries(conn, &self.sql.oldest_pending, vec![at.into()]).await?;
         stats.oldest_pending_created_at = oldest.first().map(|(_, e)| e.created_at);
         Ok(stats)
@@ -122,22 +123,20 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         conn.finish(requeued)
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        crate::store_kit::check_purge(from)?;
         let mut lease = self.connection().await?;
         let purged = {
             let conn = tokio::sync::Mutex::new(&mut lease);
             crate::store_kit::delete_in_batches(|| async {
                 let params = vec![
+                    SqlParam::Status(from),
+                    SqlParam::Status(from),
                     selection(which),
                     selection(which),
                     crate::store_kit::DELETE_BATCH.into(),
                 ];
-                B::execute(
-                    &mut **conn.lock().await,
-                    &self.sql.purge_dead_letters,
-                    params,
-                )
-                .await
+                B::execute(&mut **conn.lock().await, &self.sql.purge, params).await
             })
             .await
         };

@@ -29,6 +29,9 @@ pub struct Dialect {
     /// The keyword that makes a common table expression be computed once
     /// (`MATERIALIZED`), or nothing on engines that do not spell it (MySQL, MariaDB).
     pub materialized: &'static str,
+    /// The type a `CAST` turns a sum into a 64-bit integer with (`BIGINT`; `SIGNED` on
+    /// MySQL and MariaDB, whose `SUM` is a decimal and whose `CAST` knows no `BIGINT`).
+    pub bigint: &'static str,
 }
 
 /// One bound value, in the store's own terms; each backend maps it to its column type.

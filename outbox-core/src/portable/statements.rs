@@ -36,7 +36,7 @@ pub(crate) struct Statements {
     pub(crate) requeue: String,
     pub(crate) list_entries: String,
     pub(crate) count_delivered_before: String,
-    pub(crate) purge_dead_letters: String,
+    pub(crate) purge: String,
 }
 
 impl Statements {
@@ -47,7 +47,8 @@ impl Statements {
                 .render_in(template, dialect.quotes)
                 .replace("{columns}", ENTRY_COLUMNS)
                 .replace("{now}", dialect.db_now)
-                .replace("{materialized}", dialect.materialized);
+                .replace("{materialized}", dialect.materialized)
+                .replace("{bigint}", dialect.bigint);
             match dialect.placeholders {
                 Placeholders::Question => sql,
                 Placeholders::Dollar => number_placeholders(&sql),
@@ -82,7 +83,7 @@ impl Statements {
             count_delivered_before: r(include_str!(
                 "../../sql/portable/count_delivered_before.sql"
             )),
-            purge_dead_letters: r(include_str!("../../sql/portable/purge_dead_letters.sql")),
+            purge: r(include_str!("../../sql/portable/purge.sql")),
         }
     }
 }
@@ -156,6 +157,7 @@ mod tests {
             quotes,
             db_now: "now()",
             materialized: "MATERIALIZED",
+            bigint: "BIGINT",
         }
     }
 

@@ -7,7 +7,7 @@
 //! `outbox-sqlserver`, or a store of your own) builds on it, so every store judges a
 //! completion, a renewal and a schema version the same way.
 
-pub use crate::admin::{check_list, check_requeue, requeued, stats_of};
+pub use crate::admin::{check_list, check_purge, check_requeue, requeued, stats_of};
 pub use crate::batches::{
     completion_targets, detached, first_duplicate, insert_chunks, wrote_all, INSERT_CHUNK_ENTRIES,
 };

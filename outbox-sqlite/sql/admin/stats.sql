@@ -1,5 +1,5 @@
--- One pass over the table: counts by status, the oldest pending row, and lease states
--- judged at ?1 (µs).
+-- One pass over the table: counts by status, the oldest pending row, lease states judged
+-- at ?1 (µs), and the claims made of the rows (their claim counts summed).
 SELECT
     coalesce(sum(status = 0), 0) AS pending,
     coalesce(sum(status = 1), 0) AS delivered,
@@ -10,5 +10,6 @@ SELECT
     min(CASE WHEN status = 0 THEN created_at END) AS oldest_pending,
     coalesce(sum(status IN (2, 4) AND (next_retry_at IS NULL OR next_retry_at <= ?1)), 0) AS retry_ready,
     coalesce(sum(status NOT IN (1, 5) AND claim_expires_at > ?1), 0) AS in_flight,
-    coalesce(sum(status NOT IN (1, 5) AND claim_expires_at <= ?1), 0) AS expired
+    coalesce(sum(status NOT IN (1, 5) AND claim_expires_at <= ?1), 0) AS expired,
+    coalesce(sum(claim_attempt_count), 0) AS claims_made
 FROM {table}

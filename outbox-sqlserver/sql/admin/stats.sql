@@ -1,6 +1,7 @@
 -- Counts by status (0 pending, 1 delivered, 2 deferred, 3 failed, 4 retryable failure,
--- 5 dead-lettered), the oldest pending row and lease states, judged at @P1 or the
--- server's clock, in one pass. Reads only.
+-- 5 dead-lettered), the oldest pending row, lease states judged at @P1 or the server's
+-- clock, and the claims made of the rows (their claim counts summed), in one pass. Reads
+-- only.
 SET NOCOUNT ON;
 DECLARE @now datetime2(6) = COALESCE(@P1, SYSUTCDATETIME());
 SELECT @now AS at,
@@ -14,5 +15,6 @@ SELECT @now AS at,
        COUNT_BIG(CASE WHEN status IN (2, 4)
                                 AND (next_retry_at IS NULL OR next_retry_at <= @now) THEN 1 END) AS retry_ready,
        COUNT_BIG(CASE WHEN status NOT IN (1, 5) AND claim_expires_at > @now THEN 1 END) AS in_flight,
-       COUNT_BIG(CASE WHEN status NOT IN (1, 5) AND claim_expires_at <= @now THEN 1 END) AS expired
+       COUNT_BIG(CASE WHEN status NOT IN (1, 5) AND claim_expires_at <= @now THEN 1 END) AS expired,
+       COALESCE(SUM(CAST(claim_attempt_count AS bigint)), 0) AS claims_made
 FROM {table};

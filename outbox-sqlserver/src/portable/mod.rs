@@ -161,8 +161,8 @@ impl OutboxAdmin for PortableSqlServerStore {
         self.store.requeue(from, which, now).await
     }
 
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        self.store.purge_dead_letters(which).await
+    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
+        self.store.purge(from, which).await
     }
 }
 

@@ -1,10 +1,10 @@
--- Deletes up to @P2 dead letters: one id (@P1), or any when @P1 is NULL. Rows a worker
--- holds are skipped, not waited for.
+-- Deletes up to @P2 entries in status @P3 (3 failed or 5 dead-lettered): one id (@P1), or
+-- any when @P1 is NULL. Rows a worker holds are skipped, not waited for.
 SET NOCOUNT ON;
 -- Should it ever deadlock with a worker, the background statement is the one to go.
 SET DEADLOCK_PRIORITY LOW;
 DELETE TOP (@P2)
 FROM {table} WITH (ROWLOCK, READPAST)
-WHERE status = 5
+WHERE status = @P3
   AND (@P1 IS NULL OR id = @P1);
 SELECT @@ROWCOUNT AS deleted;

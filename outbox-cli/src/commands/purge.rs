@@ -1,0 +1,67 @@
+//! `outbox purge` and `outbox dead-letters purge`: delete entries that wait for an
+//! operator (failed, dead-lettered); without `--yes`, say how many would go and delete
+//! nothing.
+
+use outbox_core::{DeadLetterSelection, EmissionStatus, OutboxError, Result};
+
+use crate::args::Selection;
+use crate::backend::Target;
+
+/// Deletes the entries in `from` that `which` picks, or with `yes` unset, counts them.
+pub(crate) async fn run(
+    target: &Target,
+    from: EmissionStatus,
+    which: &Selection,
+    yes: bool,
+) -> Result<()> {
+    outbox_core::store_kit::check_purge(from)?;
+    if !yes {
+        let store = target.open_for_reading().await?;
+        let n = match which.id {
+            Some(id) => u64::from(store.get(id).await?.is_some_and(|e| e.status == from)),
+            None => store.stats(None).await?.count(from),
+        };
+        return Err(OutboxError::invalid(
+            "--yes",
+            format!(
+                "would purge {}; run again with --yes to delete",
+                entries(from, n)
+            ),
+        ));
+    }
+    let store = target.open().await?;
+    let selection = match which.id {
+        Some(id) => DeadLetterSelection::One(id),
+        None => DeadLetterSelection::All,
+    };
+    let n = store.purge(from, selection).await?;
+    if let (Some(id), 0) = (which.id, n) {
+        return Err(OutboxError::Database {
+            message: format!(
+                "no {} with id {id} (see `outbox list --status {}`)",
+                noun(from),
+                from.as_str()
+            ),
+            source: None,
+        });
+    }
+    out!("purged {}", entries(from, n));
+    Ok(())
+}
+
+/// One entry in `status`, in words: "dead letter", "failed entry".
+fn noun(status: EmissionStatus) -> String {
+    match status {
+        EmissionStatus::DeadLettered => "dead letter".to_owned(),
+        other => format!("{} entry", other.as_str()),
+    }
+}
+
+/// `n` entries in `status`, in words: "2 dead letters", "1 failed entry".
+fn entries(status: EmissionStatus, n: u64) -> String {
+    match (status, n) {
+        (_, 1) => format!("1 {}", noun(status)),
+        (EmissionStatus::DeadLettered, _) => format!("{n} dead letters"),
+        (other, _) => format!("{n} {} entries", other.as_str()),
+    }
+}

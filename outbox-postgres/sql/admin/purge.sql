@@ -1,0 +1,11 @@
+-- Deletes up to $2 entries in status $3 (3 failed or 5 dead-lettered): one id ($1), or
+-- any when $1 is NULL. Rows a worker holds locked are skipped, not waited for.
+WITH doomed AS MATERIALIZED (
+    SELECT id FROM {table}
+    WHERE status = $3::smallint AND ($1::uuid IS NULL OR id = $1::uuid)
+    LIMIT $2::bigint
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM {table} AS t
+USING doomed AS d
+WHERE t.id = d.id AND t.status = $3::smallint
