@@ -117,7 +117,7 @@ pub(crate) enum Command {
     List(ListArgs),
     /// Serve the outbox to a browser: an overview with the last hour's chart, entries by
     /// status and topic, one entry's every field; /healthz and /metrics beside them.
-    /// Read-only.
+    /// Read-only unless started with --allow-writes.
     Ui(UiArgs),
     /// Make failed or dead-lettered entries pending again with a fresh attempt budget.
     Requeue {
@@ -196,6 +196,11 @@ pub(crate) struct UiArgs {
     /// How often the server samples the outbox for the chart and the gauges of /metrics.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub(crate) sample_interval: TimeDelta,
+    /// Offer requeue and purge of failed and dead-lettered entries (one, or every one of
+    /// a status) on the pages; every write is printed with who asked. Without it the
+    /// pages only read and a write is refused.
+    #[arg(long)]
+    pub(crate) allow_writes: bool,
 }
 
 fn parse_header(text: &str) -> Result<(String, String), String> {

@@ -1,7 +1,7 @@
 //! `outbox ui` on a seeded SQLite file and PostgreSQL schema: over plain HTTP (health,
 //! metrics, bad input, the token), and in a real browser (Debian's chromium driven by
-//! Playwright from `tests/browser/ui.mjs`; screenshots kept under
-//! `target/ui-screenshots/ENGINE/`).
+//! Playwright from `tests/browser/ui.mjs` for the pages and `writes.mjs` for requeue and
+//! purge, allowed and refused; screenshots kept under `target/ui-screenshots/ENGINE/`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -17,19 +17,21 @@ fn outbox(db: &Path) -> Command {
     Db::sqlite(db).cmd()
 }
 
-/// `outbox ui` on `db` at `port` with `extra` arguments, once it answers /healthz.
-struct Served(Child);
+/// `outbox ui` on `db` at `port` with `extra` arguments, once it answers /healthz; what
+/// it prints goes to a file of its own.
+struct Served(Child, tempfile::NamedTempFile);
 
 impl Served {
     fn start(db: &Db, port: u16, extra: &[&str]) -> Self {
+        let printed = tempfile::NamedTempFile::new().expect("a file for what the server prints");
         let child = db
             .cmd()
             .args(["ui", "--listen", &format!("127.0.0.1:{port}")])
             .args(extra)
-            .stdout(Stdio::null())
+            .stdout(printed.reopen().expect("the file again"))
             .spawn()
             .expect("start outbox ui");
-        let served = Self(child);
+        let served = Self(child, printed);
         let deadline = Instant::now() + Duration::from_secs(30);
         while get(port, "/healthz", "").map(|(status, _)| status) != Some(200) {
             assert!(
@@ -39,6 +41,13 @@ impl Served {
             std::thread::sleep(Duration::from_millis(50));
         }
         served
+    }
+}
+
+impl Served {
+    /// What the server printed so far.
+    fn printed(&self) -> String {
+        std::fs::read_to_string(self.1.path()).expect("read what the server printed")
     }
 }
 
@@ -134,28 +143,120 @@ fn pages_in_a_browser((chromium, scripts): &(PathBuf, PathBuf), db: &Db, engine:
     ]));
     std::thread::sleep(Duration::from_millis(800));
 
+    let shots = in_browser(
+        (chromium.as_path(), scripts.as_path()),
+        engine,
+        &["ui.mjs", &format!("http://127.0.0.1:{port}")],
+    );
+    for shot in ["overview.png", "entries.png", "entry.png"] {
+        let size = std::fs::metadata(shots.join(shot)).map_or(0, |m| m.len());
+        assert!(size > 10_000, "{engine}: {shot} is {size} bytes");
+    }
+}
+
+/// Runs the browser script `script` (the first of `args`, the rest its arguments, then
+/// the screenshot folder of `engine`), which must succeed; returns the folder.
+fn in_browser((chromium, scripts): (&Path, &Path), engine: &str, args: &[&str]) -> PathBuf {
     let shots = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../target/ui-screenshots")
         .join(engine);
     std::fs::create_dir_all(&shots).unwrap();
+    let (script, rest) = args.split_first().expect("a script");
     let out = Command::new("node")
-        .arg(scripts.join("ui.mjs"))
-        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(scripts.join(script))
+        .args(&rest[..1])
         .arg(&shots)
+        .args(&rest[1..])
         .env("OUTBOX_TEST_CHROMIUM", chromium)
         .stdin(Stdio::null())
         .output()
         .expect("run node");
     assert!(
         out.status.success(),
-        "the browser found the pages on {engine} wrong:\n{}{}",
+        "the browser found {script} on {engine} wrong:\n{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    for shot in ["overview.png", "entries.png", "entry.png"] {
-        let size = std::fs::metadata(shots.join(shot)).map_or(0, |m| m.len());
-        assert!(size > 10_000, "{engine}: {shot} is {size} bytes");
-    }
+    shots
+}
+
+#[test]
+fn writes_in_a_real_browser_on_sqlite() {
+    let Some(browser) = browser() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite(&migrated(dir.path()));
+    writes_in_a_browser(&browser, &db, "sqlite");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_in_a_real_browser_on_postgres() {
+    let Some(browser) = browser() else {
+        return;
+    };
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let db = Db::postgres(&pg.url, &pg.schema);
+    ok(db.cmd().arg("migrate"));
+    tokio::task::spawn_blocking(move || writes_in_a_browser(&browser, &db, "postgres"))
+        .await
+        .expect("the browser run");
+}
+
+/// Three dead letters (a webhook that answers 400), then: read-only pages offer no write
+/// and refuse a post, nothing changed; with `--allow-writes` one is requeued from its row
+/// and the other two purged at once, and the server printed both writes.
+fn writes_in_a_browser((chromium, scripts): &(PathBuf, PathBuf), db: &Db, engine: &str) {
+    let browser = (chromium.as_path(), scripts.as_path());
+    ok(db
+        .cmd()
+        .args(["enqueue", "--count", "3", "--topic", "hooks"]));
+    let (hook, _) = common::webhook_server(400, None, "content-type");
+    ok(db
+        .cmd()
+        .args(["drain", "--until-empty", "--emitter"])
+        .arg(format!("webhook:{hook}")));
+    assert_eq!(db.stats()["counts"]["dead_lettered"], 3);
+
+    let port = free_port();
+    let read_only = Served::start(db, port, &[]);
+    let base = format!("http://127.0.0.1:{port}");
+    in_browser(browser, engine, &["writes.mjs", &base, "read-only"]);
+    assert_eq!(
+        db.stats()["counts"]["dead_lettered"],
+        3,
+        "read-only pages changed the outbox"
+    );
+    assert!(
+        read_only.printed().contains("refused a write"),
+        "the refusals were not printed: {}",
+        read_only.printed()
+    );
+    drop(read_only);
+
+    let port = free_port();
+    let writable = Served::start(db, port, &["--allow-writes"]);
+    let base = format!("http://127.0.0.1:{port}");
+    in_browser(browser, engine, &["writes.mjs", &base, "allowed"]);
+    let stats = db.stats();
+    assert_eq!(
+        (
+            &stats["counts"]["pending"],
+            &stats["counts"]["dead_lettered"]
+        ),
+        (&serde_json::json!(1), &serde_json::json!(0)),
+        "{stats}"
+    );
+    let printed = writable.printed();
+    assert!(printed.contains("requeue and purge allowed"), "{printed}");
+    assert!(
+        printed.contains("an unauthenticated client at 127.0.0.1:")
+            && printed.contains(" requeued entry ")
+            && printed.contains(" purged every dead_lettered (2 entries)"),
+        "the writes were not printed as they were done: {printed}"
+    );
 }
 
 #[test]
@@ -183,6 +284,30 @@ fn health_metrics_and_bad_input_over_plain_http() {
         let (status, body) = get(port, path, "").unwrap();
         assert_eq!(status, want, "{path}: {body}");
     }
+    // A page of another site whose name was made to resolve to this machine.
+    let rebound = raw(port, "rebound.example:80", "/entries");
+    assert!(rebound.starts_with("HTTP/1.1 421"), "{rebound}");
+    let page = raw(port, &format!("localhost:{port}"), "/").to_ascii_lowercase();
+    assert!(page.starts_with("http/1.1 200"), "{page}");
+    assert!(
+        page.contains("x-frame-options: deny")
+            && page.contains("content-security-policy: frame-ancestors 'none'"),
+        "pages may be framed: {page}"
+    );
+}
+
+/// The whole reply to `GET path` sent to `port` with `host` as its Host.
+fn raw(port: u16, host: &str, path: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply
 }
 
 #[test]

@@ -5,24 +5,36 @@ use std::fmt::Write as _;
 
 use outbox_core::{EmissionStatus, OutboxEntry};
 
+use super::actions::{buttons, offered, Writes};
 use super::page::{escape, frame, query_component, table};
 
 /// The most payload bytes shown as hex; the rest is counted, not shown.
 const HEX_SHOWN: usize = 4_096;
 
-/// A page of entries in `status` (of `topic`), after the entry `after`.
+/// What a page shows besides the entries: the write buttons (with `--allow-writes`) and
+/// what a write just did.
+pub(crate) struct Shown<'a> {
+    /// Present when the pages may write.
+    pub(crate) writes: Option<&'a Writes>,
+    /// Markup saying what a write just did, or empty.
+    pub(crate) notice: String,
+}
+
+/// A page of entries in `status` (of `topic`), after the entry `after`; on statuses that
+/// wait for an operator, requeue and purge of each and of all.
 pub(crate) fn list(
     status: EmissionStatus,
     topic: Option<&str>,
     entries: &[OutboxEntry],
     limit: u32,
+    shown: &Shown<'_>,
 ) -> String {
     let current = if status == EmissionStatus::DeadLettered {
         "Dead letters"
     } else {
         "Entries"
     };
-    let mut body = format!("<h1>{}</h1>", escape(status.as_str()));
+    let mut body = format!("<h1>{}</h1>{}", escape(status.as_str()), shown.notice);
     body.push_str(
         "<form method=\"get\" action=\"/entries\"><label>status <select name=\"status\">",
     );
@@ -36,14 +48,36 @@ pub(crate) fn list(
          <button>Show</button></form>",
         escape(topic.unwrap_or(""))
     );
+    let writable = offered(status);
     if entries.is_empty() {
         body.push_str("<p class=\"muted\" id=\"empty\">No entries here.</p>");
     } else {
-        let rows: Vec<Vec<String>> = entries.iter().map(row).collect();
-        body.push_str(&table(
-            &["id", "topic", "key", "created", "attempts", "last error"],
-            &rows,
-        ));
+        match (writable, topic) {
+            (false, _) => {}
+            // Requeue and purge of all act on every topic: offered only unfiltered.
+            (true, Some(_)) if shown.writes.is_some() => body.push_str(
+                "<p class=\"muted\">To requeue or purge all of them, clear the topic \
+                 (those act on every topic).</p>",
+            ),
+            (true, _) => {
+                let every = format!("every {} entry", status.as_str());
+                body.push_str(&buttons(shown.writes, status, None, &every));
+            }
+        }
+        let mut headings = vec!["id", "topic", "key", "created", "attempts", "last error"];
+        let mut rows: Vec<Vec<String>> = entries.iter().map(row).collect();
+        if writable && shown.writes.is_some() {
+            headings.push("");
+            for (cells, e) in rows.iter_mut().zip(entries) {
+                cells.push(buttons(
+                    shown.writes,
+                    status,
+                    Some(e.id),
+                    &format!("entry {}", e.id),
+                ));
+            }
+        }
+        body.push_str(&table(&headings, &rows));
     }
     let full = u32::try_from(entries.len()).is_ok_and(|n| n == limit);
     if let Some(last) = entries.last().filter(|_| full) {
@@ -89,9 +123,13 @@ fn shortened(text: &str, max: usize) -> String {
     }
 }
 
-/// Every field of `e`, its headers, and its payload.
-pub(crate) fn one(e: &OutboxEntry) -> String {
-    let mut body = format!("<h1>Entry <code>{}</code></h1>", e.id);
+/// Every field of `e`, its headers, and its payload; requeue and purge when it waits for
+/// an operator.
+pub(crate) fn one(e: &OutboxEntry, shown: &Shown<'_>) -> String {
+    let mut body = format!("<h1>Entry <code>{}</code></h1>{}", e.id, shown.notice);
+    if offered(e.status) {
+        body.push_str(&buttons(shown.writes, e.status, Some(e.id), "this entry"));
+    }
     let time =
         |t: Option<chrono::DateTime<chrono::Utc>>| t.map_or_else(String::new, |t| t.to_rfc3339());
     let fields: Vec<(&str, String)> = vec![
@@ -133,12 +171,12 @@ pub(crate) fn one(e: &OutboxEntry) -> String {
             .collect();
         body.push_str(&table(&["name", "value"], &rows));
     }
-    let (kind, shown) = payload(&e.payload);
+    let (kind, text) = payload(&e.payload);
     let _ = write!(
         body,
         "<h2>Payload <span class=\"muted\">{kind}, {} bytes</span></h2><pre id=\"payload\">{}</pre>",
         e.payload.len(),
-        escape(&shown)
+        escape(&text)
     );
     frame(&format!("Entry {}", e.id), "Entries", &body)
 }

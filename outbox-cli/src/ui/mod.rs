@@ -1,9 +1,11 @@
 //! `outbox ui`: the outbox in a browser. Server-rendered pages (an overview with the
 //! last hour's chart, entries by status and topic, one entry), `/healthz` and the
-//! Prometheus `/metrics` on one listener. Read-only. A listener other machines can reach
-//! needs `--auth-token-file`; the token is then asked of every request but `/healthz`
-//! (HTTP basic auth with the token as password, or `Authorization: Bearer TOKEN`).
+//! Prometheus `/metrics` on one listener. Read-only unless started with
+//! `--allow-writes` (see [`actions`]). A listener other machines can reach needs
+//! `--auth-token-file`; the token is then asked of every request but `/healthz` (HTTP
+//! basic auth with the token as password, or `Authorization: Bearer TOKEN`).
 
+mod actions;
 mod entries;
 mod overview;
 mod page;
@@ -12,11 +14,11 @@ mod samples;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Form, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use base64::Engine as _;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -35,6 +37,8 @@ struct Ui {
     samples: Mutex<Samples>,
     token: Option<String>,
     metrics: PrometheusHandle,
+    /// Present when the pages may requeue and purge (`--allow-writes`).
+    writes: Option<actions::Writes>,
 }
 
 /// Serves the pages until Ctrl-C or SIGTERM.
@@ -50,7 +54,11 @@ pub(crate) async fn run(target: &Target, args: UiArgs) -> Result<()> {
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| OutboxError::invalid("--sample-interval", "must be positive"))?;
-    let store = target.open_for_reading().await?;
+    let store = if args.allow_writes {
+        target.open().await?
+    } else {
+        target.open_for_reading().await?
+    };
     let metrics = PrometheusBuilder::new()
         .install_recorder()
         .map_err(|e| OutboxError::invalid("metrics", e.to_string()))?;
@@ -59,6 +67,7 @@ pub(crate) async fn run(target: &Target, args: UiArgs) -> Result<()> {
         samples: Mutex::default(),
         token,
         metrics,
+        writes: args.allow_writes.then(actions::Writes::new),
     });
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -71,10 +80,16 @@ pub(crate) async fn run(target: &Target, args: UiArgs) -> Result<()> {
         shared.samples.lock().expect("the samples").add(stats);
     }));
     out!(
-        "serving the outbox at http://{}/ (read-only; Ctrl-C to stop)",
-        listener.local_addr().unwrap_or(args.listen)
+        "serving the outbox at http://{}/ ({}; Ctrl-C to stop)",
+        listener.local_addr().unwrap_or(args.listen),
+        if args.allow_writes {
+            "requeue and purge allowed, every write logged here"
+        } else {
+            "read-only"
+        }
     );
-    let served = axum::serve(listener, router(ui))
+    let app = router(ui).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(crate::signals::stop_signal())
         .await;
     sampler.abort();
@@ -84,16 +99,34 @@ pub(crate) async fn run(target: &Target, args: UiArgs) -> Result<()> {
     })
 }
 
-/// Every route; all but `/healthz` behind the token when there is one.
+/// Every route; all but `/healthz` behind the token when there is one, and every page
+/// refused to frames of other pages.
 fn router(ui: Arc<Ui>) -> Router {
     Router::new()
         .route("/", get(overview))
         .route("/entries", get(list))
         .route("/entries/{id}", get(one))
+        .route("/actions", post(act))
         .route("/metrics", get(metrics))
         .layer(middleware::from_fn_with_state(ui.clone(), guard))
         .route("/healthz", get(healthz))
+        .layer(middleware::map_response(unframed))
         .with_state(ui)
+}
+
+/// Adds the headers that keep a page out of another site's frames, where a visitor
+/// could be led to press its buttons unseen.
+async fn unframed(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        header::HeaderValue::from_static("DENY"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    response
 }
 
 /// Refuses a listener other machines can reach unless a token guards it.
@@ -132,8 +165,19 @@ fn read_token(path: &std::path::Path) -> Result<String> {
     Ok(token)
 }
 
-/// Lets a request through when no token is set or it carries the token.
+/// Lets a request through when it carries the token, or when no token is set and it was
+/// sent to a loopback name. Without a token the server listens on loopback only, and a
+/// request naming another host there is another site's page that had its name resolve to
+/// this machine (DNS rebinding): refused, so such a page can neither read nor write.
 async fn guard(State(ui): State<Arc<Ui>>, request: Request, next: Next) -> Response {
+    if ui.token.is_none() && !loopback_host(request.headers()) {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            "without --auth-token-file the outbox's pages answer only to a loopback name \
+             (127.0.0.1, localhost, [::1])\n",
+        )
+            .into_response();
+    }
     match &ui.token {
         Some(token) if !carries(request.headers(), token) => (
             StatusCode::UNAUTHORIZED,
@@ -167,11 +211,32 @@ fn carries(headers: &HeaderMap, token: &str) -> bool {
     } else {
         return false;
     };
-    // Every byte compared, so the time taken says nothing of where they differ.
-    given.len() == token.len()
+    same_secret(&given, token)
+}
+
+/// Whether the request's `Host` names this machine's loopback interface: `localhost`,
+/// an address in 127.0.0.0/8, or `[::1]`, with any port.
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether `given` is `secret`, every byte compared, so the time taken says nothing of
+/// where they differ.
+fn same_secret(given: &str, secret: &str) -> bool {
+    given.len() == secret.len()
         && given
             .bytes()
-            .zip(token.bytes())
+            .zip(secret.bytes())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0
 }
@@ -193,6 +258,17 @@ struct ListQuery {
     topic: Option<String>,
     after: Option<String>,
     limit: Option<u32>,
+    /// What a write just did, to say so (see [`actions::notice`]).
+    done: Option<String>,
+    /// How many entries it did it to.
+    n: Option<u64>,
+}
+
+/// The query of `/entries/ID`: what a write just did to it.
+#[derive(Debug, serde::Deserialize)]
+struct DoneQuery {
+    done: Option<String>,
+    n: Option<u64>,
 }
 
 async fn list(State(ui): State<Arc<Ui>>, Query(q): Query<ListQuery>) -> Response {
@@ -220,21 +296,40 @@ async fn list(State(ui): State<Arc<Ui>>, Query(q): Query<ListQuery>) -> Response
     let mut request = ListRequest::new(status, limit);
     request.topic = topic.clone();
     request.after = after;
+    let shown = entries::Shown {
+        writes: ui.writes.as_ref(),
+        notice: actions::notice(q.done.as_deref(), q.n, Some(status)),
+    };
     match ui.store.list(&request).await {
-        Ok(entries) => {
-            Html(entries::list(status, topic.as_deref(), &entries, limit)).into_response()
-        }
+        Ok(entries) => Html(entries::list(
+            status,
+            topic.as_deref(),
+            &entries,
+            limit,
+            &shown,
+        ))
+        .into_response(),
         Err(e) => failed(&e),
     }
 }
 
-async fn one(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Response {
+async fn one(
+    State(ui): State<Arc<Ui>>,
+    Path(id): Path<String>,
+    Query(q): Query<DoneQuery>,
+) -> Response {
     let id = match id.parse::<EntryId>() {
         Ok(id) => id,
         Err(e) => return failed(&OutboxError::invalid("entry id", e.to_string())),
     };
     match ui.store.get(id).await {
-        Ok(Some(entry)) => Html(entries::one(&entry)).into_response(),
+        Ok(Some(entry)) => {
+            let shown = entries::Shown {
+                writes: ui.writes.as_ref(),
+                notice: actions::notice(q.done.as_deref(), q.n, None),
+            };
+            Html(entries::one(&entry, &shown)).into_response()
+        }
         Ok(None) => (
             StatusCode::NOT_FOUND,
             Html(page::frame(
@@ -246,6 +341,15 @@ async fn one(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Response {
             .into_response(),
         Err(e) => failed(&e),
     }
+}
+
+async fn act(
+    State(ui): State<Arc<Ui>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<actions::ActionForm>,
+) -> Response {
+    actions::act(&ui, peer, &headers, form).await
 }
 
 async fn metrics(State(ui): State<Arc<Ui>>) -> Response {
@@ -291,6 +395,33 @@ mod tests {
         assert!(check_listen(open, true).is_ok());
         let err = check_listen(open, false).unwrap_err();
         assert!(err.to_string().contains("--auth-token-file"), "{err}");
+    }
+
+    #[test]
+    fn only_loopback_names_are_loopback_hosts() {
+        let host = |value: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, value.parse().unwrap());
+            loopback_host(&h)
+        };
+        for ok in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "LOCALHOST",
+            "[::1]:8080",
+            "127.1.2.3",
+        ] {
+            assert!(host(ok), "{ok}");
+        }
+        for not in [
+            "evil.example:8080",
+            "192.168.1.5:8080",
+            "[::2]:80",
+            "localhost.evil.example",
+        ] {
+            assert!(!host(not), "{not}");
+        }
+        assert!(!loopback_host(&HeaderMap::new()));
     }
 
     #[test]

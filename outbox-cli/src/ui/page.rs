@@ -90,6 +90,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}\
 .warn{border-left:4px solid var(--warn);padding:.4rem .8rem;margin:.5rem 0}\
 pre{white-space:pre-wrap;word-break:break-all;border:1px solid var(--line);padding:.6rem;border-radius:.3rem;max-height:40rem;overflow:auto}\
 .muted{color:var(--muted)}svg text{fill:currentColor;font-size:11px}\
+.actions{display:flex;gap:.5rem;margin:.3rem 0}.actions form{margin:0}\
+button.purge{color:#b91c1c}.done{border-left:4px solid #16a34a;padding:.4rem .8rem;margin:.5rem 0}\
 ";
 
 #[cfg(test)]

@@ -10,12 +10,14 @@ use outbox_core::{EmissionStatus, OutboxStats};
 /// How far back the chart looks.
 const WINDOW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
-/// One sample: when, rows delivered so far, rows in the table, rows pending.
+/// One sample: when, rows delivered so far, rows in the table, claims made of them, rows
+/// pending.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Sample {
     at: DateTime<Utc>,
     delivered: u64,
     total: u64,
+    claims: u64,
     pending: u64,
 }
 
@@ -32,6 +34,9 @@ pub(crate) struct Point {
     pub(crate) at: DateTime<Utc>,
     /// Entries delivered per second since the sample before.
     pub(crate) delivered_per_s: f64,
+    /// Claims made per second since the sample before (a claim of ten entries is ten;
+    /// rows removed in between hide claims: never below zero).
+    pub(crate) claimed_per_s: f64,
     /// Entries written per second since the sample before (rows removed by a prune in
     /// between hide writes: never below zero).
     pub(crate) enqueued_per_s: f64,
@@ -47,6 +52,7 @@ impl Samples {
             at: stats.at,
             delivered: stats.count(EmissionStatus::Delivered),
             total,
+            claims: stats.claims_made,
             pending: stats.count(EmissionStatus::Pending),
         });
         while self.kept.front().is_some_and(|s| stats.at - s.at > WINDOW) {
@@ -64,6 +70,7 @@ impl Samples {
                 (seconds > 0.0).then(|| Point {
                     at: b.at,
                     delivered_per_s: b.delivered.saturating_sub(a.delivered) as f64 / seconds,
+                    claimed_per_s: b.claims.saturating_sub(a.claims) as f64 / seconds,
                     enqueued_per_s: b.total.saturating_sub(a.total) as f64 / seconds,
                     pending: b.pending,
                 })
@@ -72,8 +79,8 @@ impl Samples {
     }
 }
 
-/// The chart of `points`: delivered/s and enqueued/s as lines over the window, as SVG
-/// markup with its own legend; a note instead when there are fewer than two points.
+/// The chart of `points`: delivered/s, claimed/s and enqueued/s as lines over the window,
+/// as SVG markup with its own legend; a note instead when there are fewer than two points.
 pub(crate) fn chart(points: &[Point]) -> String {
     if points.len() < 2 {
         return "<p class=\"muted\" id=\"chart\">The chart fills in as the server samples \
@@ -87,7 +94,7 @@ pub(crate) fn chart(points: &[Point]) -> String {
         .max(1) as f64;
     let top = points
         .iter()
-        .map(|p| p.delivered_per_s.max(p.enqueued_per_s))
+        .map(|p| p.delivered_per_s.max(p.claimed_per_s).max(p.enqueued_per_s))
         .fold(1.0_f64, f64::max);
     let x = |p: &Point| left + (p.at - first).num_milliseconds() as f64 / span * (w - left - 8.0);
     let y = |v: f64| (h - bottom) - v / top * (h - bottom - 10.0);
@@ -99,7 +106,7 @@ pub(crate) fn chart(points: &[Point]) -> String {
             .join(" ")
     };
     let mut svg = format!(
-        "<svg id=\"chart\" role=\"img\" aria-label=\"delivered and enqueued per second, last hour\" \
+        "<svg id=\"chart\" role=\"img\" aria-label=\"delivered, claimed and enqueued per second, last hour\" \
          viewBox=\"0 0 {w} {h}\" width=\"100%\" style=\"max-width:{w}px\">"
     );
     let _ = write!(
@@ -110,8 +117,12 @@ pub(crate) fn chart(points: &[Point]) -> String {
     );
     let _ = write!(
         svg,
-        "<polyline class=\"delivered\" fill=\"none\" stroke=\"#16a34a\" stroke-width=\"2\" points=\"{}\"/>\
+        // Claimed/s is wide and pale beneath delivered/s: where every claim is delivered
+        // at once the two lines coincide and both stay visible.
+        "<polyline class=\"claimed\" fill=\"none\" stroke=\"#d97706\" stroke-opacity=\"0.55\" stroke-width=\"5\" points=\"{}\"/>\
+         <polyline class=\"delivered\" fill=\"none\" stroke=\"#16a34a\" stroke-width=\"2\" points=\"{}\"/>\
          <polyline class=\"enqueued\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\" points=\"{}\"/>",
+        line(&|p| p.claimed_per_s),
         line(&|p| p.delivered_per_s),
         line(&|p| p.enqueued_per_s)
     );
@@ -119,6 +130,7 @@ pub(crate) fn chart(points: &[Point]) -> String {
         svg,
         "<text x=\"{left}\" y=\"{h}\">{}</text><text x=\"{}\" y=\"{h}\" text-anchor=\"end\">{}</text></svg>\
          <p><span style=\"color:#16a34a\">━ delivered/s</span> · \
+         <span style=\"color:#d97706\">▬ claimed/s</span> · \
          <span style=\"color:#2563eb\">╍ enqueued/s</span></p>",
         first.format("%H:%M:%S"),
         w - 8.0,
@@ -135,6 +147,8 @@ mod tests {
         let mut s = OutboxStats::empty(DateTime::from_timestamp(at_s, 0).expect("a time"));
         s.counts.insert(EmissionStatus::Delivered, delivered);
         s.counts.insert(EmissionStatus::Pending, pending);
+        // Every delivered row was claimed twice (a first attempt that failed).
+        s.claims_made = 2 * delivered;
         s
     }
 
@@ -148,11 +162,16 @@ mod tests {
         assert_eq!(points.len(), 2);
         assert_eq!(points[0].delivered_per_s, 5.0);
         assert_eq!(points[0].enqueued_per_s, 1.0);
+        assert_eq!(points[0].claimed_per_s, 10.0);
         assert_eq!(
             (points[1].delivered_per_s, points[1].enqueued_per_s),
             (0.0, 1.0)
         );
-        assert!(chart(&points).starts_with("<svg"));
+        let svg = chart(&points);
+        assert!(svg.starts_with("<svg"), "{svg}");
+        for line in ["delivered", "claimed", "enqueued"] {
+            assert!(svg.contains(&format!("class=\"{line}\"")), "{line}: {svg}");
+        }
         samples.add(&stats(20 + 3_600, 60, 0));
         assert_eq!(
             samples.points().len(),

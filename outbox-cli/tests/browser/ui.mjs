@@ -2,21 +2,10 @@
 // outbox-cli/tests/ui.rs): the overview and its chart, paging through entries, one entry
 // whose payload holds markup. Usage: node ui.mjs BASE_URL SCREENSHOT_DIR. Exits non-zero
 // with the reason when a page is not as it should be.
-import { chromium } from 'playwright-core';
+import { check, launch } from './common.mjs';
 
 const [base, shots] = process.argv.slice(2);
-const check = (ok, what) => {
-  if (!ok) {
-    console.error(`not as it should be: ${what}`);
-    process.exit(1);
-  }
-};
-
-const browser = await chromium.launch({
-  executablePath: process.env.OUTBOX_TEST_CHROMIUM || '/usr/bin/chromium',
-  // The tests run as root in CI, where chromium's sandbox cannot start.
-  args: ['--no-sandbox'],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const dialogs = [];
@@ -31,6 +20,11 @@ try {
   check(pending === '121', `the overview counts 121 pending entries, not ${pending}`);
   const delivered = page.locator('svg#chart polyline.delivered');
   check(await delivered.count() === 1, 'the chart draws delivered/s');
+  check(await page.locator('svg#chart polyline.claimed').count() === 1, 'the chart draws claimed/s');
+  const claimed = (await page.locator('svg#chart polyline.claimed').getAttribute('points')).trim().split(/\s+/);
+  const zero = Number(await page.locator('svg#chart text', { hasText: /^0$/ }).getAttribute('y'));
+  check(zero > 0 && claimed.some((p) => Number(p.split(',')[1]) < zero),
+    `claimed/s rose above the zero line (y ${zero}) while the entries were drained: ${claimed}`);
   const box = await page.locator('svg#chart').boundingBox();
   check(box && box.width > 300 && box.height > 60, `the chart is drawn at a readable size (${JSON.stringify(box)})`);
   const points = (await delivered.getAttribute('points')).trim().split(/\s+/);

@@ -1,0 +1,545 @@
+//! The pages' writes, offered only when `outbox ui` runs with `--allow-writes`: requeue
+//! and purge of the entries that wait for an operator (failed, dead-lettered), one or
+//! every one of a status. Each is a form POST to `/actions` carrying the server's form
+//! token (a cross-site page cannot read it, so it cannot forge the post), and each is
+//! logged with who asked, from where, and what it did.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use base64::Engine as _;
+use outbox_core::{DeadLetterSelection, EmissionStatus, EntryId, OutboxError};
+
+use super::page::{escape, frame, query_component};
+use super::Ui;
+
+/// What the pages may write: present only with `--allow-writes`.
+pub(crate) struct Writes {
+    /// The token every form carries, new at every start of the server.
+    token: String,
+}
+
+impl Writes {
+    /// Writes allowed, under a fresh random form token.
+    pub(crate) fn new() -> Self {
+        let token = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        Self { token }
+    }
+}
+
+/// One write a form asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Make the entries pending again with a fresh attempt budget.
+    Requeue,
+    /// Delete the entries.
+    Purge,
+}
+
+impl Action {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Requeue => "requeue",
+            Self::Purge => "purge",
+        }
+    }
+
+    fn done(self) -> &'static str {
+        match self {
+            Self::Requeue => "requeued",
+            Self::Purge => "purged",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "requeue" => Some(Self::Requeue),
+            "purge" => Some(Self::Purge),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the pages offer writes for entries in `status`.
+pub(crate) fn offered(status: EmissionStatus) -> bool {
+    outbox_core::store_kit::check_requeue(status).is_ok()
+}
+
+/// The buttons for entries in `status`: of the entry `id`, or with `None` of every one
+/// (`label` says which). Without writes, a note saying how to get them.
+pub(crate) fn buttons(
+    writes: Option<&Writes>,
+    status: EmissionStatus,
+    id: Option<EntryId>,
+    label: &str,
+) -> String {
+    let Some(writes) = writes else {
+        return "<p class=\"muted readonly\">Read-only: start <code>outbox ui</code> with \
+                <code>--allow-writes</code> to requeue or purge.</p>"
+            .into();
+    };
+    let mut html = String::from("<div class=\"actions\">");
+    for action in [Action::Requeue, Action::Purge] {
+        // A deletion, and a write to every entry of a status, ask first. The question is
+        // data the script reads, never script text.
+        let question = match (action, id) {
+            (Action::Purge, _) => Some(format!("Delete {label}? This cannot be undone.")),
+            (Action::Requeue, None) => Some(format!("Requeue {label}?")),
+            (Action::Requeue, Some(_)) => None,
+        };
+        let confirm = question.map_or_else(String::new, |q| {
+            format!(
+                " data-confirm=\"{}\" onsubmit=\"return confirm(this.dataset.confirm)\"",
+                escape(&q)
+            )
+        });
+        let _ = write!(
+            html,
+            "<form method=\"post\" action=\"/actions\"{confirm}>\
+             <input type=\"hidden\" name=\"token\" value=\"{}\">\
+             <input type=\"hidden\" name=\"action\" value=\"{}\">\
+             <input type=\"hidden\" name=\"status\" value=\"{}\">\
+             <input type=\"hidden\" name=\"id\" value=\"{}\">\
+             <button class=\"{}\" title=\"{} {}\">{}</button></form>",
+            escape(&writes.token),
+            action.as_str(),
+            escape(status.as_str()),
+            id.map(|i| i.to_string()).unwrap_or_default(),
+            action.as_str(),
+            action.as_str(),
+            escape(label),
+            if id.is_some() {
+                capitalized(action.as_str())
+            } else {
+                format!("{} all", capitalized(action.as_str()))
+            },
+        );
+    }
+    html.push_str("</div>");
+    html
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// What a page says after a write sent it there (`done` and `n` from its query): only
+/// the words of a known write, never text taken from the query.
+pub(crate) fn notice(done: Option<&str>, n: Option<u64>, status: Option<EmissionStatus>) -> String {
+    let verb = match done {
+        Some("requeued") => "Requeued",
+        Some("purged") => "Purged",
+        _ => return String::new(),
+    };
+    let n = n.unwrap_or(0);
+    let noun = if n == 1 { "entry" } else { "entries" };
+    let of = status.map_or_else(String::new, |s| format!("{} ", escape(s.as_str())));
+    format!("<p class=\"done\" id=\"done\">{verb} {n} {of}{noun}.</p>")
+}
+
+/// The fields of a write's form.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct ActionForm {
+    token: Option<String>,
+    action: Option<String>,
+    status: Option<String>,
+    id: Option<String>,
+}
+
+/// `POST /actions`: checks the request may write, does the write, logs it, and sends the
+/// browser back to the page it concerns.
+pub(crate) async fn act(
+    ui: &Ui,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+    form: ActionForm,
+) -> Response {
+    let who = who(headers, peer, ui.token.is_some());
+    let Some(writes) = &ui.writes else {
+        out!("ui: refused a write by {who}: the pages are read-only");
+        return refused(
+            StatusCode::FORBIDDEN,
+            "These pages are read-only. Start <code>outbox ui</code> with \
+             <code>--allow-writes</code> to requeue or purge.",
+        );
+    };
+    if !same_origin(headers) {
+        out!("ui: refused a write by {who}: it came from another site");
+        return refused(
+            StatusCode::FORBIDDEN,
+            "The request came from another site, so it was refused.",
+        );
+    }
+    if !form
+        .token
+        .as_deref()
+        .is_some_and(|t| super::same_secret(t, &writes.token))
+    {
+        out!("ui: refused a write by {who}: the form's token was missing or stale");
+        return refused(
+            StatusCode::FORBIDDEN,
+            "The form's token is missing or stale (the server restarted since the page \
+             was loaded?). Reload the page and try again.",
+        );
+    }
+    let request = match parse(&form) {
+        Ok(r) => r,
+        Err(e) => {
+            out!("ui: refused a write by {who}: {}", one_line(&e.to_string()));
+            return super::failed(&e);
+        }
+    };
+    let (action, status, which) = request;
+    let done = match action {
+        Action::Requeue => ui.store.requeue(status, which, None).await,
+        Action::Purge => ui.store.purge(status, which).await,
+    };
+    let n = match done {
+        Ok(n) => n,
+        Err(e) => {
+            out!(
+                "ui: {who} asked to {} {} {}: failed: {}",
+                action.as_str(),
+                described(which),
+                status.as_str(),
+                one_line(&e.to_string())
+            );
+            return super::failed(&e);
+        }
+    };
+    out!(
+        "ui: {who} {} {} {} ({n} {})",
+        action.done(),
+        described(which),
+        status.as_str(),
+        if n == 1 { "entry" } else { "entries" }
+    );
+    let entry = match which {
+        DeadLetterSelection::One(id) => id.to_string(),
+        DeadLetterSelection::All => "all".to_owned(),
+    };
+    tracing::info!(
+        who = %who,
+        action = action.as_str(),
+        status = status.as_str(),
+        entry = %entry,
+        count = n,
+        "ui write"
+    );
+    match (which, n, action) {
+        (DeadLetterSelection::One(id), 0, _) => refused(
+            StatusCode::CONFLICT,
+            &format!(
+                "Entry <code>{id}</code> is not {} (any more), or a worker holds it: nothing \
+                 was {}. <a href=\"/entries/{id}\">See it as it is now.</a>",
+                escape(status.as_str()),
+                action.done()
+            ),
+        ),
+        (DeadLetterSelection::One(id), _, Action::Requeue) => {
+            Redirect::to(&format!("/entries/{id}?done=requeued&n=1")).into_response()
+        }
+        _ => Redirect::to(&format!(
+            "/entries?status={}&done={}&n={n}",
+            query_component(status.as_str()),
+            action.done()
+        ))
+        .into_response(),
+    }
+}
+
+/// The form's action, status and selection, or what is wrong with them.
+fn parse(form: &ActionForm) -> outbox_core::Result<(Action, EmissionStatus, DeadLetterSelection)> {
+    let action = form
+        .action
+        .as_deref()
+        .and_then(Action::parse)
+        .ok_or_else(|| OutboxError::invalid("action", "must be requeue or purge"))?;
+    let status = form
+        .status
+        .as_deref()
+        .unwrap_or("")
+        .parse::<EmissionStatus>()?;
+    if !offered(status) {
+        return Err(OutboxError::invalid(
+            "status",
+            format!(
+                "{} entries are not waiting for an operator (only failed and dead_lettered are)",
+                status.as_str()
+            ),
+        ));
+    }
+    let which = match form.id.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
+        Some(id) => DeadLetterSelection::One(id.parse::<EntryId>()?),
+        None => DeadLetterSelection::All,
+    };
+    Ok((action, status, which))
+}
+
+fn described(which: DeadLetterSelection) -> String {
+    match which {
+        DeadLetterSelection::One(id) => format!("entry {id},"),
+        DeadLetterSelection::All => "every".to_owned(),
+    }
+}
+
+/// `text` on one line: control characters (a line break in a database's message) shown
+/// as spaces, so one log line stays one write.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Who sent a request, for the log, and the address it came from: with a token
+/// (`authenticated`, checked before the request got here) the user name the client gave
+/// with it, or how the token came; without one, nobody in particular.
+fn who(headers: &HeaderMap, peer: SocketAddr, authenticated: bool) -> String {
+    let auth = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| authenticated);
+    let name = match auth {
+        Some(value) if value.starts_with("Bearer ") => "a bearer of the token".to_owned(),
+        Some(value) => value
+            .strip_prefix("Basic ")
+            .and_then(|b| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(b.trim())
+                    .ok()
+            })
+            .and_then(|d| String::from_utf8(d).ok())
+            .and_then(|d| d.split_once(':').map(|(user, _)| user.to_owned()))
+            .filter(|user| !user.is_empty())
+            .map_or_else(
+                || "someone with the token".to_owned(),
+                |user| {
+                    let user: String = user.chars().filter(|c| !c.is_control()).collect();
+                    format!("user {user:?}")
+                },
+            ),
+        None => "an unauthenticated client".to_owned(),
+    };
+    format!("{name} at {peer}")
+}
+
+/// False when the request names an origin (or, lacking one, a referer) whose host is
+/// neither the one it was sent to nor, behind a reverse proxy, the one the proxy says it
+/// forwarded (`X-Forwarded-Host`, which a page of another site cannot set on a form): a
+/// form posted from another site. Browsers send `Origin` with every form post. The scheme
+/// is not compared (a proxy may take https in front of this plain HTTP).
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(from) = headers
+        .get(header::ORIGIN)
+        .or_else(|| headers.get(header::REFERER))
+    else {
+        return true;
+    };
+    let Ok(from) = from.to_str() else {
+        return false;
+    };
+    let Some(from_host) = from
+        .strip_prefix("http://")
+        .or_else(|| from.strip_prefix("https://"))
+        .and_then(|rest| rest.split('/').next())
+    else {
+        return false;
+    };
+    [
+        header::HOST,
+        header::HeaderName::from_static("x-forwarded-host"),
+    ]
+    .iter()
+    .filter_map(|name| headers.get(name).and_then(|v| v.to_str().ok()))
+    .any(|host| host.trim().eq_ignore_ascii_case(from_host))
+}
+
+/// A page saying a write was not done, and why (`message` is markup).
+fn refused(status: StatusCode, message: &str) -> Response {
+    let body = format!("<h1>{status}</h1><p id=\"refused\">{message}</p>");
+    (status, Html(frame("Not done", "", &body))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(action: &str, status: &str, id: &str) -> ActionForm {
+        ActionForm {
+            token: Some("t".into()),
+            action: Some(action.into()),
+            status: Some(status.into()),
+            id: Some(id.into()),
+        }
+    }
+
+    #[test]
+    fn only_writes_on_entries_waiting_for_an_operator_parse() {
+        let id = EntryId::new();
+        assert_eq!(
+            parse(&form("requeue", "dead_lettered", "")).unwrap(),
+            (
+                Action::Requeue,
+                EmissionStatus::DeadLettered,
+                DeadLetterSelection::All
+            )
+        );
+        assert_eq!(
+            parse(&form("purge", "failed", &id.to_string())).unwrap(),
+            (
+                Action::Purge,
+                EmissionStatus::Failed,
+                DeadLetterSelection::One(id)
+            )
+        );
+        for bad in [
+            form("delete", "failed", ""),
+            form("requeue", "pending", ""),
+            form("purge", "delivered", ""),
+            form("purge", "nonsense", ""),
+            form("purge", "failed", "not-an-id"),
+        ] {
+            assert!(parse(&bad).unwrap_err().is_invalid_input(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_post_from_another_site_is_told_apart() {
+        let with = |pairs: &[(header::HeaderName, &str)]| {
+            let mut h = HeaderMap::new();
+            for (name, value) in pairs {
+                h.insert(name.clone(), value.parse().unwrap());
+            }
+            same_origin(&h)
+        };
+        let host = (header::HOST, "127.0.0.1:8080");
+        assert!(
+            with(std::slice::from_ref(&host)),
+            "no origin: not a browser form"
+        );
+        assert!(with(&[
+            host.clone(),
+            (header::ORIGIN, "http://127.0.0.1:8080")
+        ]));
+        assert!(with(&[
+            host.clone(),
+            (
+                header::REFERER,
+                "https://127.0.0.1:8080/entries?status=failed"
+            )
+        ]));
+        assert!(!with(&[
+            host.clone(),
+            (header::ORIGIN, "https://evil.example")
+        ]));
+        assert!(!with(&[host.clone(), (header::ORIGIN, "null")]));
+        assert!(!with(&[(header::ORIGIN, "http://127.0.0.1:8080")]));
+        let proxied = [
+            (header::HOST, "127.0.0.1:8080"),
+            (
+                header::HeaderName::from_static("x-forwarded-host"),
+                "outbox.example.com",
+            ),
+            (header::ORIGIN, "https://Outbox.Example.com"),
+        ];
+        assert!(with(&proxied), "behind a proxy that says what it forwarded");
+        let mut unreadable = HeaderMap::new();
+        unreadable.insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
+        unreadable.insert(
+            header::ORIGIN,
+            header::HeaderValue::from_bytes(b"http://\xff").unwrap(),
+        );
+        assert!(
+            !same_origin(&unreadable),
+            "an origin that cannot be read is not ours"
+        );
+    }
+
+    #[test]
+    fn the_log_names_who_asked_without_their_secret() {
+        let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let mut h = HeaderMap::new();
+        assert_eq!(
+            who(&h, peer, false),
+            "an unauthenticated client at 127.0.0.1:5000"
+        );
+        let basic = base64::engine::general_purpose::STANDARD.encode("ops:s3cret-token-for-tests");
+        h.insert(
+            header::AUTHORIZATION,
+            format!("Basic {basic}").parse().unwrap(),
+        );
+        assert_eq!(who(&h, peer, true), "user \"ops\" at 127.0.0.1:5000");
+        assert_eq!(
+            who(&h, peer, false),
+            "an unauthenticated client at 127.0.0.1:5000",
+            "a name nobody checked is not taken"
+        );
+        h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
+        assert!(!who(&h, peer, true).contains("s3cret"));
+        assert_eq!(one_line("a\nb\rc"), "a b c");
+    }
+
+    #[test]
+    fn notices_say_only_what_a_write_did() {
+        assert_eq!(
+            notice(
+                Some("requeued"),
+                Some(3),
+                Some(EmissionStatus::DeadLettered)
+            ),
+            "<p class=\"done\" id=\"done\">Requeued 3 dead_lettered entries.</p>"
+        );
+        assert_eq!(
+            notice(Some("requeued"), Some(1), None),
+            "<p class=\"done\" id=\"done\">Requeued 1 entry.</p>"
+        );
+        assert_eq!(notice(Some("<script>"), Some(1), None), "");
+        assert_eq!(notice(None, None, Some(EmissionStatus::Failed)), "");
+    }
+
+    #[test]
+    fn forms_carry_the_token_and_only_with_writes() {
+        let writes = Writes::new();
+        assert_eq!(writes.token.len(), 64);
+        let html = buttons(
+            Some(&writes),
+            EmissionStatus::Failed,
+            None,
+            "every failed entry",
+        );
+        assert!(html.contains(&writes.token), "{html}");
+        assert!(
+            html.contains(">Requeue all<") && html.contains(">Purge all<"),
+            "{html}"
+        );
+        let sly = buttons(Some(&writes), EmissionStatus::Failed, None, "x'); alert('y");
+        assert!(
+            sly.contains("data-confirm=\"Delete x&#39;); alert(&#39;y? This")
+                && sly.contains("data-confirm=\"Requeue x&#39;); alert(&#39;y?\""),
+            "a label is data, escaped: {sly}"
+        );
+        let one = buttons(
+            Some(&writes),
+            EmissionStatus::Failed,
+            Some(EntryId::new()),
+            "this entry",
+        );
+        assert_eq!(
+            one.matches("data-confirm").count(),
+            1,
+            "only the purge of one asks: {one}"
+        );
+        let html = buttons(None, EmissionStatus::Failed, None, "every failed entry");
+        assert!(!html.contains("<form"), "{html}");
+        assert!(html.contains("--allow-writes"), "{html}");
+    }
+}

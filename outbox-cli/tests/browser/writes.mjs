@@ -1,0 +1,70 @@
+// Drives Debian's chromium through the writes of `outbox ui`, started and seeded with
+// three dead letters by outbox-cli/tests/ui.rs. Usage:
+//   node writes.mjs BASE_URL SCREENSHOT_DIR read-only   no forms, and every post refused
+//   node writes.mjs BASE_URL SCREENSHOT_DIR allowed     requeue one from its row, then
+//                                                       purge the other two at once
+// Exits non-zero with the reason when a page is not as it should be.
+import { check, launch } from './common.mjs';
+
+const [base, shots, mode] = process.argv.slice(2);
+check(mode === 'read-only' || mode === 'allowed', `a mode, read-only or allowed, not ${mode}`);
+
+/** Posts a form to /actions from the page, as a script on it could; [status, text]. */
+const post = (page, fields) => page.evaluate(async (fields) => {
+  const r = await fetch('/actions', { method: 'POST', body: new URLSearchParams(fields) });
+  return [r.status, await r.text()];
+}, fields);
+
+const browser = await launch();
+try {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const dialogs = [];
+  page.on('dialog', async (d) => { dialogs.push(d.message()); await d.accept(); });
+
+  await page.goto(`${base}/entries?status=dead_lettered`);
+  const rows = page.locator('tbody tr');
+  check(await rows.count() === 3, `three dead letters are listed, not ${await rows.count()}`);
+  const id = (await rows.first().locator('code').textContent()).trim();
+  const forged = await post(page, { action: 'requeue', status: 'dead_lettered', id });
+  check(forged[0] === 403, `a post without the form's token is refused, not answered ${forged[0]}`);
+
+  if (mode === 'read-only') {
+    check(await page.locator('form[action="/actions"]').count() === 0, 'the list offers no write');
+    check(await page.locator('.readonly').count() === 1, 'the list says how to allow writes');
+    await rows.first().locator('a').click();
+    await page.waitForURL((u) => u.pathname === `/entries/${id}`);
+    check(await page.locator('form[action="/actions"]').count() === 0, 'the entry offers no write');
+    const tokened = await post(page, { token: 'x'.repeat(64), action: 'requeue', status: 'dead_lettered', id });
+    check(tokened[0] === 403 && tokened[1].includes('--allow-writes'),
+      `a write is refused by read-only pages, saying how to allow it: ${tokened}`);
+    await page.screenshot({ path: `${shots}/read-only.png`, fullPage: true });
+  } else {
+    await page.screenshot({ path: `${shots}/writable.png`, clip: { x: 0, y: 0, width: 1200, height: 400 } });
+    // One by one: the first dead letter, from its row.
+    await rows.first().locator('button.requeue').click();
+    await page.waitForURL((u) => u.pathname === `/entries/${id}` && u.searchParams.get('done') === 'requeued');
+    const said = await page.locator('#done').textContent();
+    check(said.includes('Requeued 1 entry'), `the entry's page says it was requeued: ${said}`);
+    check(await page.locator('td:text-is("pending")').count() === 1, 'the entry is pending again');
+    check(await page.locator('form[action="/actions"]').count() === 0, 'a pending entry offers no write');
+    await page.screenshot({ path: `${shots}/requeued.png`, fullPage: true });
+
+    // In bulk: the other two, after the page asked.
+    await page.goto(`${base}/entries?status=dead_lettered`);
+    check(await rows.count() === 2, `two dead letters are left, not ${await rows.count()}`);
+    await page.locator('main > .actions button.purge').click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'purged');
+    check(dialogs.length === 1 && dialogs[0].includes('every dead_lettered entry'),
+      `the page asked before deleting: ${dialogs}`);
+    const purged = await page.locator('#done').textContent();
+    check(purged.includes('Purged 2 dead_lettered entries'), `the list says what went: ${purged}`);
+    check(await page.locator('#empty').count() === 1, 'no dead letter is left');
+    await page.screenshot({ path: `${shots}/purged.png`, fullPage: true });
+  }
+  check(errors.length === 0, `no script error (${errors})`);
+  console.log(`the ${mode} writes are as they should be`);
+} finally {
+  await browser.close();
+}
