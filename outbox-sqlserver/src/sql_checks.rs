@@ -343,7 +343,7 @@ fn stats_name_every_column_the_reader_takes() {
     }
     assert!(sql.contains("SELECT @now AS at"), "{sql}");
     assert!(
-        sql.contains("SUM(CAST(claim_attempt_count AS bigint))"),
+        sql.contains("THEN CAST(claim_attempt_count AS bigint) END"),
         "{sql}"
     );
 }

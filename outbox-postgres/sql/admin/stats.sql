@@ -2,8 +2,8 @@
 --
 -- Counts by status (0 pending, 1 delivered, 2 deferred, 3 failed, 4 retryable failure,
 -- 5 dead-lettered), the oldest pending row and lease states, judged at $1 or the
--- database's clock, and the claims made of the rows (their claim counts summed), in one
--- pass. The outer join keeps one row for an empty table.
+-- database's clock, and the claims made of the rows (their claim counts summed; a
+-- negative one, in a row edited by hand, adds nothing), in one pass. The outer join keeps one row for an empty table.
 --
 -- Beside them, what holds back the removal of the table's dead row versions: its dead
 -- and live row counts as the server's statistics last had them ($2 is the table's
@@ -28,7 +28,8 @@ counts AS (
                               AND (next_retry_at IS NULL OR next_retry_at <= clock.at)) AS retry_ready,
            count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at > clock.at) AS in_flight,
            count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at <= clock.at) AS expired,
-           coalesce(sum(claim_attempt_count), 0)::bigint AS claims_made
+           coalesce(sum(claim_attempt_count) FILTER (WHERE claim_attempt_count > 0), 0)::bigint
+               AS claims_made
     FROM clock LEFT JOIN {table} ON true
     GROUP BY clock.at
 ),

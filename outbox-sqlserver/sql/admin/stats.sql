@@ -1,7 +1,7 @@
 -- Counts by status (0 pending, 1 delivered, 2 deferred, 3 failed, 4 retryable failure,
 -- 5 dead-lettered), the oldest pending row, lease states judged at @P1 or the server's
--- clock, and the claims made of the rows (their claim counts summed), in one pass. Reads
--- only.
+-- clock, and the claims made of the rows (their claim counts summed as bigint; a
+-- negative one, in a row edited by hand, adds nothing), in one pass. Reads only.
 SET NOCOUNT ON;
 DECLARE @now datetime2(6) = COALESCE(@P1, SYSUTCDATETIME());
 SELECT @now AS at,
@@ -16,5 +16,6 @@ SELECT @now AS at,
                                 AND (next_retry_at IS NULL OR next_retry_at <= @now) THEN 1 END) AS retry_ready,
        COUNT_BIG(CASE WHEN status NOT IN (1, 5) AND claim_expires_at > @now THEN 1 END) AS in_flight,
        COUNT_BIG(CASE WHEN status NOT IN (1, 5) AND claim_expires_at <= @now THEN 1 END) AS expired,
-       COALESCE(SUM(CAST(claim_attempt_count AS bigint)), 0) AS claims_made
+       COALESCE(SUM(CASE WHEN claim_attempt_count > 0
+                         THEN CAST(claim_attempt_count AS bigint) END), 0) AS claims_made
 FROM {table};
