@@ -91,18 +91,21 @@ fn browser() -> Option<(PathBuf, PathBuf)> {
     Some((chromium, scripts))
 }
 
-#[test]
-fn the_pages_work_in_a_real_browser_on_sqlite() {
+/// A browser scenario: given the browser, a migrated database and its engine's name.
+type Scenario = fn(&(PathBuf, PathBuf), &Db, &str);
+
+/// Runs `scenario` on a migrated SQLite file, if a browser is here.
+fn on_sqlite(scenario: Scenario) {
     let Some(browser) = browser() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let db = Db::sqlite(&migrated(dir.path()));
-    pages_in_a_browser(&browser, &db, "sqlite");
+    scenario(&browser, &db, "sqlite");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_pages_work_in_a_real_browser_on_postgres() {
+/// Runs `scenario` on a migrated PostgreSQL schema, if a browser and a server are here.
+async fn on_postgres(scenario: Scenario) {
     let Some(browser) = browser() else {
         return;
     };
@@ -111,9 +114,29 @@ async fn the_pages_work_in_a_real_browser_on_postgres() {
     };
     let db = Db::postgres(&pg.url, &pg.schema);
     ok(db.cmd().arg("migrate"));
-    tokio::task::spawn_blocking(move || pages_in_a_browser(&browser, &db, "postgres"))
+    tokio::task::spawn_blocking(move || scenario(&browser, &db, "postgres"))
         .await
         .expect("the browser run");
+}
+
+#[test]
+fn the_pages_work_in_a_real_browser_on_sqlite() {
+    on_sqlite(pages_in_a_browser);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_work_in_a_real_browser_on_postgres() {
+    on_postgres(pages_in_a_browser).await;
+}
+
+#[test]
+fn writes_in_a_real_browser_on_sqlite() {
+    on_sqlite(writes_in_a_browser);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_in_a_real_browser_on_postgres() {
+    on_postgres(writes_in_a_browser).await;
 }
 
 /// Seeds `db` while `outbox ui` samples it (100 entries delivered, then 120 pending and
@@ -178,31 +201,6 @@ fn in_browser((chromium, scripts): (&Path, &Path), engine: &str, args: &[&str]) 
         String::from_utf8_lossy(&out.stderr)
     );
     shots
-}
-
-#[test]
-fn writes_in_a_real_browser_on_sqlite() {
-    let Some(browser) = browser() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let db = Db::sqlite(&migrated(dir.path()));
-    writes_in_a_browser(&browser, &db, "sqlite");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn writes_in_a_real_browser_on_postgres() {
-    let Some(browser) = browser() else {
-        return;
-    };
-    let Some(pg) = PgTestDb::create().await else {
-        return;
-    };
-    let db = Db::postgres(&pg.url, &pg.schema);
-    ok(db.cmd().arg("migrate"));
-    tokio::task::spawn_blocking(move || writes_in_a_browser(&browser, &db, "postgres"))
-        .await
-        .expect("the browser run");
 }
 
 /// Three dead letters (a webhook that answers 400), then: read-only pages offer no write

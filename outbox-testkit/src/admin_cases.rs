@@ -13,6 +13,14 @@ use crate::fixtures::*;
 /// The store under test, with its operator operations.
 pub type AdminStore = Arc<dyn AdminClaimStore>;
 
+/// The statuses that do not wait for an operator: requeue and purge refuse them.
+const NOT_WAITING: [EmissionStatus; 4] = [
+    EmissionStatus::Pending,
+    EmissionStatus::Delivered,
+    EmissionStatus::Deferred,
+    EmissionStatus::RetryableFailure,
+];
+
 fn as_claim_store(store: &AdminStore) -> DynStore {
     store.clone()
 }
@@ -234,12 +242,7 @@ pub async fn purge_deletes_failed_entries(store: AdminStore) {
         1
     );
     assert!(store.get(ids[5]).await.unwrap().is_none());
-    for status in [
-        EmissionStatus::Pending,
-        EmissionStatus::Delivered,
-        EmissionStatus::Deferred,
-        EmissionStatus::RetryableFailure,
-    ] {
+    for status in NOT_WAITING {
         let err = store
             .purge(status, DeadLetterSelection::All)
             .await
@@ -324,12 +327,7 @@ pub async fn requeue_restores_failed_entries(store: AdminStore) {
         (EmissionStatus::Pending, 0, t0())
     );
     assert_eq!(row.last_error.as_deref(), Some("provider said no"));
-    for status in [
-        EmissionStatus::Pending,
-        EmissionStatus::Delivered,
-        EmissionStatus::Deferred,
-        EmissionStatus::RetryableFailure,
-    ] {
+    for status in NOT_WAITING {
         let err = store
             .requeue(status, DeadLetterSelection::All, Some(t0()))
             .await
