@@ -269,14 +269,9 @@ fn parse(form: &ActionForm) -> outbox_core::Result<(Action, EmissionStatus, Dead
         .as_deref()
         .unwrap_or("")
         .parse::<EmissionStatus>()?;
-    if !offered(status) {
-        return Err(OutboxError::invalid(
-            "status",
-            format!(
-                "{} entries are not waiting for an operator (only failed and dead_lettered are)",
-                status.as_str()
-            ),
-        ));
+    match action {
+        Action::Requeue => outbox_core::store_kit::check_requeue(status)?,
+        Action::Purge => outbox_core::store_kit::check_purge(status)?,
     }
     let which = match form.id.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
         Some(id) => DeadLetterSelection::One(id.parse::<EntryId>()?),
