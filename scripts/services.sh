@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts the local servers the tests use when they are installed but not running:
-# MariaDB (127.0.0.1:3306, root without a password), NATS with JetStream (127.0.0.1:4222)
-# and RabbitMQ (127.0.0.1:5672); and the Python package the webhook tests' receiver verifies
-# signatures with. Where one is not installed, nothing is started and its tests report it
+# MariaDB (127.0.0.1:3306, root without a password), NATS with JetStream (127.0.0.1:4222),
+# RabbitMQ (127.0.0.1:5672) and a Kafka-API broker (tansu, 127.0.0.1:9092, installed
+# here); and the Python package the webhook tests' receiver verifies signatures with. Where one is not installed, nothing is started and its tests report it
 # (a failure when required).
 set -uo pipefail
 
@@ -52,6 +52,33 @@ if ! listening 5672; then
         wait_for 5672 rabbitmq-server
     else
         echo "!! rabbitmq-server is not installed: the RabbitMQ tests will say so"
+    fi
+fi
+# The Kafka tests' broker: tansu (a Kafka-API broker from crates.io), with its in-memory
+# storage, on loopback only (its default listens on every interface). Installed with cargo
+# once per machine (about 18 minutes of build on 2 cores); the outage tests start brokers
+# of their own from the same binary.
+tansu_bin() {
+    command -v tansu 2>/dev/null && return 0
+    local cargo_bin="${CARGO_HOME:-$HOME/.cargo}/bin/tansu"
+    [ -x "$cargo_bin" ] && echo "$cargo_bin"
+}
+if [ -z "$(tansu_bin)" ] && command -v cargo >/dev/null 2>&1; then
+    echo "== installing tansu 0.6.0 (the Kafka tests' broker; a long build, once per machine)"
+    cargo install --quiet --locked tansu --version 0.6.0 --features dynostore \
+        || echo "!! tansu did not install: the Kafka tests will say so"
+fi
+if ! listening 9092; then
+    if tansu=$(tansu_bin) && [ -n "$tansu" ]; then
+        echo "== starting tansu (Kafka API) on 127.0.0.1:9092"
+        mkdir -p /var/log 2>/dev/null
+        log=/var/log/tansu.log; [ -w /var/log ] || log=/tmp/tansu.log
+        setsid nohup "$tansu" broker --storage-engine memory://tansu/ \
+            --listener-url tcp://127.0.0.1:9092 --advertised-listener-url tcp://127.0.0.1:9092 \
+            >"$log" 2>&1 </dev/null &
+        wait_for 9092 tansu
+    else
+        echo "!! tansu is not installed: the Kafka tests will say so"
     fi
 fi
 # The webhook tests' receiver (outbox-webhook/tests/receiver.py) checks signatures with

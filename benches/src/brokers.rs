@@ -8,6 +8,7 @@ use std::time::Instant;
 use chrono::Utc;
 use outbox_core::drain::{Emission, EmitOutcome, Emitter};
 use outbox_core::{NewEntry, OutboxEntry};
+use outbox_kafka::rskafka;
 use outbox_nats::async_nats;
 use outbox_rabbitmq::lapin;
 
@@ -24,7 +25,9 @@ pub fn amqp_url() -> String {
 
 /// The emitter an emitter URL names.
 pub async fn emitter(url: &str) -> Arc<dyn Emitter> {
-    if url.starts_with("nats://") {
+    if url.starts_with("kafka://") {
+        Arc::new(outbox_kafka::KafkaEmitter::connect(url).expect("Kafka emitter"))
+    } else if url.starts_with("nats://") {
         Arc::new(
             outbox_nats::NatsEmitter::connect(url)
                 .await
@@ -65,9 +68,59 @@ pub enum Destination {
         /// The emitter URL.
         url: String,
     },
+    /// A topic on the Kafka broker (three partitions, replication factor 1).
+    Kafka {
+        /// The broker's client.
+        client: Arc<rskafka::client::Client>,
+        /// The topic.
+        topic: outbox_testkit::kafka::TestTopic,
+        /// The emitter URL.
+        url: String,
+    },
 }
 
+/// The brokers the bench delivers to, by the name the report gives them.
+pub const BROKERS: [&str; 3] = ["NATS JetStream", "RabbitMQ", "Kafka"];
+
+/// Partitions of the bench's Kafka topic.
+const KAFKA_PARTITIONS: i32 = 3;
+
 impl Destination {
+    /// A fresh destination on the broker `name` (one of [`BROKERS`]).
+    pub async fn of(name: &str) -> Result<Self, String> {
+        match name {
+            "NATS JetStream" => Self::nats().await,
+            "RabbitMQ" => Self::rabbit().await,
+            "Kafka" => Self::kafka().await,
+            other => Err(format!("no broker is called {other:?}")),
+        }
+    }
+
+    /// The broker's name in `OUTBOX_TEST_REQUIRE`.
+    pub fn engine(name: &str) -> &'static str {
+        match name {
+            "NATS JetStream" => "nats",
+            "RabbitMQ" => "rabbitmq",
+            _ => outbox_testkit::kafka::ENGINE,
+        }
+    }
+
+    /// A fresh topic on the Kafka broker (`OUTBOX_TEST_KAFKA_URL`), or why there cannot be
+    /// one.
+    pub async fn kafka() -> Result<Self, String> {
+        let bootstrap = outbox_testkit::kafka::bootstrap();
+        let client = rskafka::client::ClientBuilder::new(vec![bootstrap.clone()])
+            .build()
+            .await
+            .map_err(|e| format!("{bootstrap}: {e}"))?;
+        let client = Arc::new(client);
+        let topic =
+            outbox_testkit::kafka::TestTopic::create(&client, "outbox-bench", KAFKA_PARTITIONS)
+                .await;
+        let url = format!("{}?topic={}", outbox_testkit::kafka::url(), topic.name);
+        Ok(Self::Kafka { client, topic, url })
+    }
+
     /// A fresh stream on the NATS server, or why there cannot be one.
     pub async fn nats() -> Result<Self, String> {
         let client = async_nats::connect(nats_url())
@@ -153,13 +206,14 @@ impl Destination {
     /// The emitter URL that delivers here.
     pub fn url(&self) -> &str {
         match self {
-            Self::Nats { url, .. } | Self::Rabbit { url, .. } => url,
+            Self::Nats { url, .. } | Self::Rabbit { url, .. } | Self::Kafka { url, .. } => url,
         }
     }
 
     /// Publishes `messages` messages of `payload_bytes` here through the client library
     /// alone (persistent, acknowledged, each with a fresh message id, as the emitters
-    /// send them), at most `in_flight` awaiting their acknowledgement: the broker's rate
+    /// send them; on Kafka one record a request, round robin over the partitions), at
+    /// most `in_flight` awaiting their acknowledgement: the broker's rate
     /// with nothing of the outbox in front. Acknowledged messages per second.
     pub async fn client_rate(
         &self,
@@ -232,6 +286,38 @@ impl Destination {
                 })
                 .await
             }
+            Self::Kafka { client, topic, .. } => {
+                use rskafka::client::partition::{Compression, UnknownTopicHandling};
+                let mut partitions = Vec::new();
+                for p in 0..KAFKA_PARTITIONS {
+                    let partition = client
+                        .partition_client(topic.name.as_str(), p, UnknownTopicHandling::Retry)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    partitions.push(Arc::new(partition));
+                }
+                let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+                timed(messages, in_flight, || {
+                    let turn = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let partition = Arc::clone(&partitions[turn % partitions.len()]);
+                    let body = body.clone();
+                    async move {
+                        let id = uuid::Uuid::new_v4().to_string().into_bytes();
+                        let record = rskafka::record::Record {
+                            key: Some(id.clone()),
+                            value: Some(body),
+                            headers: [("outbox-entry-id".to_owned(), id)].into(),
+                            timestamp: Utc::now(),
+                        };
+                        partition
+                            .produce(vec![record], Compression::NoCompression)
+                            .await
+                            .map(drop)
+                            .map_err(|e| e.to_string())
+                    }
+                })
+                .await
+            }
         }
     }
 
@@ -285,6 +371,7 @@ impl Destination {
                     .await;
                 let _ = connection.close(200, "done".into()).await;
             }
+            Self::Kafka { topic, .. } => topic.delete().await,
         }
     }
 }

@@ -284,7 +284,8 @@ pub(crate) struct DrainArgs {
     /// Where entries go: stdout, jsonl:PATH, webhook:URL (signed as Standard Webhooks with
     /// the `whsec_…` secrets in OUTBOX_WEBHOOK_SECRETS, separated by spaces),
     /// `nats://HOST:PORT?subject=events.{topic}&stream=NAME&create_stream=true&ack_timeout=5s`,
-    /// `amqp://USER:PASS@HOST:PORT/VHOST?exchange=events&declare_exchange=true&routing_key=…`
+    /// `amqp://USER:PASS@HOST:PORT/VHOST?exchange=events&declare_exchange=true&routing_key=…`,
+    /// `kafka://HOST:PORT[,HOST:PORT]?topic=events.{topic}&ack_timeout=5s`
     /// (parameters optional), or noop. Required: noop marks every entry delivered without sending it anywhere, so
     /// it must be asked for by name.
     #[arg(long)]

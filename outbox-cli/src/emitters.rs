@@ -1,5 +1,5 @@
 //! The emitters the command offers: noop, stdout, jsonl:PATH, webhook:URL (the
-//! `outbox-webhook` crate), nats://…, amqp://….
+//! `outbox-webhook` crate), nats://…, amqp://…, kafka://….
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -16,6 +16,9 @@ pub(crate) async fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
     if spec.starts_with("amqp://") || spec.starts_with("amqps://") {
         return rabbitmq(spec).await;
     }
+    if spec.starts_with("kafka://") {
+        return kafka(spec);
+    }
     match spec.split_once(':') {
         None if spec == "noop" => Ok(Arc::new(Noop)),
         None if spec == "stdout" => Ok(Arc::new(Stdout)),
@@ -25,7 +28,8 @@ pub(crate) async fn parse(spec: &str) -> Result<Arc<dyn Emitter>> {
             "emitter",
             format!(
                 "{spec:?} is not one of noop, stdout, jsonl:PATH, webhook:URL, \
-                 nats://HOST:PORT?subject=…, amqp://USER:PASS@HOST:PORT/VHOST?exchange=…"
+                 nats://HOST:PORT?subject=…, amqp://USER:PASS@HOST:PORT/VHOST?exchange=…, \
+                 kafka://HOST:PORT?topic=…"
             ),
         )),
     }
@@ -77,6 +81,15 @@ async fn rabbitmq(url: &str) -> Result<Arc<dyn Emitter>> {
             message: e.to_string(),
             source: None,
         }),
+    }
+}
+
+/// A Kafka emitter from its URL (`kafka://host:9092?topic=events.{topic}`); it connects
+/// on its first emission.
+fn kafka(url: &str) -> Result<Arc<dyn Emitter>> {
+    match outbox_kafka::KafkaEmitter::connect(url) {
+        Ok(emitter) => Ok(Arc::new(emitter)),
+        Err(outbox_kafka::KafkaError::Config(why)) => Err(OutboxError::invalid("emitter", why)),
     }
 }
 

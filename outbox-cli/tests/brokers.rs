@@ -363,3 +363,72 @@ fn a_worker_killed_mid_batch_leaves_rabbitmq_duplicates_with_the_same_message_id
     assert!(twice > 0, "no entry was re-emitted");
     assert!(by_id.values().all(|n| *n <= 2), "{by_id:?}");
 }
+
+/// The Kafka test broker's client, or `None` after a loud report (a failure where Kafka
+/// is required).
+fn kafka(
+    rt: &tokio::runtime::Runtime,
+) -> Option<std::sync::Arc<outbox_kafka::rskafka::client::Client>> {
+    rt.block_on(outbox_testkit::kafka::client())
+}
+
+#[test]
+fn drain_into_kafka() {
+    use outbox_testkit::kafka::{url, TestTopic};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(client) = kafka(&rt) else { return };
+    let topic = rt.block_on(TestTopic::create(&client, "outbox-cli", 3));
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "300", "--partition-key", "order-7"]));
+    let emitter = format!("{}?topic={}", url(), topic.name);
+    let out = ok(outbox(&db).args(["drain", "--until-empty", "--emitter", &emitter]));
+    assert!(out.contains("delivered 300"), "{out}");
+    let received = rt.block_on(topic.read_all());
+    assert_eq!(received.len(), 300, "records in the topic");
+    // One key, so one partition.
+    let partition = outbox_kafka::partition_for(b"order-7", 3);
+    assert!(received.iter().all(|r| r.partition == partition));
+    rt.block_on(topic.delete());
+
+    fails_with(
+        outbox(&db).args(["drain", "--until-empty", "--emitter", "kafka://h?topic=x"]),
+        2,
+        "has no port",
+    );
+}
+
+#[test]
+fn a_worker_killed_mid_batch_leaves_kafka_copies_with_the_same_entry_id() {
+    use outbox_testkit::kafka::{url, TestTopic};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(client) = kafka(&rt) else { return };
+    let topic = rt.block_on(TestTopic::create(&client, "outbox-kill", 2));
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "300"]));
+    let emitter = format!("{}?topic={}", url(), topic.name);
+    let stored = || rt.block_on(topic.read_all()).len() as u64;
+    let (published, delivered) = kill_mid_batch(&db, &emitter, stored);
+    assert!(
+        published > delivered,
+        "nothing was published and left unrecorded ({published}, {delivered})"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2_200)); // the leases run out
+    ok(outbox(&db).args(["drain", "--until-empty", "--emitter", &emitter]));
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["delivered"], 300);
+
+    let mut by_id: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for record in rt.block_on(topic.read_all()) {
+        *by_id
+            .entry(record.headers[outbox_kafka::ENTRY_ID_HEADER].clone())
+            .or_default() += 1;
+    }
+    // Every entry arrived; the re-emitted ones twice, under the same entry id, which is
+    // what a consumer dedupes by.
+    assert_eq!(by_id.len(), 300, "distinct entry ids");
+    let twice = by_id.values().filter(|n| **n > 1).count();
+    assert!(twice > 0, "no entry was re-emitted");
+    assert!(by_id.values().all(|n| *n <= 2), "{by_id:?}");
+    rt.block_on(topic.delete());
+}

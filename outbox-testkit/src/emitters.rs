@@ -149,3 +149,47 @@ impl Emitter for PerEntry {
         outbox_core::drain::EmitOutcome::delivered()
     }
 }
+
+/// Drains `store` into `emitter` while `proxy` (between the emitter and its broker) cuts
+/// every connection once 50 entries were delivered, for 1.5 s; asserts that the outage
+/// was seen (emissions failed and were retried) and cost no entry its delivery.
+#[cfg(feature = "proxy")]
+pub async fn drain_through_outage<E: Emitter + 'static>(
+    store: Arc<dyn AdminClaimStore>,
+    emitter: Arc<Counting<E>>,
+    proxy: &crate::tcp_proxy::TcpProxy,
+) -> DrainSummary {
+    let outage = proxy.outage_once(|| emitter.delivered() >= 50, Duration::from_millis(1_500));
+    let (summary, ()) = tokio::join!(
+        drain_all(store, emitter.clone(), Duration::from_secs(120)),
+        outage
+    );
+    assert!(
+        emitter.failed() > 0 && summary.retried > 0,
+        "the outage was not seen: {summary:?}"
+    );
+    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    summary
+}
+
+/// Drains `store` into `emitter` with `proxy` cut (the broker away at start; cut here if
+/// the caller did not already), restoring it after 1.5 s; asserts that emissions were retried meanwhile and none dead-lettered.
+#[cfg(feature = "proxy")]
+pub async fn drain_after_comeback(
+    store: Arc<dyn AdminClaimStore>,
+    emitter: Arc<dyn Emitter>,
+    proxy: &crate::tcp_proxy::TcpProxy,
+) -> DrainSummary {
+    proxy.cut();
+    let comeback = async {
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        proxy.restore();
+    };
+    let (summary, ()) = tokio::join!(
+        drain_all(store, emitter, Duration::from_secs(120)),
+        comeback
+    );
+    assert!(summary.retried > 0, "nothing was retried: {summary:?}");
+    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    summary
+}

@@ -24,6 +24,8 @@ pub mod emitters;
 pub mod engines;
 pub mod faults;
 pub mod fixtures;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "portable")]

@@ -502,7 +502,7 @@ fn target_rows(r: &Results) -> Vec<Target> {
     }
     t.extend(flow_targets(r));
     for engine in [Engine::Sqlite, Engine::Postgres, Engine::Mysql] {
-        for broker in ["NATS JetStream", "RabbitMQ"] {
+        for broker in crate::brokers::BROKERS {
             let of = |name: &str| {
                 r.brokers
                     .iter()
@@ -517,7 +517,7 @@ fn target_rows(r: &Results) -> Vec<Target> {
             t.push(Rule::AtLeast(0.80).judge(what, v, ratio));
         }
     }
-    for broker in ["NATS JetStream", "RabbitMQ"] {
+    for broker in crate::brokers::BROKERS {
         let of = |publisher: &str, in_flight: usize| {
             r.broker_ceilings
                 .iter()
@@ -980,7 +980,7 @@ mod tests {
         let unmeasured = empty
             .lines()
             .filter(|l| l.ends_with("| not measured | — |"));
-        assert_eq!(unmeasured.count(), 64, "{empty}");
+        assert_eq!(unmeasured.count(), 69, "{empty}");
         assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
         assert!(!empty.contains("SKIPPED"));
         let mut skipped = sample();

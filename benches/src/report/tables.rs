@@ -234,8 +234,10 @@ pub(super) fn all(md: &mut String, r: &Results) {
     md.push_str(
         "One optimized drain worker (batch 100, 32 emissions in flight) on identical \
          backlogs, into the noop emitter and into the local brokers: NATS JetStream \
-         (file-backed stream, delivered on the PubAck) and RabbitMQ (durable queue, \
-         persistent messages, delivered on the publisher confirm).\n\n",
+         (file-backed stream, delivered on the PubAck), RabbitMQ (durable queue, \
+         persistent messages, delivered on the publisher confirm) and Kafka (tansu, a \
+         Kafka-API broker with in-memory storage, a topic of three partitions, delivered \
+         on the acknowledgement with `acks=all`).\n\n",
     );
     table(
         md,
@@ -261,8 +263,9 @@ pub(super) fn all(md: &mut String, r: &Results) {
     md.push_str(
         "The same brokers with no outbox in front, on a destination of their own, as many \
          messages of the same size: the project's emitter called directly (32 at a time), \
-         and the client library alone (`async-nats`, `lapin`: persistent, acknowledged, a \
-         fresh message id each) at the drain's 32 in flight and at 256. A drain below noop \
+         and the client library alone (`async-nats`, `lapin`, `rskafka`: persistent, \
+         acknowledged, a fresh message id each; on Kafka one record a request) at the \
+         drain's 32 in flight and at 256. A drain below noop \
          but near the client alone at 32 is held by the broker at that depth, not by the \
          outbox or the emitter.\n\n",
     );

@@ -6,7 +6,7 @@
 
 use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
-use crate::brokers::Destination;
+use crate::brokers::{Destination, BROKERS};
 use crate::results::{BrokerCeilingRow, BrokerRow};
 
 const BATCH: u32 = 100;
@@ -14,7 +14,7 @@ const CONCURRENCY: usize = 32;
 /// The deeper pipeline the client alone is also measured at.
 const DEEP: usize = 256;
 
-/// Measures noop, NATS JetStream and RabbitMQ on every engine, then the brokers alone.
+/// Measures noop, NATS JetStream, RabbitMQ and Kafka on every engine, then the brokers alone.
 pub async fn run(ctx: &mut Ctx) {
     drains(ctx).await;
     ceilings(ctx).await;
@@ -24,11 +24,8 @@ pub async fn run(ctx: &mut Ctx) {
 /// and at 256, on a destination of their own, as many messages as a drain delivers.
 async fn ceilings(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
-    for broker in ["NATS JetStream", "RabbitMQ"] {
-        let destination = match broker {
-            "NATS JetStream" => Destination::nats().await,
-            _ => Destination::rabbit().await,
-        };
+    for broker in BROKERS {
+        let destination = Destination::of(broker).await;
         let destination = match destination {
             Ok(d) => d,
             Err(why) => {
@@ -73,22 +70,14 @@ async fn ceilings(ctx: &mut Ctx) {
 async fn drains(ctx: &mut Ctx) {
     let plan = ctx.plan.clone();
     for engine in ctx.engines.clone() {
-        for target in ["noop", "NATS JetStream", "RabbitMQ"] {
+        for target in std::iter::once("noop").chain(BROKERS) {
             let destination = match target {
                 "noop" => None,
-                "NATS JetStream" => match Destination::nats().await {
+                broker => match Destination::of(broker).await {
                     Ok(d) => Some(d),
                     Err(why) => {
-                        outbox_testkit::engines::unavailable("nats", &why);
-                        ctx.skip(format!("brokers: NATS JetStream: {why}"));
-                        continue;
-                    }
-                },
-                _ => match Destination::rabbit().await {
-                    Ok(d) => Some(d),
-                    Err(why) => {
-                        outbox_testkit::engines::unavailable("rabbitmq", &why);
-                        ctx.skip(format!("brokers: RabbitMQ: {why}"));
+                        outbox_testkit::engines::unavailable(Destination::engine(broker), &why);
+                        ctx.skip(format!("brokers: {broker}: {why}"));
                         continue;
                     }
                 },

@@ -1,14 +1,13 @@
 //! The server going away, seen through a proxy that cuts the client's connection.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use outbox_core::EmissionStatus;
 use outbox_nats::NatsEmitter;
-use outbox_testkit::emitters::Counting;
+use outbox_testkit::emitters::{drain_after_comeback, drain_through_outage, Counting};
 use outbox_testkit::tcp_proxy::TcpProxy;
 
-use crate::support::{drain_all, enqueue, nats_url, outbox, rows, server, TestStream};
+use crate::support::{enqueue, nats_url, outbox, rows, server, TestStream};
 
 /// The address of the test server.
 fn upstream() -> std::net::SocketAddr {
@@ -73,16 +72,7 @@ async fn a_server_lost_mid_drain_costs_retries_not_entries() {
     let entries = enqueue(&*store, "orders", 400).await;
     let emitter = emitter_through(&proxy, &stream).await;
 
-    let outage = proxy.outage_once(|| emitter.delivered() >= 50, Duration::from_millis(1_500));
-    let (summary, ()) = tokio::join!(
-        drain_all(store.clone(), emitter.clone(), Duration::from_secs(120)),
-        outage
-    );
-    assert!(
-        emitter.failed() > 0 && summary.retried > 0,
-        "the outage was not seen: {summary:?}"
-    );
-    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    drain_through_outage(store.clone(), emitter, &proxy).await;
     assert_all_stored_once(&stream, &*store, &entries).await;
     stream.delete().await;
 }
@@ -97,16 +87,7 @@ async fn a_server_down_at_start_is_waited_for() {
     let entries = enqueue(&*store, "orders", 100).await;
     // Without a stream to set up, the emitter is built while the server is away.
     let emitter = emitter_through(&proxy, &stream).await;
-    let comeback = async {
-        tokio::time::sleep(Duration::from_millis(1_500)).await;
-        proxy.restore();
-    };
-    let (summary, ()) = tokio::join!(
-        drain_all(store.clone(), emitter.clone(), Duration::from_secs(120)),
-        comeback
-    );
-    assert!(summary.retried > 0, "nothing was retried: {summary:?}");
-    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    drain_after_comeback(store.clone(), emitter, &proxy).await;
     assert_all_stored_once(&stream, &*store, &entries).await;
     stream.delete().await;
 }

@@ -2,14 +2,13 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use outbox_core::{AdminClaimStore, EmissionStatus, OutboxEntry};
 use outbox_rabbitmq::RabbitEmitter;
-use outbox_testkit::emitters::Counting;
+use outbox_testkit::emitters::{drain_after_comeback, drain_through_outage, Counting};
 use outbox_testkit::tcp_proxy::TcpProxy;
 
-use crate::support::{amqp_url, broker, drain_all, enqueue, outbox, rows, TestQueue};
+use crate::support::{amqp_url, broker, enqueue, outbox, rows, TestQueue};
 
 /// The broker's address, from the test URL.
 fn upstream() -> std::net::SocketAddr {
@@ -82,16 +81,7 @@ async fn a_broker_lost_mid_drain_costs_retries_not_entries() {
             .await
             .expect("emitter"),
     ));
-    let outage = proxy.outage_once(|| emitter.delivered() >= 50, Duration::from_millis(1_500));
-    let (summary, ()) = tokio::join!(
-        drain_all(store.clone(), emitter.clone(), Duration::from_secs(120)),
-        outage
-    );
-    assert!(
-        emitter.failed() > 0 && summary.retried > 0,
-        "the outage was not seen: {summary:?}"
-    );
-    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    drain_through_outage(store.clone(), emitter, &proxy).await;
     assert_all_arrived(&q, &*store, &entries).await;
     q.delete().await;
 }
@@ -104,23 +94,13 @@ async fn a_broker_down_at_start_is_waited_for() {
     let (store, _dir) = outbox().await;
     let entries = enqueue(&*store, "orders", 100).await;
     // The emitter checks its exchange at start-up, so it is built while the broker is
-    // reachable; the broker then goes away before the drain starts.
+    // reachable; the broker then goes away before the drain starts (the helper cuts it).
     let emitter = Arc::new(
         RabbitEmitter::connect(&through(&proxy, &q))
             .await
             .expect("emitter"),
     );
-    proxy.cut();
-    let comeback = async {
-        tokio::time::sleep(Duration::from_millis(1_500)).await;
-        proxy.restore();
-    };
-    let (summary, ()) = tokio::join!(
-        drain_all(store.clone(), emitter, Duration::from_secs(120)),
-        comeback
-    );
-    assert!(summary.retried > 0, "nothing was retried: {summary:?}");
-    assert_eq!(summary.dead_lettered, 0, "{summary:?}");
+    drain_after_comeback(store.clone(), emitter, &proxy).await;
     assert_all_arrived(&q, &*store, &entries).await;
     q.delete().await;
 }

@@ -1,0 +1,257 @@
+//! [`KafkaEmitter`]: each entry produced to the partition of its key, delivered once
+//! every in-sync replica has it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use outbox_core::async_trait;
+use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::OutboxEntry;
+use rskafka::client::partition::UnknownTopicHandling;
+use rskafka::client::{Client, ClientBuilder};
+use rskafka::record::Record;
+use rskafka::BackoffConfig;
+use tokio::sync::Mutex;
+
+use crate::options::check_broker;
+use crate::partitioner::partition_for;
+use crate::producer::{Failure, PartitionSender};
+use crate::{KafkaError, KafkaOptions};
+
+/// The Kafka header carrying the entry id: the key a consumer dedupes by, since delivery
+/// is at least once.
+pub const ENTRY_ID_HEADER: &str = "outbox-entry-id";
+
+/// Produces each entry to Kafka and reports it delivered only once the partition's leader
+/// has acknowledged it with every in-sync replica (`acks=all`).
+///
+/// - **Key and partition**: the message key is the entry's partition key, or its id when it
+///   has none; the partition is chosen from the key as the Java client's default
+///   partitioner does (murmur2), so an aggregate's events share a partition, and with the
+///   drain in key order they arrive in commit order.
+/// - **Headers**: the entry's headers, and its id as [`ENTRY_ID_HEADER`]; the payload is
+///   the value, the entry's creation time the timestamp.
+/// - **Pipelined**: the emissions in flight for one partition share a produce request per
+///   round trip.
+/// - **Outcomes**: a topic the broker does not have, a topic that makes no valid Kafka
+///   topic, a message over `max_message_bytes` or refused as too large, a header clashing
+///   with the entry id's → permanent (dead-lettered with the reason); no acknowledgement
+///   within the timeout, a broker that cannot be reached, any other broker error →
+///   retryable. After a lost connection the next emission connects afresh.
+///
+/// The client (rskafka) has no idempotent producer: a request retried after a lost
+/// acknowledgement can store a record twice, as a crash between emit and record can.
+/// Consumers dedupe by the entry id.
+#[derive(Debug)]
+pub struct KafkaEmitter {
+    brokers: Vec<String>,
+    options: KafkaOptions,
+    link: Mutex<Option<Arc<Link>>>,
+}
+
+/// A connected client, the partition counts it has looked up and a sender per partition.
+struct Link {
+    client: Client,
+    broken: Arc<AtomicBool>,
+    partitions: Mutex<HashMap<String, i32>>,
+    senders: Mutex<HashMap<(String, i32), Arc<PartitionSender>>>,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("broken", &self.broken)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KafkaEmitter {
+    /// An emitter for an emitter URL (see [`KafkaOptions::from_url`]). Nothing is
+    /// connected yet: a broker that is down does not fail this call, and emissions fail
+    /// as retryable until it is up.
+    pub fn connect(url: &str) -> Result<Self, KafkaError> {
+        let (brokers, options) = KafkaOptions::from_url(url)?;
+        Self::new(brokers, options)
+    }
+
+    /// An emitter for the bootstrap brokers `brokers` (`host:port`) with `options`.
+    pub fn new(brokers: Vec<String>, options: KafkaOptions) -> Result<Self, KafkaError> {
+        options.validate()?;
+        if brokers.is_empty() {
+            return Err(KafkaError::Config("no bootstrap broker".into()));
+        }
+        for broker in &brokers {
+            check_broker(broker)?;
+        }
+        Ok(Self {
+            brokers,
+            options,
+            link: Mutex::new(None),
+        })
+    }
+
+    /// The current link, connecting when there is none or the last one broke.
+    async fn link(&self) -> Result<Arc<Link>, Failure> {
+        let mut slot = self.link.lock().await;
+        if let Some(link) = slot.as_ref() {
+            if !link.broken.load(Ordering::Relaxed) {
+                return Ok(link.clone());
+            }
+        }
+        slot.take();
+        let backoff = BackoffConfig {
+            init_backoff: std::time::Duration::from_millis(50),
+            max_backoff: std::time::Duration::from_secs(1),
+            base: 2.0,
+            deadline: Some(self.options.ack_timeout),
+        };
+        let client = ClientBuilder::new(self.brokers.clone())
+            .client_id("outbox")
+            .backoff_config(backoff)
+            .build()
+            .await
+            .map_err(|e| {
+                Failure::Retryable(format!(
+                    "cannot reach the brokers {}: {e}",
+                    self.brokers.join(",")
+                ))
+            })?;
+        let link = Arc::new(Link {
+            client,
+            broken: Arc::new(AtomicBool::new(false)),
+            partitions: Mutex::new(HashMap::new()),
+            senders: Mutex::new(HashMap::new()),
+        });
+        *slot = Some(link.clone());
+        Ok(link)
+    }
+
+    async fn produce(&self, entry: &OutboxEntry) -> EmitOutcome {
+        let topic = match self.options.topic.render(&entry.topic) {
+            Ok(t) => t,
+            Err(why) => return EmitOutcome::permanent(why),
+        };
+        let record = match record(entry, self.options.max_message_bytes) {
+            Ok(r) => r,
+            Err(why) => return EmitOutcome::permanent(why),
+        };
+        let acknowledged = tokio::time::timeout(self.options.ack_timeout, async {
+            let link = self.link().await?;
+            let key = record.key.as_deref().unwrap_or_default();
+            let partition = partition_for(key, link.partition_count(&topic).await?);
+            let sender = link.sender(&topic, partition, &self.options).await?;
+            let offset = sender.send(record).await?;
+            Ok::<_, Failure>((partition, offset))
+        })
+        .await;
+        match acknowledged {
+            Ok(Ok((partition, offset))) => EmitOutcome::Delivered {
+                provider_message_id: Some(format!("{topic}/{partition}@{offset}")),
+            },
+            Ok(Err(Failure::Permanent(why))) => EmitOutcome::permanent(why),
+            Ok(Err(Failure::Retryable(why))) => EmitOutcome::retryable(why),
+            Err(_) => EmitOutcome::retryable(format!(
+                "no acknowledgement for {topic:?} within {:?}",
+                self.options.ack_timeout
+            )),
+        }
+    }
+}
+
+impl Link {
+    /// How many partitions `topic` has; a topic the broker does not have is permanent.
+    async fn partition_count(&self, topic: &str) -> Result<i32, Failure> {
+        if let Some(n) = self.partitions.lock().await.get(topic) {
+            return Ok(*n);
+        }
+        let topics = self.client.list_topics().await.map_err(|e| {
+            self.broken.store(true, Ordering::Relaxed);
+            Failure::Retryable(format!("cannot read the brokers' topics: {e}"))
+        })?;
+        let found = topics.iter().find(|t| t.name == topic).ok_or_else(|| {
+            Failure::Permanent(format!("topic {topic:?} does not exist on the brokers"))
+        })?;
+        let n = i32::try_from(found.partitions.len()).unwrap_or(i32::MAX);
+        if n == 0 {
+            return Err(Failure::Retryable(format!(
+                "topic {topic:?} has no partitions yet"
+            )));
+        }
+        self.partitions.lock().await.insert(topic.to_owned(), n);
+        Ok(n)
+    }
+
+    /// The sender of `topic`'s `partition`, started on first use.
+    async fn sender(
+        &self,
+        topic: &str,
+        partition: i32,
+        options: &KafkaOptions,
+    ) -> Result<Arc<PartitionSender>, Failure> {
+        let mut senders = self.senders.lock().await;
+        let key = (topic.to_owned(), partition);
+        if let Some(sender) = senders.get(&key).filter(|s| s.is_open()) {
+            return Ok(sender.clone());
+        }
+        let client = self
+            .client
+            .partition_client(topic, partition, UnknownTopicHandling::Error)
+            .await
+            .map_err(|e| {
+                self.broken.store(true, Ordering::Relaxed);
+                Failure::Retryable(format!(
+                    "cannot reach the leader of {topic}/{partition}: {e}"
+                ))
+            })?;
+        let sender = Arc::new(PartitionSender::start(
+            client,
+            options.ack_timeout,
+            options.max_message_bytes,
+            self.broken.clone(),
+        ));
+        senders.insert(key, sender.clone());
+        Ok(sender)
+    }
+}
+
+/// The entry as a Kafka record: key, value, headers with the entry id, creation time.
+fn record(entry: &OutboxEntry, max_bytes: usize) -> Result<Record, String> {
+    let mut headers = BTreeMap::new();
+    for (name, value) in &entry.headers {
+        if name.eq_ignore_ascii_case(ENTRY_ID_HEADER) {
+            return Err(format!(
+                "header {name:?} is the outbox's own (the entry id)"
+            ));
+        }
+        headers.insert(name.clone(), value.clone().into_bytes());
+    }
+    headers.insert(
+        ENTRY_ID_HEADER.to_owned(),
+        entry.id.to_string().into_bytes(),
+    );
+    let key = entry
+        .partition_key
+        .clone()
+        .unwrap_or_else(|| entry.id.to_string());
+    let record = Record {
+        key: Some(key.into_bytes()),
+        value: Some(entry.payload.clone()),
+        headers,
+        timestamp: entry.created_at,
+    };
+    let size = record.approximate_size();
+    if size > max_bytes {
+        return Err(format!(
+            "the message is {size} bytes, over the {max_bytes} bytes allowed (max_message_bytes)"
+        ));
+    }
+    Ok(record)
+}
+
+#[async_trait]
+impl Emitter for KafkaEmitter {
+    async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
+        self.produce(emission.entry).await
+    }
+}

@@ -1,0 +1,211 @@
+//! One sender per partition. Emissions queue their record and wait; the sender produces
+//! everything queued in one request, and while that request waits for its
+//! acknowledgement the next emissions queue up for the one after. Many emissions in
+//! flight thus cost a request per round trip, not a request each.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rskafka::client::error::{Error, ProtocolError};
+use rskafka::client::partition::{Compression, PartitionClient};
+use rskafka::record::Record;
+use tokio::sync::{mpsc, oneshot};
+
+/// Why a record was not acknowledged, sorted for the drain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// Sending it again cannot help: dead-letter it with the reason.
+    Permanent(String),
+    /// Try again later.
+    Retryable(String),
+}
+
+/// The most records one request carries.
+const MAX_RECORDS: usize = 500;
+
+struct Job {
+    record: Record,
+    reply: oneshot::Sender<Result<i64, Failure>>,
+}
+
+/// The queue of one partition's sender; the sender stops (and this reports closed) once
+/// its connection failed, so the emitter starts afresh.
+pub(crate) struct PartitionSender {
+    queue: mpsc::UnboundedSender<Job>,
+}
+
+impl PartitionSender {
+    /// Starts the sender of `client`'s partition. A request waits at most `ack_timeout`;
+    /// `max_bytes` bounds what one request carries; `broken` is set when the connection
+    /// failed.
+    pub(crate) fn start(
+        client: PartitionClient,
+        ack_timeout: Duration,
+        max_bytes: usize,
+        broken: Arc<AtomicBool>,
+    ) -> Self {
+        let (queue, jobs) = mpsc::unbounded_channel();
+        let sender = Sender {
+            client,
+            ack_timeout,
+            max_bytes,
+            broken,
+        };
+        tokio::spawn(sender.run(jobs));
+        Self { queue }
+    }
+
+    /// Whether the sender still takes records.
+    pub(crate) fn is_open(&self) -> bool {
+        !self.queue.is_closed()
+    }
+
+    /// Produces `record`; its offset once every in-sync replica has it.
+    pub(crate) async fn send(&self, record: Record) -> Result<i64, Failure> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Job { record, reply })
+            .map_err(|_| Failure::Retryable("the connection to the broker was lost".into()))?;
+        answer.await.unwrap_or_else(|_| {
+            Err(Failure::Retryable(
+                "the connection to the broker was lost".into(),
+            ))
+        })
+    }
+}
+
+struct Sender {
+    client: PartitionClient,
+    ack_timeout: Duration,
+    max_bytes: usize,
+    broken: Arc<AtomicBool>,
+}
+
+impl Sender {
+    async fn run(self, mut queue: mpsc::UnboundedReceiver<Job>) {
+        let mut carried: Option<Job> = None;
+        loop {
+            let first = match carried.take() {
+                Some(job) => job,
+                None => match queue.recv().await {
+                    Some(job) => job,
+                    None => return,
+                },
+            };
+            let mut bytes = first.record.approximate_size();
+            let mut jobs = vec![first];
+            while jobs.len() < MAX_RECORDS {
+                let Ok(job) = queue.try_recv() else { break };
+                let size = job.record.approximate_size();
+                if bytes + size > self.max_bytes {
+                    carried = Some(job); // The next request starts with it.
+                    break;
+                }
+                bytes += size;
+                jobs.push(job);
+            }
+            // An emission given up (timed out, its drain stopped) is not sent.
+            jobs.retain(|job| !job.reply.is_closed());
+            if jobs.is_empty() {
+                continue;
+            }
+            match self.produce(&jobs).await {
+                Ok(offsets) => {
+                    for (job, offset) in jobs.into_iter().zip(offsets) {
+                        let _ = job.reply.send(Ok(offset));
+                    }
+                }
+                // A request the broker found too large: each record on its own, so only
+                // a record too large by itself fails.
+                Err(Refused::TooLarge(_)) if jobs.len() > 1 => {
+                    for job in jobs {
+                        let answer = self
+                            .produce(std::slice::from_ref(&job))
+                            .await
+                            .map(|offsets| offsets[0])
+                            .map_err(Failure::from);
+                        let _ = job.reply.send(answer);
+                    }
+                }
+                Err(refused) => {
+                    let failure = Failure::from(refused);
+                    for job in jobs {
+                        let _ = job.reply.send(Err(failure.clone()));
+                    }
+                }
+            }
+            if self.broken.load(Ordering::Relaxed) {
+                return; // Dropping the queue fails what waits in it as retryable.
+            }
+        }
+    }
+
+    /// One produce request for `jobs`' records; one offset per record.
+    async fn produce(&self, jobs: &[Job]) -> Result<Vec<i64>, Refused> {
+        let records = jobs.iter().map(|job| job.record.clone()).collect();
+        let sent = tokio::time::timeout(
+            self.ack_timeout,
+            self.client.produce(records, Compression::NoCompression),
+        )
+        .await;
+        match sent {
+            Ok(Ok(offsets)) if offsets.len() == jobs.len() => Ok(offsets),
+            Ok(Ok(offsets)) => Err(Refused::Other(Failure::Retryable(format!(
+                "the broker acknowledged {} of {} records",
+                offsets.len(),
+                jobs.len()
+            )))),
+            Ok(Err(e)) => Err(self.sort(e)),
+            Err(_) => {
+                self.broken.store(true, Ordering::Relaxed);
+                Err(Refused::Other(Failure::Retryable(format!(
+                    "no acknowledgement from the broker within {:?}",
+                    self.ack_timeout
+                ))))
+            }
+        }
+    }
+
+    /// What an error from the client means for the entries, marking the connection
+    /// broken where a new one is needed.
+    fn sort(&self, error: Error) -> Refused {
+        let place = format!("{}/{}", self.client.topic(), self.client.partition());
+        let Error::ServerError { protocol_error, .. } = &error else {
+            self.broken.store(true, Ordering::Relaxed);
+            return Refused::Other(Failure::Retryable(format!(
+                "producing to {place} failed: {error}"
+            )));
+        };
+        let why = format!("the broker refused the records for {place}: {protocol_error}");
+        match protocol_error {
+            ProtocolError::MessageTooLarge | ProtocolError::RecordListTooLarge => {
+                Refused::TooLarge(why)
+            }
+            ProtocolError::UnknownTopicOrPartition => {
+                // The topic went away or changed: look it up again next time.
+                self.broken.store(true, Ordering::Relaxed);
+                Refused::Other(Failure::Permanent(why))
+            }
+            ProtocolError::InvalidRecord
+            | ProtocolError::InvalidTopicException
+            | ProtocolError::TopicAuthorizationFailed => Refused::Other(Failure::Permanent(why)),
+            _ => Refused::Other(Failure::Retryable(why)),
+        }
+    }
+}
+
+/// Why one request failed: too large (worth sending its records one by one) or not.
+enum Refused {
+    TooLarge(String),
+    Other(Failure),
+}
+
+impl From<Refused> for Failure {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::TooLarge(why) => Failure::Permanent(why),
+            Refused::Other(failure) => failure,
+        }
+    }
+}
