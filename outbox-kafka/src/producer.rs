@@ -1,7 +1,16 @@
 //! One sender per partition. Emissions queue their record and wait; the sender produces
-//! everything queued in one request, and while that request waits for its
-//! acknowledgement the next emissions queue up for the one after. Many emissions in
+//! what is queued (up to 7 KiB of records) in one request, and while it waits for the
+//! acknowledgement the next emissions queue up for the request after. Many emissions in
 //! flight thus cost a request per round trip, not a request each.
+//!
+//! Why 7 KiB: the client writes a request through an 8 KiB buffer and does not turn off
+//! Nagle's algorithm, so a larger request leaves in two writes and the second waits for
+//! the broker's delayed acknowledgement of the first (up to 40 ms on Linux). Measured
+//! against tansu on loopback, 32 emissions of 1 KiB in flight over 3 partitions: requests
+//! of up to 32 KiB made about 1,000 records/s, requests under 8 KiB about 22,000; several
+//! requests in flight per partition made fewer (about 15,000 with 2, 10,000 to 14,000
+//! with 4), since each carried fewer records. A single record larger than the buffer
+//! still pays the wait.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,6 +33,10 @@ pub(crate) enum Failure {
 /// The most records one request carries.
 const MAX_RECORDS: usize = 500;
 
+/// The most record bytes one request carries (unless one record alone is larger), so
+/// that the request with its framing fits the client's 8 KiB write buffer.
+const REQUEST_BYTES: usize = 7 * 1024;
+
 struct Job {
     record: Record,
     reply: oneshot::Sender<Result<i64, Failure>>,
@@ -37,19 +50,16 @@ pub(crate) struct PartitionSender {
 
 impl PartitionSender {
     /// Starts the sender of `client`'s partition. A request waits at most `ack_timeout`;
-    /// `max_bytes` bounds what one request carries; `broken` is set when the connection
-    /// failed.
+    /// `broken` is set when the connection failed.
     pub(crate) fn start(
         client: PartitionClient,
         ack_timeout: Duration,
-        max_bytes: usize,
         broken: Arc<AtomicBool>,
     ) -> Self {
         let (queue, jobs) = mpsc::unbounded_channel();
         let sender = Sender {
             client,
             ack_timeout,
-            max_bytes,
             broken,
         };
         tokio::spawn(sender.run(jobs));
@@ -78,14 +88,13 @@ impl PartitionSender {
 struct Sender {
     client: PartitionClient,
     ack_timeout: Duration,
-    max_bytes: usize,
     broken: Arc<AtomicBool>,
 }
 
 impl Sender {
     async fn run(self, mut queue: mpsc::UnboundedReceiver<Job>) {
         let mut carried: Option<Job> = None;
-        loop {
+        while !self.broken.load(Ordering::Relaxed) {
             let first = match carried.take() {
                 Some(job) => job,
                 None => match queue.recv().await {
@@ -98,7 +107,7 @@ impl Sender {
             while jobs.len() < MAX_RECORDS {
                 let Ok(job) = queue.try_recv() else { break };
                 let size = job.record.approximate_size();
-                if bytes + size > self.max_bytes {
+                if bytes + size > REQUEST_BYTES {
                     carried = Some(job); // The next request starts with it.
                     break;
                 }
@@ -110,33 +119,36 @@ impl Sender {
             if jobs.is_empty() {
                 continue;
             }
-            match self.produce(&jobs).await {
-                Ok(offsets) => {
-                    for (job, offset) in jobs.into_iter().zip(offsets) {
-                        let _ = job.reply.send(Ok(offset));
-                    }
-                }
-                // A request the broker found too large: each record on its own, so only
-                // a record too large by itself fails.
-                Err(Refused::TooLarge(_)) if jobs.len() > 1 => {
-                    for job in jobs {
-                        let answer = self
-                            .produce(std::slice::from_ref(&job))
-                            .await
-                            .map(|offsets| offsets[0])
-                            .map_err(Failure::from);
-                        let _ = job.reply.send(answer);
-                    }
-                }
-                Err(refused) => {
-                    let failure = Failure::from(refused);
-                    for job in jobs {
-                        let _ = job.reply.send(Err(failure.clone()));
-                    }
+            self.answer(jobs).await;
+        }
+        // Dropping the queue fails what waits in it as retryable.
+    }
+
+    /// Produces `jobs`' records in one request and answers each.
+    async fn answer(&self, jobs: Vec<Job>) {
+        match self.produce(&jobs).await {
+            Ok(offsets) => {
+                for (job, offset) in jobs.into_iter().zip(offsets) {
+                    let _ = job.reply.send(Ok(offset));
                 }
             }
-            if self.broken.load(Ordering::Relaxed) {
-                return; // Dropping the queue fails what waits in it as retryable.
+            // A request the broker found too large: each record on its own, so only a
+            // record too large by itself fails.
+            Err(Refused::TooLarge(_)) if jobs.len() > 1 => {
+                for job in jobs {
+                    let answer = self
+                        .produce(std::slice::from_ref(&job))
+                        .await
+                        .map(|offsets| offsets[0])
+                        .map_err(Failure::from);
+                    let _ = job.reply.send(answer);
+                }
+            }
+            Err(refused) => {
+                let failure = Failure::from(refused);
+                for job in jobs {
+                    let _ = job.reply.send(Err(failure.clone()));
+                }
             }
         }
     }

@@ -17,18 +17,23 @@ async fn a_drained_backlog_arrives_once_with_its_key_headers_and_payload() {
     let (store, _dir) = outbox(false).await;
     let mut entries = enqueue_keyed(&*store, "orders.created", 200, 7).await;
     entries.extend(enqueue_keyed(&*store, "orders.created", 100, 0).await);
+    // Records larger than a request's share: each travels alone.
+    let large = (0..3)
+        .map(|i| NewEntry::new("orders.created", vec![b'a' + i; 60_000]).partition_key("big"))
+        .collect();
+    entries.extend(store.enqueue_batch(large).await.expect("enqueue"));
     let emitter = Arc::new(KafkaEmitter::connect(&url(&topic.name, "")).expect("emitter"));
 
     let summary = drain_all(store.clone(), emitter, Duration::from_secs(60)).await;
-    assert_eq!(summary.delivered, 300, "{summary:?}");
+    assert_eq!(summary.delivered, 303, "{summary:?}");
 
     let received = topic.read_all().await;
-    assert_eq!(received.len(), 300, "records in the topic");
+    assert_eq!(received.len(), 303, "records in the topic");
     let by_id: HashMap<_, _> = received
         .iter()
         .map(|r| (r.headers[ENTRY_ID_HEADER].clone(), r))
         .collect();
-    assert_eq!(by_id.len(), 300, "each entry once");
+    assert_eq!(by_id.len(), 303, "each entry once");
     for row in rows(&*store, &entries).await {
         assert_eq!(row.status, EmissionStatus::Delivered);
         let got = by_id[&row.id.to_string()];
