@@ -65,7 +65,7 @@ tansu_bin() {
 }
 if [ -z "$(tansu_bin)" ] && command -v cargo >/dev/null 2>&1; then
     echo "== installing tansu 0.6.0 (the Kafka tests' broker; a long build, once per machine)"
-    cargo install --quiet --locked tansu --version 0.6.0 --features dynostore \
+    cargo install --locked tansu --version 0.6.0 --features dynostore \
         || echo "!! tansu did not install: the Kafka tests will say so"
 fi
 if ! listening 9092; then

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use outbox_core::async_trait;
 use outbox_core::drain::{Emission, EmitOutcome, Emitter};
@@ -36,11 +37,14 @@ pub const ENTRY_ID_HEADER: &str = "outbox-entry-id";
 ///   to 7 KiB of records) per round trip. A record over about 8 KiB travels alone and
 ///   waits up to 40 ms for the broker's delayed acknowledgement (the client leaves Nagle's
 ///   algorithm on), so such records make about 25 a second per partition.
-/// - **Outcomes**: a topic the broker does not have, a topic that makes no valid Kafka
-///   topic, a message over `max_message_bytes` or refused as too large, a header clashing
-///   with the entry id's → permanent (dead-lettered with the reason); no acknowledgement
-///   within the timeout, a broker that cannot be reached, any other broker error →
-///   retryable. After a lost connection the next emission connects afresh.
+/// - **Outcomes**: a topic the brokers do not list, a topic that makes no valid Kafka
+///   topic, a message over `max_message_bytes` or refused as too large, a record or
+///   timestamp the broker calls invalid, a topic it refuses to authorize, a header
+///   clashing with the entry id's → permanent (dead-lettered with the reason); no
+///   acknowledgement within the timeout, brokers that cannot be reached, an unknown
+///   partition (read the topics again first), any other broker error → retryable. After a
+///   lost connection or a timeout the next emission connects afresh. Partition counts are
+///   read again every five minutes.
 ///
 /// The client (rskafka) has no idempotent producer: a request retried after a lost
 /// acknowledgement can store a record twice, as a crash between emit and record can.
@@ -56,7 +60,7 @@ pub struct KafkaEmitter {
 struct Link {
     client: Client,
     broken: Arc<AtomicBool>,
-    partitions: Mutex<HashMap<String, i32>>,
+    partitions: Mutex<HashMap<String, (i32, Instant)>>,
     senders: Mutex<HashMap<(String, i32), Arc<PartitionSender>>>,
 }
 
@@ -103,8 +107,8 @@ impl KafkaEmitter {
         }
         slot.take();
         let backoff = BackoffConfig {
-            init_backoff: std::time::Duration::from_millis(50),
-            max_backoff: std::time::Duration::from_secs(1),
+            init_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(1),
             base: 2.0,
             deadline: Some(self.options.ack_timeout),
         };
@@ -153,19 +157,32 @@ impl KafkaEmitter {
             },
             Ok(Err(Failure::Permanent(why))) => EmitOutcome::permanent(why),
             Ok(Err(Failure::Retryable(why))) => EmitOutcome::retryable(why),
-            Err(_) => EmitOutcome::retryable(format!(
-                "no acknowledgement for {topic:?} within {:?}",
-                self.options.ack_timeout
-            )),
+            Err(_) => {
+                // The client has no timeout of its own: a connection gone quiet would hang
+                // the next emission the same way. Start afresh.
+                if let Some(link) = self.link.lock().await.as_ref() {
+                    link.broken.store(true, Ordering::Relaxed);
+                }
+                EmitOutcome::retryable(format!(
+                    "no acknowledgement for {topic:?} within {:?}",
+                    self.options.ack_timeout
+                ))
+            }
         }
     }
 }
 
+/// How long a topic's partition count is trusted before it is read again (as the Java
+/// client's `metadata.max.age.ms`), so partitions added later are used.
+const PARTITIONS_MAX_AGE: Duration = Duration::from_secs(300);
+
 impl Link {
     /// How many partitions `topic` has; a topic the broker does not have is permanent.
     async fn partition_count(&self, topic: &str) -> Result<i32, Failure> {
-        if let Some(n) = self.partitions.lock().await.get(topic) {
-            return Ok(*n);
+        if let Some((n, read)) = self.partitions.lock().await.get(topic) {
+            if read.elapsed() < PARTITIONS_MAX_AGE {
+                return Ok(*n);
+            }
         }
         let topics = self.client.list_topics().await.map_err(|e| {
             self.broken.store(true, Ordering::Relaxed);
@@ -180,7 +197,10 @@ impl Link {
                 "topic {topic:?} has no partitions yet"
             )));
         }
-        self.partitions.lock().await.insert(topic.to_owned(), n);
+        self.partitions
+            .lock()
+            .await
+            .insert(topic.to_owned(), (n, Instant::now()));
         Ok(n)
     }
 
@@ -191,11 +211,11 @@ impl Link {
         partition: i32,
         options: &KafkaOptions,
     ) -> Result<Arc<PartitionSender>, Failure> {
-        let mut senders = self.senders.lock().await;
         let key = (topic.to_owned(), partition);
-        if let Some(sender) = senders.get(&key).filter(|s| s.is_open()) {
+        if let Some(sender) = self.senders.lock().await.get(&key).filter(|s| s.is_open()) {
             return Ok(sender.clone());
         }
+        // Found without the lock: finding a leader must not hold up the other partitions.
         let client = self
             .client
             .partition_client(topic, partition, UnknownTopicHandling::Error)
@@ -211,8 +231,16 @@ impl Link {
             options.ack_timeout,
             self.broken.clone(),
         ));
-        senders.insert(key, sender.clone());
-        Ok(sender)
+        let mut senders = self.senders.lock().await;
+        match senders.get(&key).filter(|s| s.is_open()) {
+            // Another emission started one meanwhile: use it (this one's task ends when
+            // `sender` is dropped, its queue closing).
+            Some(first) => Ok(first.clone()),
+            None => {
+                senders.insert(key, sender.clone());
+                Ok(sender)
+            }
+        }
     }
 }
 

@@ -39,8 +39,13 @@ impl KafkaOptions {
             .strip_prefix("kafka://")
             .ok_or_else(|| KafkaError::Config(format!("{url:?} is not a kafka:// URL")))?;
         let (hosts, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let hosts = hosts.strip_suffix('/').unwrap_or(hosts);
+        if hosts.contains('/') {
+            return Err(KafkaError::Config(format!(
+                "{url:?}: a kafka:// URL names brokers only, with no path"
+            )));
+        }
         let brokers = hosts
-            .trim_end_matches('/')
             .split(',')
             .map(|host| check_broker(host).map(|()| host.to_owned()))
             .collect::<Result<Vec<_>, _>>()?;
@@ -131,6 +136,7 @@ mod tests {
             ("kafka://h:x", "no valid port"),
             ("kafka://:9092", "no valid host"),
             ("kafka://h:1,", "has no port"),
+            ("kafka://h:1/events", "no path"),
             ("kafka://h:1?topc=x", "unknown"),
             ("kafka://h:1?topic=a b", "not a valid Kafka topic"),
             ("kafka://h:1?ack_timeout=0s", "must be positive"),

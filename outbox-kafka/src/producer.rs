@@ -33,9 +33,19 @@ pub(crate) enum Failure {
 /// The most records one request carries.
 const MAX_RECORDS: usize = 500;
 
-/// The most record bytes one request carries (unless one record alone is larger), so
-/// that the request with its framing fits the client's 8 KiB write buffer.
+/// The most bytes one request carries (unless one record alone is more): records with
+/// their framing (see [`wire_size`]) and the request's own, within the client's 8 KiB
+/// write buffer.
 const REQUEST_BYTES: usize = 7 * 1024;
+
+/// What a request spends beyond its records: request and batch headers, the topic name.
+const REQUEST_OVERHEAD: usize = 512;
+
+/// A record's bytes on the wire, over-estimated: key, value and headers, plus the varint
+/// lengths, offsets and timestamp of the record and of each header.
+fn wire_size(record: &Record) -> usize {
+    record.approximate_size() + 32 + 8 * record.headers.len()
+}
 
 struct Job {
     record: Record,
@@ -102,11 +112,11 @@ impl Sender {
                     None => return,
                 },
             };
-            let mut bytes = first.record.approximate_size();
+            let mut bytes = REQUEST_OVERHEAD + wire_size(&first.record);
             let mut jobs = vec![first];
             while jobs.len() < MAX_RECORDS {
                 let Ok(job) = queue.try_recv() else { break };
-                let size = job.record.approximate_size();
+                let size = wire_size(&job.record);
                 if bytes + size > REQUEST_BYTES {
                     carried = Some(job); // The next request starts with it.
                     break;
@@ -136,6 +146,9 @@ impl Sender {
             // record too large by itself fails.
             Err(Refused::TooLarge(_)) if jobs.len() > 1 => {
                 for job in jobs {
+                    if job.reply.is_closed() || self.broken.load(Ordering::Relaxed) {
+                        continue; // Given up, or failing as retryable with the link.
+                    }
                     let answer = self
                         .produce(std::slice::from_ref(&job))
                         .await
@@ -195,11 +208,13 @@ impl Sender {
                 Refused::TooLarge(why)
             }
             ProtocolError::UnknownTopicOrPartition => {
-                // The topic went away or changed: look it up again next time.
+                // Spurious at times (a new topic, a leader moving): read the topics again
+                // on the next emission, which fails for good if the topic is gone.
                 self.broken.store(true, Ordering::Relaxed);
-                Refused::Other(Failure::Permanent(why))
+                Refused::Other(Failure::Retryable(why))
             }
             ProtocolError::InvalidRecord
+            | ProtocolError::InvalidTimestamp
             | ProtocolError::InvalidTopicException
             | ProtocolError::TopicAuthorizationFailed => Refused::Other(Failure::Permanent(why)),
             _ => Refused::Other(Failure::Retryable(why)),

@@ -195,7 +195,8 @@ impl OwnBroker {
         panic!("tansu did not listen on {addr} within 5 s");
     }
 
-    /// A client connected straight to it (not through the proxy it may advertise).
+    /// A client bootstrapped straight from it; what it connects to after that is the
+    /// advertised address (the proxy, if there is one).
     pub async fn client(&self) -> Arc<Client> {
         connect(&self.addr.to_string())
             .await
