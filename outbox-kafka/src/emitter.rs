@@ -112,17 +112,26 @@ impl KafkaEmitter {
             base: 2.0,
             deadline: Some(self.options.ack_timeout),
         };
-        let client = ClientBuilder::new(self.brokers.clone())
+        let building = ClientBuilder::new(self.brokers.clone())
             .client_id("outbox")
             .backoff_config(backoff)
-            .build()
-            .await
-            .map_err(|e| {
-                Failure::Retryable(format!(
-                    "cannot reach the brokers {}: {e}",
-                    self.brokers.join(",")
-                ))
-            })?;
+            .build();
+        // Bounded here too: the slot stays locked while the client connects.
+        let brokers = self.brokers.join(",");
+        let client = match tokio::time::timeout(self.options.ack_timeout, building).await {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => {
+                return Err(Failure::Retryable(format!(
+                    "cannot reach the brokers {brokers}: {e}"
+                )))
+            }
+            Err(_) => {
+                return Err(Failure::Retryable(format!(
+                    "no answer from the brokers {brokers} within {:?}",
+                    self.options.ack_timeout
+                )))
+            }
+        };
         let link = Arc::new(Link {
             client,
             broken: Arc::new(AtomicBool::new(false)),
@@ -160,8 +169,11 @@ impl KafkaEmitter {
             Err(_) => {
                 // The client has no timeout of its own: a connection gone quiet would hang
                 // the next emission the same way. Start afresh.
-                if let Some(link) = self.link.lock().await.as_ref() {
-                    link.broken.store(true, Ordering::Relaxed);
+                // (Not waiting for the slot: an emission connecting holds it.)
+                if let Ok(slot) = self.link.try_lock() {
+                    if let Some(link) = slot.as_ref() {
+                        link.broken.store(true, Ordering::Relaxed);
+                    }
                 }
                 EmitOutcome::retryable(format!(
                     "no acknowledgement for {topic:?} within {:?}",
