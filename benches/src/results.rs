@@ -478,6 +478,15 @@ impl Results {
             Some(m) => format!("{server}, {}", m.version),
             None => server,
         };
+        // Only the latest run of each scenario is worth a line.
+        let earlier = format!("{scenario}: ");
+        self.environment
+            .reruns
+            .retain(|line| !line.starts_with(&earlier));
+        let earlier_skips = format!("{scenario} rerun: ");
+        self.environment
+            .skipped
+            .retain(|line| !line.starts_with(&earlier_skips));
         self.environment.reruns.push(format!(
             "{scenario}: measured again from {} ({} mode, {:.0} s run{server})",
             e.started, e.mode, e.seconds

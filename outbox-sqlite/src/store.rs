@@ -45,7 +45,11 @@ impl SqliteClaimStore {
         let options = connect_options(url)?
             .busy_timeout(config.busy_timeout)
             .pragma("mmap_size", config.mmap_bytes.to_string())
-            .pragma("cache_size", format!("-{}", config.cache_kib));
+            .pragma("cache_size", format!("-{}", config.cache_kib))
+            // A claim's rows cross from the connection's thread in one go when the
+            // channel holds a whole batch (sqlx's default of 50 wakes the caller again
+            // every 50 rows), up to batches of 1,024.
+            .row_buffer_size((config.limits.max_batch_size as usize).clamp(50, 1024));
         let options = if config.read_only {
             options.read_only(true)
         } else {
