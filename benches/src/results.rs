@@ -613,4 +613,28 @@ mod tests {
         assert_eq!(row(vec![7.0]).last_over_first(), Some(1.0));
         assert_eq!(row(Vec::new()).last_over_first(), None);
     }
+
+    #[test]
+    fn a_scenario_measured_again_keeps_only_its_latest_line() {
+        let mut base = Results::default();
+        base.environment.reruns = vec!["soak: measured again from an old run".into()];
+        for started in ["first", "second"] {
+            let mut newer = Results::default();
+            newer.environment.started = started.into();
+            newer.environment.skipped = vec![format!("an engine, {started}")];
+            base.take_scenario(&mut newer, "claims");
+        }
+        let lines = &base.environment.reruns;
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with("soak: "), "{lines:?}");
+        assert!(
+            lines[1].starts_with("claims: measured again from second"),
+            "{lines:?}"
+        );
+        let skipped = &base.environment.skipped;
+        assert_eq!(
+            skipped,
+            &vec!["claims rerun: an engine, second".to_string()]
+        );
+    }
 }

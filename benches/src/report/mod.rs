@@ -1,6 +1,7 @@
 //! The run's report: `REPORT.md` (targets first, then every measured table) beside two SVG
 //! plots, all rebuilt from a [`Results`] alone.
 
+mod ceiling_split;
 mod plot;
 mod tables;
 

@@ -378,6 +378,7 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("drain ÷ raw", &|c| or_dash(ceiling_ratio(c), ratio)),
         ],
     );
+    super::ceiling_split::render(md, r);
 
     md.push_str(
         "## Scale\n\nOn PostgreSQL every case runs on a table never analyzed (its autovacuum \
