@@ -478,22 +478,18 @@ impl Results {
             Some(m) => format!("{server}, {}", m.version),
             None => server,
         };
-        // Only the latest run of each scenario is worth a line.
-        let earlier = format!("{scenario}: ");
-        self.environment
-            .reruns
-            .retain(|line| !line.starts_with(&earlier));
-        let earlier_skips = format!("{scenario} rerun: ");
-        self.environment
-            .skipped
-            .retain(|line| !line.starts_with(&earlier_skips));
-        self.environment.reruns.push(format!(
-            "{scenario}: measured again from {} ({} mode, {:.0} s run{server})",
+        // Only the latest run of each scenario is worth a line: each line starts with
+        // its scenario's prefix, and a rerun's lines replace the earlier ones.
+        let (line, skip) = (format!("{scenario}: "), format!("{scenario} rerun: "));
+        let env = &mut self.environment;
+        env.reruns.retain(|l| !l.starts_with(&line));
+        env.skipped.retain(|l| !l.starts_with(&skip));
+        env.reruns.push(format!(
+            "{line}measured again from {} ({} mode, {:.0} s run{server})",
             e.started, e.mode, e.seconds
         ));
-        self.environment
-            .skipped
-            .extend(e.skipped.iter().map(|s| format!("{scenario} rerun: {s}")));
+        env.skipped
+            .extend(e.skipped.iter().map(|s| format!("{skip}{s}")));
     }
 }
 
