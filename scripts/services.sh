@@ -2,7 +2,7 @@
 # Starts the local servers the tests use when they are installed but not running:
 # MariaDB (127.0.0.1:3306, root without a password), NATS with JetStream (127.0.0.1:4222),
 # RabbitMQ (127.0.0.1:5672) and a Kafka-API broker (tansu, 127.0.0.1:9092, installed
-# here); and the Python package the webhook tests' receiver verifies signatures with. Where one is not installed, nothing is started and its tests report it
+# here); PgBouncer's binary (installed, not started); and the Python package the webhook tests' receiver verifies signatures with. Where one is not installed, nothing is started and its tests report it
 # (a failure when required).
 set -uo pipefail
 
@@ -95,6 +95,17 @@ if ! python3 -c 'import pgqueuer, asyncpg' 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
         -r "$(dirname "$0")/../benches/peers/requirements.txt" \
         || echo "!! the peer queue did not install: the bench will say so"
+fi
+# The pooler tests (outbox-postgres tests/it/pooler, outbox-cli tests/pooler.rs) start
+# Debian's PgBouncer (1.18 on bookworm: no max_prepared_statements) in transaction mode in
+# front of a throwaway cluster; only the binary is needed, the package's own service stays off.
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing pgbouncer (the pooler tests)"
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq pgbouncer >/dev/null; } \
+        || echo "!! pgbouncer did not install: the pooler tests will say so"
+    # The package starts its own service on 6432; the tests start their own instances.
+    { command -v service >/dev/null 2>&1 && $sudo service pgbouncer stop >/dev/null 2>&1; } || true
 fi
 # The dashboard's browser tests (outbox-cli/tests/ui.rs) drive Debian's chromium with
 # playwright-core from npm, at the version outbox-cli/tests/browser/package-lock.json pins.

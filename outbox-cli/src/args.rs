@@ -35,12 +35,42 @@ pub(crate) struct Cli {
     /// off and tries again. Keep it under the lease.
     #[arg(long, global = true, default_value = "10s", value_parser = parse_call_timeout)]
     pub(crate) call_timeout: std::time::Duration,
+    /// PostgreSQL: how statements are sent: named (prepared once per connection, the
+    /// fastest on a direct connection) or unnamed (parsed on every call; what a
+    /// transaction-mode pooler such as PgBouncer or RDS Proxy needs). Overrides the
+    /// URL's statement_mode parameter.
+    #[arg(long, global = true, value_enum)]
+    pub(crate) statement_mode: Option<StatementModeArg>,
+    /// PostgreSQL: where drains listen for wake-ups, when the database URL goes through a
+    /// transaction-mode pooler (LISTEN needs a session of its own): a direct
+    /// connection, or one through a session-mode pooler. The database URL by default.
+    #[arg(long, global = true, conflicts_with = "no_listen")]
+    pub(crate) listen_url: Option<String>,
+    /// PostgreSQL: no listener: drains poll at their poll interval instead of being woken
+    /// when entries are written.
+    #[arg(long, global = true)]
+    pub(crate) no_listen: bool,
+    /// Connections the command's pool may open to a database server (PostgreSQL,
+    /// MariaDB / MySQL, SQL Server). By default, what the command needs: for a drain,
+    /// each worker's claims ahead and its batch's completion and renewal, plus the stats
+    /// sampler; a drain whose pool is set smaller says so at start.
+    #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) pool_size: Option<u32>,
     /// How log lines on standard error look: text for people, json (one object a line)
     /// for a log pipeline.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub(crate) log_format: LogFormat,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// How PostgreSQL statements are sent (`outbox_postgres::StatementMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StatementModeArg {
+    /// Prepared once per connection under a name, then reused.
+    Named,
+    /// Parsed, bound and run in one round trip under no name.
+    Unnamed,
 }
 
 /// The shape of log lines.

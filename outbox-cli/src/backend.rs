@@ -23,6 +23,42 @@ pub(crate) struct Target {
     pub(crate) reading: bool,
     /// Each store call's deadline on a database server.
     pub(crate) call_timeout: std::time::Duration,
+    /// How PostgreSQL statements are sent, when the command line says.
+    pub(crate) statement_mode: Option<crate::args::StatementModeArg>,
+    /// Where a store's listener connects.
+    pub(crate) listen: Listen,
+    /// How many connections the command's pool opens at most.
+    pub(crate) pool: PoolSize,
+}
+
+/// Where a store's listener connects (engines with one: PostgreSQL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Listen {
+    /// On the database URL.
+    Same,
+    /// On a URL of its own (a direct connection past a transaction pooler).
+    Url(String),
+    /// No listener: drains poll.
+    Off,
+}
+
+/// The command's pool: what its work needs, and the operator's cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PoolSize {
+    /// Connections the command's work uses at once.
+    pub(crate) needed: u32,
+    /// `--pool-size`, when given.
+    pub(crate) cap: Option<u32>,
+}
+
+impl PoolSize {
+    /// Connections for commands other than drain: one call at a time, and a spare.
+    pub(crate) const ONE_CALL_AT_A_TIME: u32 = 2;
+
+    /// The pool's size: the cap when given, what is needed otherwise.
+    pub(crate) fn size(self) -> u32 {
+        self.cap.unwrap_or(self.needed).max(1)
+    }
 }
 
 /// One engine: how it applies or prints its schema and how it opens a store.
@@ -33,6 +69,11 @@ pub(crate) struct Engine {
     pub(crate) name: &'static str,
     /// Whether `--schema` means anything to it.
     pub(crate) has_schemas: bool,
+    /// Whether it has a listener (`--listen-url`, `--no-listen`) and statement modes
+    /// (`--statement-mode`).
+    pub(crate) has_listener: bool,
+    /// Whether `--pool-size` means anything to it (a database server's pool).
+    pub(crate) has_pool: bool,
     /// The `key=value` connection strings it also takes, which have no scheme.
     pub(crate) key_values: Option<KeyValues>,
     /// Applies the schema, and with `ordered` prepares the table for claims in per-key

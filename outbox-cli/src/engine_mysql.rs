@@ -14,19 +14,18 @@ pub(crate) static ENGINE: Engine = Engine {
     schemes: &["mysql", "mariadb"],
     name: "MariaDB / MySQL",
     has_schemas: true,
+    has_listener: false,
+    has_pool: true,
     key_values: None,
     migrate,
     script,
     open,
 };
 
-/// Connections in the command's pool: enough for many drain workers on one process.
-const POOL_SIZE: u32 = 16;
-
 fn config(target: &Target) -> MySqlStoreConfig {
     MySqlStoreConfig::new()
         .table(target.table.clone())
-        .max_connections(POOL_SIZE)
+        .max_connections(target.pool.size())
 }
 
 // Every table of this engine is ready for claims in per-key order, so `ordered` adds

@@ -9,13 +9,18 @@ use outbox_postgres::deadpool_postgres::{Manager, ManagerConfig, Pool, Recycling
 use outbox_postgres::tokio_postgres;
 use outbox_postgres::{PgClaimStore, PgListener, PgStoreConfig, PgTls};
 
-use crate::args::StoreKind;
-use crate::backend::{observed, observed_bounded, Engine, Fut, KeyValues, Separator, Target};
+use crate::args::{StatementModeArg, StoreKind};
+use crate::backend::{
+    observed, observed_bounded, Engine, Fut, KeyValues, Listen, Separator, Target,
+};
+use outbox_postgres::StatementMode;
 
 pub(crate) static ENGINE: Engine = Engine {
     schemes: &["postgres", "postgresql"],
     name: "PostgreSQL",
     has_schemas: true,
+    has_listener: true,
+    has_pool: true,
     key_values: Some(KeyValues {
         separator: Separator::Whitespace,
         keys: &[
@@ -65,14 +70,38 @@ pub(crate) static ENGINE: Engine = Engine {
     open,
 };
 
-/// Connections in the command's pool: enough for many drain workers on one process.
-const POOL_SIZE: u32 = 16;
-
 /// The driver's configuration and the TLS connector for `url`: libpq's `sslmode`
 /// (`disable`, `prefer` (the default), `require`, `verify-ca`, `verify-full`) and
 /// `sslrootcert` are honoured for every connection the command opens.
 fn config(url: &str) -> Result<(tokio_postgres::Config, PgTls)> {
     outbox_postgres::connect_config(url)
+}
+
+/// How the store sends statements: `--statement-mode`, else the URL's `statement_mode`.
+fn statement_mode(target: &Target) -> Result<StatementMode> {
+    Ok(match target.statement_mode {
+        Some(StatementModeArg::Named) => StatementMode::Named,
+        Some(StatementModeArg::Unnamed) => StatementMode::Unnamed,
+        None => outbox_postgres::connect_settings(&target.url)?.statement_mode,
+    })
+}
+
+/// The listener `target` asks for, started on its own connection string; `None` for
+/// `--no-listen`, said once on standard error.
+fn listener(target: &Target, tls: &PgTls) -> Result<Option<Arc<PgListener>>> {
+    let (config, tls) = match &target.listen {
+        Listen::Off => {
+            tracing::info!("no listener (--no-listen): drains poll for new entries");
+            return Ok(None);
+        }
+        Listen::Same => (config(&target.url)?.0, tls.clone()),
+        Listen::Url(url) => config(url)?,
+    };
+    Ok(Some(Arc::new(PgListener::start(
+        config,
+        tls,
+        &target.table,
+    ))))
 }
 
 fn unreachable(url: &str, e: impl std::fmt::Display) -> OutboxError {
@@ -169,20 +198,31 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
                     },
                 );
                 let pool = Pool::builder(manager)
-                    .max_size(POOL_SIZE as usize)
+                    .max_size(target.pool.size() as usize)
                     .build()
                     .map_err(|e| unreachable(&target.url, e))?;
-                let listener = PgListener::start(pg, tls.clone(), &target.table);
-                let config = PgStoreConfig::new()
+                let mut config = PgStoreConfig::new()
                     .table(target.table.clone())
-                    .listener(Arc::new(listener))
-                    .tls(tls)
+                    .statement_mode(statement_mode(target)?)
+                    .tls(tls.clone())
                     .call_timeout(target.call_timeout)?;
+                if let Some(listener) = listener(target, &tls)? {
+                    config = config.listener(listener);
+                }
                 Ok(observed(PgClaimStore::new(pool, config).await?))
             }
             StoreKind::Portable => {
+                if statement_mode(target)? == StatementMode::Unnamed {
+                    return Err(OutboxError::invalid(
+                        "--store portable",
+                        "the portable store runs on sqlx, which prepares a statement in one \
+                         round trip and binds it in the next, so a transaction-mode pooler may \
+                         hand the two to different server connections; behind such a pooler \
+                         use the optimized store (drop --store portable)",
+                    ));
+                }
                 let pool = sqlx::postgres::PgPoolOptions::new()
-                    .max_connections(POOL_SIZE)
+                    .max_connections(target.pool.size())
                     .acquire_timeout(target.call_timeout)
                     .connect(&target.url)
                     .await

@@ -13,6 +13,8 @@ pub(crate) static ENGINE: Engine = Engine {
     schemes: &["sqlite"],
     name: "SQLite",
     has_schemas: false,
+    has_listener: false,
+    has_pool: false,
     key_values: None,
     migrate,
     script,

@@ -16,6 +16,8 @@ pub(crate) static ENGINE: Engine = Engine {
     schemes: &["sqlserver", "mssql", "jdbc"],
     name: "SQL Server",
     has_schemas: true,
+    has_listener: false,
+    has_pool: true,
     key_values: Some(KeyValues {
         separator: Separator::Semicolon,
         keys: &[
@@ -54,9 +56,6 @@ pub(crate) static ENGINE: Engine = Engine {
     open,
 };
 
-/// Connections in the command's pool: enough for many drain workers on one process.
-const POOL_SIZE: usize = 16;
-
 fn options(target: &Target) -> Result<ConnectOptions> {
     let options = ConnectOptions::parse(&target.url)?.application_name("outbox-cli");
     if options.trusts_any_certificate() {
@@ -89,7 +88,7 @@ fn script(target: &Target, _ordered: bool) -> Result<String> {
 fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
     Box::pin(async move {
         // Fails fast, with the server's words, when the server or the schema is not there.
-        let pool = connect_pool(options(target)?, POOL_SIZE).await?;
+        let pool = connect_pool(options(target)?, target.pool.size() as usize).await?;
         let config = SqlServerStoreConfig::for_table(target.table.clone());
         let store = SqlServerClaimStore::new(pool, config).await?;
         match target.kind {

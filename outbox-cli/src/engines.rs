@@ -27,6 +27,34 @@ impl Target {
                 ),
             ));
         }
+        let pg_only = [
+            ("--statement-mode", self.statement_mode.is_some()),
+            (
+                "--listen-url",
+                matches!(self.listen, crate::backend::Listen::Url(_)),
+            ),
+            ("--no-listen", self.listen == crate::backend::Listen::Off),
+        ];
+        if let Some((flag, _)) = pg_only.iter().find(|(_, given)| *given) {
+            if !engine.has_listener {
+                return Err(OutboxError::invalid(
+                    flag,
+                    format!(
+                        "{} has no listener or statement modes: drop {flag}",
+                        engine.name
+                    ),
+                ));
+            }
+        }
+        if self.pool.cap.is_some() && !engine.has_pool {
+            return Err(OutboxError::invalid(
+                "--pool-size",
+                format!(
+                    "{} opens no pool of server connections: drop --pool-size",
+                    engine.name
+                ),
+            ));
+        }
         Ok(engine)
     }
 

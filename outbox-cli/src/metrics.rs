@@ -8,13 +8,9 @@ use std::time::Duration;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use outbox_core::{AdminClaimStore, OutboxError, Result};
 
-/// Serves `http://addr/metrics` and refreshes the sampled gauges from `store` every
-/// `every`, until the returned task is aborted (or the process ends).
-pub(crate) fn serve(
-    addr: SocketAddr,
-    store: Arc<dyn AdminClaimStore>,
-    every: Duration,
-) -> Result<tokio::task::JoinHandle<()>> {
+/// Serves `http://addr/metrics` from now on: installed before the store opens, so what the
+/// store records while it starts (its listener's first session) is served too.
+pub(crate) fn install(addr: SocketAddr) -> Result<()> {
     PrometheusBuilder::new()
         .with_http_listener(addr)
         .install()
@@ -26,7 +22,16 @@ pub(crate) fn serve(
     metrics::counter!(outbox_core::metric_names::LOST_RENEWALS).increment(0);
     metrics::counter!(outbox_core::metric_names::FAILED_RENEWALS).increment(0);
     metrics::counter!(outbox_core::metric_names::FAILED_CYCLES).increment(0);
-    Ok(tokio::spawn(sample(store, every, |_| {})))
+    Ok(())
+}
+
+/// Refreshes the sampled gauges from `store` every `every`, until the returned task is
+/// aborted (or the process ends).
+pub(crate) fn serve(
+    store: Arc<dyn AdminClaimStore>,
+    every: Duration,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(sample(store, every, |_| {}))
 }
 
 /// Samples `store`'s stats every `every` into the gauges, and hands each sample to

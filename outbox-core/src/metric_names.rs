@@ -65,8 +65,14 @@ pub const OLDEST_SNAPSHOT_AGE: &str = "outbox.oldest_snapshot_age_seconds";
 /// snapshot adds to claims, rising before their rate falls.
 pub const DEAD_INDEX_ENTRIES: &str = "outbox.dead_index_entries";
 
+/// Gauge, 1 while the store's listener holds a session it has proven to hear its channel
+/// (a probe notification sent from another connection arrived), 0 while it connects or
+/// when the proof failed (a transaction-mode pooler between it and the server, a standby):
+/// drains then poll instead of being woken (PostgreSQL only).
+pub const LISTENER_UP: &str = "outbox.listener_up";
+
 /// Every name above, for listing and checking.
-pub const ALL: [&str; 17] = [
+pub const ALL: [&str; 18] = [
     TRANSITIONS,
     EMISSIONS,
     CLAIM_LATENCY,
@@ -84,6 +90,7 @@ pub const ALL: [&str; 17] = [
     DEAD_ROWS,
     OLDEST_SNAPSHOT_AGE,
     DEAD_INDEX_ENTRIES,
+    LISTENER_UP,
 ];
 
 /// Sets the sampled gauges from one picture of the outbox.

@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::connection::{execute, query};
 use crate::error::map_err;
+use crate::typed::{typed, Param};
 use crate::{row, PgClaimStore};
 
 /// The operator statements, rendered once per table.
@@ -81,7 +82,12 @@ impl OutboxAdmin for PgClaimStore {
     async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
         let now = now.map(normalize_time);
         let name = self.inner.table.qualified();
-        let rows = query(&self.inner.db, &self.inner.admin_sql.stats, &[&now, &name]).await?;
+        let rows = query(
+            &self.inner.db,
+            &self.inner.admin_sql.stats,
+            &[typed(&now), typed(&name)],
+        )
+        .await?;
         let row = rows.first().ok_or_else(|| OutboxError::Database {
             message: "the stats query returned no row".into(),
             source: None,
@@ -107,7 +113,7 @@ impl OutboxAdmin for PgClaimStore {
         let rows = query(
             &self.inner.db,
             &self.inner.admin_sql.dead_letters,
-            &[&limit],
+            &[typed(&limit)],
         )
         .await?;
         rows.iter().map(row::entry).collect()
@@ -121,7 +127,12 @@ impl OutboxAdmin for PgClaimStore {
         let rows = query(
             &self.inner.db,
             &self.inner.admin_sql.list,
-            &[&status, &req.topic, &after, &limit],
+            &[
+                typed(&status),
+                typed(&req.topic),
+                typed(&after),
+                typed(&limit),
+            ],
         )
         .await?;
         rows.iter().map(row::entry).collect()
@@ -132,7 +143,7 @@ impl OutboxAdmin for PgClaimStore {
         let rows = query(
             &self.inner.db,
             &self.inner.admin_sql.count_delivered_before,
-            &[&before],
+            &[typed(&before)],
         )
         .await?;
         let row = rows.first().ok_or_else(|| OutboxError::Database {
@@ -155,7 +166,7 @@ impl OutboxAdmin for PgClaimStore {
         execute(
             &self.inner.db,
             &self.inner.admin_sql.requeue,
-            &[&now, &id, &status],
+            &[typed(&now), typed(&id), typed(&status)],
         )
         .await
     }
@@ -165,7 +176,7 @@ impl OutboxAdmin for PgClaimStore {
         let id = selection(which);
         let batch = i64::from(outbox_core::store_kit::DELETE_BATCH);
         let status = from.code();
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&id, &batch, &status];
+        let params: [Param<'_>; 3] = [typed(&id), typed(&batch), typed(&status)];
         outbox_core::store_kit::delete_in_batches(|| {
             execute(&self.inner.db, &self.inner.admin_sql.purge, &params)
         })

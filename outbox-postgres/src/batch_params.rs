@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use outbox_core::store_kit::normalize_time;
 use outbox_core::{CompletionRequest, EntryId, NewEntry, OutboxError, Result};
 use tokio_postgres::types::{ToSql, Type};
+
+use crate::typed::{typed, Param};
 use uuid::Uuid;
 
 /// The columns of a batch of new entries (see `sql/enqueue.sql`).
@@ -161,21 +163,21 @@ impl Completions {
         Ok(columns)
     }
 
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 13] {
+    pub(crate) fn params(&self) -> [Param<'_>; 13] {
         [
-            &self.ids,
-            &self.owners,
-            &self.tokens,
-            &self.statuses,
-            &self.next_retry_at,
-            &self.attempt_counts,
-            &self.last_errors,
-            &self.dead_letter_reasons,
-            &self.delivered_at,
-            &self.stamp_delivered_now,
-            &self.provider_message_ids,
-            &self.at,
-            &self.stamps,
+            typed(&self.ids),
+            typed(&self.owners),
+            typed(&self.tokens),
+            typed(&self.statuses),
+            typed(&self.next_retry_at),
+            typed(&self.attempt_counts),
+            typed(&self.last_errors),
+            typed(&self.dead_letter_reasons),
+            typed(&self.delivered_at),
+            typed(&self.stamp_delivered_now),
+            typed(&self.provider_message_ids),
+            typed(&self.at),
+            typed(&self.stamps),
         ]
     }
 }

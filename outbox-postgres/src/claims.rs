@@ -6,11 +6,10 @@ use outbox_core::{
     Result, TransitionResult,
 };
 
-use tokio_postgres::types::ToSql;
-
 use crate::batch_params::{lease_micros, Completions, Holders};
 use crate::connection::query;
 use crate::starts::ShareParams;
+use crate::typed::{typed, Param};
 use crate::{outcomes, row, PgClaimStore};
 
 /// Which groups a claim takes: retry-ready rows, pending rows, or both (retry-ready first).
@@ -67,7 +66,13 @@ impl ClaimStore for PgClaimStore {
         let rows = query(
             &self.inner.db,
             &self.inner.sql.renew,
-            &[&holders.ids, &holders.owners, &holders.tokens, &now, &lease],
+            &[
+                typed(&holders.ids),
+                typed(&holders.owners),
+                typed(&holders.tokens),
+                typed(&now),
+                typed(&lease),
+            ],
         )
         .await?;
         outcomes::renewals(claims, &rows)
@@ -91,29 +96,25 @@ impl PgClaimStore {
             .walk(req, groups.pending, |start, share| async move {
                 let (from_created, from_id) = start.from.unzip();
                 let share = ShareParams::new(share);
-                let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-                    &now,
-                    &req.topic,
-                    &limit,
-                    &req.owner,
-                    &lease,
-                    &groups.retry,
-                    &groups.pending,
+                let mut params: Vec<Param<'_>> = vec![
+                    typed(&now),
+                    typed(&req.topic),
+                    typed(&limit),
+                    typed(&req.owner),
+                    typed(&lease),
+                    typed(&groups.retry),
+                    typed(&groups.pending),
                 ];
                 // The ordered claim walks from the beginning: it takes no start.
                 let forms = if req.ordered {
                     &self.inner.sql.claim_ordered
                 } else {
-                    params.extend([
-                        &from_created as &(dyn ToSql + Sync),
-                        &from_id,
-                        &start.behind,
-                    ]);
+                    params.extend([typed(&from_created), typed(&from_id), typed(&start.behind)]);
                     params.extend(share.params());
                     &self.inner.sql.claim
                 };
                 if sliced {
-                    params.extend([&slices as &(dyn ToSql + Sync), &slice]);
+                    params.extend([typed(&slices), typed(&slice)]);
                 }
                 let rows = query(&self.inner.db, forms.pick(sliced), &params).await?;
                 rows.iter().map(row::entry).collect::<Result<Vec<_>>>()

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use outbox_core::{OutboxError, Result, StoreLimits, TableName, DEFAULT_FULL_WALK_EVERY};
 
-use crate::{PgListener, PgTls};
+use crate::{PgListener, PgTls, StatementMode};
 
 /// The configuration of a [`crate::PgClaimStore`], built with `Default` and setters.
 ///
@@ -26,6 +26,7 @@ pub struct PgStoreConfig {
     pub(crate) tls: Option<PgTls>,
     pub(crate) call_timeout: CallTimeout,
     pub(crate) full_walk_every: FullWalkEvery,
+    pub(crate) statements: StatementMode,
 }
 
 /// How long one store call may take by default, end to end: 10 seconds.
@@ -128,6 +129,20 @@ impl PgStoreConfig {
     pub fn full_walk_every(mut self, every: Duration) -> Result<Self> {
         self.full_walk_every = FullWalkEvery(outbox_core::store_kit::check_full_walk_every(every)?);
         Ok(self)
+    }
+
+    /// Sends statements as `mode` says ([`StatementMode::Named`] unless set):
+    /// [`StatementMode::Unnamed`] where the pool's connections go through a
+    /// transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor, pgcat). Give the listener
+    /// a connection of its own that bypasses such a pooler, or none (see [`PgListener`]).
+    pub fn statement_mode(mut self, mode: StatementMode) -> Self {
+        self.statements = mode;
+        self
+    }
+
+    /// How the store will send its statements.
+    pub fn get_statement_mode(&self) -> StatementMode {
+        self.statements
     }
 
     /// How often a claim walks the pending index from its beginning.

@@ -23,22 +23,23 @@ use std::time::Duration;
 use deadpool_postgres::{Object, Pool};
 use outbox_core::{OutboxError, Result};
 
-use crate::PgTls;
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::Type;
 use tokio_postgres::Row;
 
 use crate::error::{map_err, map_pool_err};
+use crate::typed::Param;
+use crate::{PgTls, StatementMode};
 
-/// Runs `sql` (prepared once per connection, then reused) with `params` and returns its
-/// rows, in one round trip once the statement is cached.
-/// The store's connections: the pool, and the TLS connector a cancellation must use to
-/// reach the server the way the pool's connections do.
+/// The store's connections: the pool, the TLS connector a cancellation must use to reach
+/// the server the way the pool's connections do, and how statements are sent.
 #[derive(Debug)]
 pub(crate) struct Db {
     pub(crate) pool: Pool,
     pub(crate) tls: Option<PgTls>,
     /// How long one call may take, end to end.
     pub(crate) deadline: Duration,
+    /// Named and cached per connection, or unnamed (behind a transaction pooler).
+    pub(crate) statements: StatementMode,
 }
 
 /// How long the cancellation of a dropped statement may take: it needs a connection of
@@ -61,7 +62,10 @@ async fn bounded<T>(db: &Db, call: impl Future<Output = Result<T>>) -> Result<T>
     }
 }
 
-pub(crate) async fn query(db: &Db, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+/// Runs `sql` with `params` and returns its rows, in one round trip: prepared once per
+/// connection and reused in [`StatementMode::Named`], sent unnamed with its parameter
+/// types in [`StatementMode::Unnamed`].
+pub(crate) async fn query(db: &Db, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
     query_mapped(db, sql, params, map_err).await
 }
 
@@ -69,16 +73,12 @@ pub(crate) async fn query(db: &Db, sql: &str, params: &[&(dyn ToSql + Sync)]) ->
 pub(crate) async fn query_mapped(
     db: &Db,
     sql: &str,
-    params: &[&(dyn ToSql + Sync)],
+    params: &[Param<'_>],
     map: impl FnOnce(tokio_postgres::Error) -> OutboxError,
 ) -> Result<Vec<Row>> {
     bounded(db, async {
         let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
-        let client = guard.client();
-        let result = match client.prepare_cached(sql).await {
-            Ok(statement) => client.query(&statement, params).await,
-            Err(e) => Err(e),
-        };
+        let result = run_query(guard.client(), db.statements, sql, params).await;
         guard.finish(result.as_ref().err());
         result.map_err(map)
     })
@@ -86,18 +86,45 @@ pub(crate) async fn query_mapped(
 }
 
 /// Like [`query`] for a statement that returns no rows; returns the affected row count.
-pub(crate) async fn execute(db: &Db, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+pub(crate) async fn execute(db: &Db, sql: &str, params: &[Param<'_>]) -> Result<u64> {
     bounded(db, async {
         let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
         let client = guard.client();
-        let result = match client.prepare_cached(sql).await {
-            Ok(statement) => client.execute(&statement, params).await,
-            Err(e) => Err(e),
+        let result = match db.statements {
+            StatementMode::Named => match client.prepare_typed_cached(sql, &types(params)).await {
+                Ok(statement) => client.execute(&statement, &values(params)).await,
+                Err(e) => Err(e),
+            },
+            StatementMode::Unnamed => client.execute_typed(sql, params).await,
         };
         guard.finish(result.as_ref().err());
         result.map_err(map_err)
     })
     .await
+}
+
+/// One statement on `client`, sent as `mode` says.
+async fn run_query(
+    client: &Object,
+    mode: StatementMode,
+    sql: &str,
+    params: &[Param<'_>],
+) -> std::result::Result<Vec<Row>, tokio_postgres::Error> {
+    match mode {
+        StatementMode::Named => {
+            let statement = client.prepare_typed_cached(sql, &types(params)).await?;
+            client.query(&statement, &values(params)).await
+        }
+        StatementMode::Unnamed => client.query_typed(sql, params).await,
+    }
+}
+
+fn types(params: &[Param<'_>]) -> Vec<Type> {
+    params.iter().map(|(_, ty)| ty.clone()).collect()
+}
+
+fn values<'a>(params: &[Param<'a>]) -> Vec<&'a (dyn tokio_postgres::types::ToSql + Sync)> {
+    params.iter().map(|(value, _)| *value).collect()
 }
 
 /// Runs `work` on a pooled connection of its own, for the few calls that need more than
@@ -121,11 +148,17 @@ pub(crate) async fn with_connection<T>(
 
 /// True for errors after which the connection cannot be used again: anything that is not
 /// an ordinary error answer of the server (I/O, a closed connection, a protocol error),
-/// and FATAL or PANIC answers, which end the session.
-fn breaks_connection(error: &tokio_postgres::Error) -> bool {
+/// FATAL or PANIC answers, which end the session, and a write refused because the server
+/// is read-only (SQLSTATE 25006). A primary demoted in place, or a name that now points at
+/// a standby, refuses every write on that connection for good; a new connection made
+/// with `target_session_attrs=read-write` finds the server that takes writes.
+pub(crate) fn breaks_connection(error: &tokio_postgres::Error) -> bool {
     match error.as_db_error() {
         None => true,
-        Some(db) => matches!(db.severity(), "FATAL" | "PANIC"),
+        Some(db) => {
+            matches!(db.severity(), "FATAL" | "PANIC")
+                || *db.code() == tokio_postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION
+        }
     }
 }
 

@@ -3,13 +3,40 @@
 use outbox_core::{EntryId, OutboxError};
 use tokio_postgres::error::SqlState;
 
+/// What to set when a statement's name was not found on the server, or found taken: the
+/// connection goes through a transaction-mode pooler.
+pub(crate) const POOLER_HINT: &str = "the connection goes through a transaction-mode pooler \
+     (PgBouncer, RDS Proxy, Supavisor, pgcat), which hands each transaction to another \
+     server connection, so statements prepared under a name are lost; send them unnamed: \
+     statement_mode=unnamed in the connection string (outbox --statement-mode unnamed, \
+     PgStoreConfig::statement_mode(StatementMode::Unnamed))";
+
 /// Maps a driver error to the core's kinds.
 pub(crate) fn map_err(err: tokio_postgres::Error) -> OutboxError {
-    let message = err
+    let mut message = err
         .as_db_error()
         .map(|db| db.message().to_owned())
         .unwrap_or_else(|| err.to_string());
-    match err.code().map(|c| c.code().to_owned()) {
+    let code = err.code().cloned();
+    if matches!(
+        code,
+        Some(SqlState::INVALID_SQL_STATEMENT_NAME | SqlState::DUPLICATE_PSTATEMENT)
+    ) {
+        message = format!("{message}: {POOLER_HINT}");
+    }
+    if code == Some(SqlState::READ_ONLY_SQL_TRANSACTION) {
+        // The server no longer takes writes (demoted, or a standby behind the name): a
+        // fault of the connection, whose replacement may reach the new primary.
+        return OutboxError::Connection {
+            message: format!(
+                "{message} (the server is read-only: the connection is dropped, and the next \
+                 one looks for a server that takes writes where the connection string lists \
+                 several hosts with target_session_attrs=read-write)"
+            ),
+            source: Some(Box::new(err)),
+        };
+    }
+    match code.map(|c| c.code().to_owned()) {
         Some(state) => outbox_core::store_kit::from_sqlstate(&state, message, Some(Box::new(err))),
         // No SQLSTATE: the client failed, not the server; a closed or broken connection.
         None if err.is_closed() || err.to_string().contains("connection") => {

@@ -16,9 +16,11 @@ mod portable;
 mod row;
 mod selection;
 mod starts;
+mod statement_mode;
 mod statements;
 mod store;
 mod tls;
+mod typed;
 mod url;
 mod writer;
 
@@ -31,8 +33,11 @@ pub use migrate::{
 pub use ordering::{enable_ordered_claims, ordered_claims_script};
 #[cfg(feature = "sqlx")]
 pub use portable::{portable_store, PgBackend, PortablePgStore};
+pub use statement_mode::StatementMode;
 pub use store::PgClaimStore;
-pub use tls::{connect_config, PgTls, SslMode};
+pub use tls::{
+    connect_config, connect_settings, PgConnectSettings, PgTls, SslMode, MULTI_HOST_CONNECT_TIMEOUT,
+};
 pub use url::redact_url;
 pub use writer::PgWriter;
 

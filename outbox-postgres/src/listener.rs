@@ -17,12 +17,17 @@ const MAX_CHANNEL_BYTES: usize = 63;
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
 /// The longest wait between reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
-/// How often an idle listener checks that its connection still answers.
+/// How often a listener checks that it still hears its channel.
 const PING_EVERY: Duration = Duration::from_secs(30);
-/// How long that check may take before the connection is given up on; also how long
-/// connecting and starting to listen may take: a server that stops answering without
+/// How long that check's queries may take before the connection is given up on; also how
+/// long connecting and starting to listen may take: a server that stops answering without
 /// closing anything would otherwise hold a reconnection attempt for good.
 const PING_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a probe notification, sent from a connection of its own, may take to arrive.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The payload prefix of a probe notification: other listeners of the channel hear it
+/// too, and none of them takes it for a wake-up.
+const PROBE_PREFIX: &str = "outbox-listener-probe:";
 
 /// The notification channel enqueues on `table` signal: the schema-qualified table name
 /// plus `_wake`, shortened with a hash when it would exceed PostgreSQL's 63 bytes.
@@ -57,6 +62,8 @@ struct Shared {
     notify: Notify,
     waiting: AtomicUsize,
     session: watch::Sender<Option<ListenSession>>,
+    /// The payload of the latest probe notification heard.
+    probes: watch::Sender<String>,
 }
 
 impl Shared {
@@ -74,11 +81,24 @@ impl Shared {
 /// Listens for enqueue notifications of one outbox table on a dedicated connection (not
 /// a pooled one: a pooled connection cannot stay in LISTEN), and wakes waiting drains.
 ///
-/// When the connection drops, or a health check every 30 s gets no answer within 10 s,
-/// it reconnects with exponential backoff (50 ms doubling up to 5 s; an attempt that gets
-/// no answer within 10 s counts as failed) and listens again; every new session also wakes the waiters once, since
-/// notifications sent while it was away are lost. A missed notification only delays a
-/// drain until its next poll. The background task stops when the listener is dropped.
+/// Its connection must be a session of its own with the server: a direct connection, or
+/// one through a session-mode pooler. Through a transaction-mode pooler (PgBouncer with
+/// `pool_mode = transaction`, RDS Proxy) `LISTEN` succeeds and then hears nothing, since
+/// the server connection it ran on serves other clients afterwards. So the listener
+/// proves that it hears: when a session starts and every 30 s after, it checks that its
+/// server process is the one that ran `LISTEN`, still listens on the channel and is not
+/// a standby, and it sends a probe notification from a connection of its own, which must
+/// arrive within 5 s. A session that fails the proof is dropped with a warning (once per
+/// streak of failures), the `outbox_listener_up` gauge drops to 0, and the listener tries
+/// again with backoff. Drains go on polling meanwhile at their poll interval, as they do
+/// whenever a wake-up is missed: the listener only makes them react sooner.
+///
+/// When the connection drops, or a health check gets no answer within 10 s, it reconnects
+/// with exponential backoff (50 ms doubling up to 5 s; an attempt that gets no answer
+/// within 10 s counts as failed) and listens again; every new session also wakes the
+/// waiters once, since notifications sent while it was away are lost. A missed
+/// notification only delays a drain until its next poll. The background task stops when
+/// the listener is dropped.
 #[derive(Debug)]
 pub struct PgListener {
     channel: String,
@@ -103,8 +123,18 @@ impl PgListener {
             notify: Notify::new(),
             waiting: AtomicUsize::new(0),
             session: watch::channel(None).0,
+            probes: watch::channel(String::new()).0,
         });
-        let task = tokio::spawn(run(config, tls, listen, shared.clone()));
+        let check = include_str!("../sql/listener_check.sql")
+            .replace("{channel_literal}", &literal(&channel));
+        let probe = include_str!("../sql/listener_probe.sql")
+            .replace("{channel_literal}", &literal(&channel));
+        let sql = Sql {
+            listen,
+            check,
+            probe,
+        };
+        let task = tokio::spawn(run(config, tls, sql, shared.clone()));
         Self {
             channel,
             shared,
@@ -161,7 +191,21 @@ fn quoted(channel: &str) -> String {
     format!("\"{channel}\"")
 }
 
-async fn run<T>(config: tokio_postgres::Config, tls: T, listen: String, shared: Arc<Shared>)
+fn literal(channel: &str) -> String {
+    // As above: a validated identifier holds no quote to escape.
+    format!("'{channel}'")
+}
+
+/// The listener's statements, rendered for its channel.
+struct Sql {
+    listen: String,
+    /// `sql/listener_check.sql`.
+    check: String,
+    /// `sql/listener_probe.sql`, `{probe_literal}` standing for its quoted payload.
+    probe: String,
+}
+
+async fn run<T>(config: tokio_postgres::Config, tls: T, sql: Sql, shared: Arc<Shared>)
 where
     T: MakeTlsConnect<Socket> + Clone + Send + Sync + 'static,
     T::Stream: Send + 'static,
@@ -170,9 +214,13 @@ where
 {
     let mut backoff = MIN_BACKOFF;
     let mut sessions = 0u64;
+    // Whether the last session failed its proof: warned once per streak.
+    let mut deaf = false;
+    metrics::gauge!(outbox_core::metric_names::LISTENER_UP).set(0.0);
     loop {
-        let ended = session(&config, tls.clone(), &listen, &shared, sessions + 1).await;
+        let ended = session(&config, tls.clone(), &sql, &shared, sessions + 1).await;
         shared.session.send_replace(None);
+        metrics::gauge!(outbox_core::metric_names::LISTENER_UP).set(0.0);
         match ended {
             SessionError::Connect(e) => {
                 tracing::warn!(error = %e, retry_in = ?backoff, "outbox listener cannot connect");
@@ -180,7 +228,19 @@ where
             SessionError::Lost(e) => {
                 sessions += 1;
                 backoff = MIN_BACKOFF;
+                deaf = false;
                 tracing::warn!(error = %e, "outbox listener connection lost; reconnecting");
+            }
+            SessionError::Deaf(e) => {
+                if !deaf {
+                    tracing::warn!(
+                        problem = %e,
+                        "outbox listener does not hear its channel: drains poll instead of \
+                         being woken; give the listener a direct or session-mode connection \
+                         (outbox --listen-url), or turn it off (outbox --no-listen)"
+                    );
+                }
+                deaf = true;
             }
         }
         tokio::time::sleep(backoff).await;
@@ -193,25 +253,28 @@ enum SessionError {
     Connect(String),
     /// A session was established, then failed.
     Lost(String),
+    /// A session was established but does not hear its channel (or is on a standby).
+    Deaf(String),
 }
 
-/// Connects, listens, and serves notifications until the connection fails; says how it
-/// ended (`Lost` means session `number` had been established).
+/// Connects, listens, proves it hears, and serves notifications until the connection
+/// fails or a later proof does; says how it ended (`Lost` and `Deaf` mean session
+/// `number` had been established).
 async fn session<T>(
     config: &tokio_postgres::Config,
     tls: T,
-    listen: &str,
+    sql: &Sql,
     shared: &Arc<Shared>,
     number: u64,
 ) -> SessionError
 where
-    T: MakeTlsConnect<Socket> + Send + 'static,
+    T: MakeTlsConnect<Socket> + Clone + Send + 'static,
     T::Stream: Send + 'static,
     T::TlsConnect: Send,
     <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
 {
     let (client, mut connection) =
-        match tokio::time::timeout(PING_TIMEOUT, config.connect(tls)).await {
+        match tokio::time::timeout(PING_TIMEOUT, config.connect(tls.clone())).await {
             Ok(Ok(c)) => c,
             Ok(Err(e)) => return SessionError::Connect(e.to_string()),
             Err(_) => return SessionError::Connect(format!("no answer within {PING_TIMEOUT:?}")),
@@ -221,6 +284,9 @@ where
         let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(message) = messages.next().await {
             match message {
+                Ok(AsyncMessage::Notification(n)) if n.payload().starts_with(PROBE_PREFIX) => {
+                    notified.probes.send_replace(n.payload().to_owned());
+                }
                 Ok(AsyncMessage::Notification(_)) => notified.wake(),
                 Ok(_) => {}
                 Err(e) => return e.to_string(),
@@ -228,20 +294,26 @@ where
         }
         "the server closed the connection".to_owned()
     }));
-    let answer = match tokio::time::timeout(PING_TIMEOUT, client.simple_query(listen)).await {
+    let answer = match tokio::time::timeout(PING_TIMEOUT, client.simple_query(&sql.listen)).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => return SessionError::Connect(e.to_string()),
         Err(_) => {
             return SessionError::Connect(format!("LISTEN got no answer within {PING_TIMEOUT:?}"))
         }
     };
-    let pid = answer
-        .into_iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(row) => row.get(0).and_then(|pid| pid.parse::<i32>().ok()),
-            _ => None,
-        })
+    let pid = first_row(&answer)
+        .and_then(|row| row.get(0).and_then(|pid| pid.parse::<i32>().ok()))
         .unwrap_or_default();
+    let check = Check {
+        client: &client,
+        config,
+        sql,
+        shared,
+        pid,
+    };
+    if let Err(ended) = check.run(tls.clone()).await {
+        return ended;
+    }
     // Whatever was enqueued while no session listened was not heard: poll once. The
     // wake-up comes before the session is published, so whoever waits for the session
     // sees that wake-up already behind it.
@@ -250,19 +322,132 @@ where
         number,
         backend_pid: pid,
     }));
+    metrics::gauge!(outbox_core::metric_names::LISTENER_UP).set(1.0);
     loop {
         tokio::select! {
             ended = &mut driver.0 => {
                 return SessionError::Lost(ended.unwrap_or_else(|e| e.to_string()));
             }
             () = tokio::time::sleep(PING_EVERY) => {
-                let ping = client.simple_query(include_str!("../sql/ping.sql"));
-                match tokio::time::timeout(PING_TIMEOUT, ping).await {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(e)) => return SessionError::Lost(e.to_string()),
-                    Err(_) => return SessionError::Lost("health check timed out".into()),
+                if let Err(ended) = check.run(tls.clone()).await {
+                    return ended;
                 }
+                // Set again, for a recorder installed after the session started.
+                metrics::gauge!(outbox_core::metric_names::LISTENER_UP).set(1.0);
             }
+        }
+    }
+}
+
+fn first_row(answer: &[SimpleQueryMessage]) -> Option<&tokio_postgres::SimpleQueryRow> {
+    answer.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(row) => Some(row),
+        _ => None,
+    })
+}
+
+/// The proof that a session hears its channel.
+struct Check<'a> {
+    client: &'a tokio_postgres::Client,
+    config: &'a tokio_postgres::Config,
+    sql: &'a Sql,
+    shared: &'a Arc<Shared>,
+    /// The server process that ran `LISTEN`.
+    pid: i32,
+}
+
+impl Check<'_> {
+    async fn run<T>(&self, tls: T) -> Result<(), SessionError>
+    where
+        T: MakeTlsConnect<Socket> + Send + 'static,
+        T::Stream: Send + 'static,
+        T::TlsConnect: Send,
+        <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+    {
+        self.same_session().await?;
+        self.probe(tls).await
+    }
+
+    /// The connection still reaches the server process that ran `LISTEN`, which still
+    /// listens on the channel and is not a standby.
+    async fn same_session(&self) -> Result<(), SessionError> {
+        let answer =
+            match tokio::time::timeout(PING_TIMEOUT, self.client.simple_query(&self.sql.check))
+                .await
+            {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(e)) => return Err(SessionError::Lost(e.to_string())),
+                Err(_) => return Err(SessionError::Lost("health check timed out".into())),
+            };
+        let row = first_row(&answer)
+            .ok_or_else(|| SessionError::Lost("the health check returned no row".into()))?;
+        let pid = row.get("pid").and_then(|p| p.parse::<i32>().ok());
+        if pid != Some(self.pid) {
+            return Err(SessionError::Deaf(format!(
+                "the connection now reaches server process {} instead of {}, the one that \
+                 ran LISTEN: a transaction-mode pooler between the listener and the server?",
+                pid.unwrap_or_default(),
+                self.pid
+            )));
+        }
+        if row.get("in_recovery") == Some("t") {
+            return Err(SessionError::Deaf(
+                "the server is a standby now; listening again to find the primary".into(),
+            ));
+        }
+        if row.get("listening") != Some("t") {
+            return Err(SessionError::Deaf(
+                "the server process no longer listens on the channel".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A notification sent from a connection of its own arrives. A probe connection
+    /// that cannot be made proves nothing either way: the check passes, and the next one
+    /// tries again (the listening connection's own failures end the session anyway).
+    async fn probe<T>(&self, tls: T) -> Result<(), SessionError>
+    where
+        T: MakeTlsConnect<Socket> + Send + 'static,
+        T::Stream: Send + 'static,
+        T::TlsConnect: Send,
+        <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+    {
+        let (client, connection) =
+            match tokio::time::timeout(PING_TIMEOUT, self.config.connect(tls)).await {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "outbox listener probe: cannot connect");
+                    return Ok(());
+                }
+                Err(_) => return Ok(()),
+            };
+        let _driver = AbortOnDrop(tokio::spawn(async move {
+            let _ = connection.await;
+            String::new()
+        }));
+        let payload = format!("{PROBE_PREFIX}{}", uuid::Uuid::new_v4().simple());
+        let mut heard = self.shared.probes.subscribe();
+        let sent = self
+            .sql
+            .probe
+            .replace("{probe_literal}", &literal(&payload));
+        match tokio::time::timeout(PING_TIMEOUT, client.simple_query(&sent)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "outbox listener probe: cannot notify");
+                return Ok(());
+            }
+            Err(_) => return Ok(()),
+        }
+        let arrived = tokio::time::timeout(PROBE_TIMEOUT, heard.wait_for(|p| *p == payload)).await;
+        match arrived {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(SessionError::Deaf(format!(
+                "a notification sent from another connection did not arrive within \
+                 {PROBE_TIMEOUT:?}: a transaction-mode pooler between the listener and the \
+                 server?"
+            ))),
         }
     }
 }

@@ -4,6 +4,8 @@ use outbox_core::store_kit::{Migrate, Migrator};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use tokio_postgres::{Client, Transaction};
 
+use crate::typed::typed;
+
 static MIGRATIONS: [Migration; 8] = [
     Migration {
         version: 1,
@@ -106,7 +108,7 @@ impl<'a> OnTransaction<'a> {
 impl Migrate for OnTransaction<'_> {
     async fn begin_locked(&mut self, table: &TableName) -> Result<()> {
         self.tx()?
-            .execute(LOCK, &[&table.qualified()])
+            .execute_typed(LOCK, &[typed(&table.qualified())])
             .await
             .map(drop)
             .map_err(db_err)
@@ -117,12 +119,17 @@ impl Migrate for OnTransaction<'_> {
     }
 
     async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
-        Ok(self.tx()?.query_one(sql, &[]).await.map_err(db_err)?.get(0))
+        Ok(self
+            .tx()?
+            .query_typed_one(sql, &[])
+            .await
+            .map_err(db_err)?
+            .get(0))
     }
 
     async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
         self.tx()?
-            .execute(sql, &[&m.version, &m.name])
+            .execute_typed(sql, &[typed(&m.version), typed(&m.name)])
             .await
             .map(drop)
             .map_err(db_err)
@@ -154,9 +161,12 @@ pub async fn migrate_down(client: &mut Client, table: &TableName) -> Result<()> 
 }
 
 /// Fails with a clear error unless the schema is at exactly the required version.
+///
+/// Its statement is sent unnamed, as every statement of the migrations is: both work
+/// through a transaction-mode pooler.
 pub async fn check_schema(client: &Client, table: &TableName) -> Result<()> {
     let found: Option<i64> = client
-        .query_one(&table.render(RECORDED_VERSION), &[])
+        .query_typed_one(&table.render(RECORDED_VERSION), &[])
         .await
         .map_err(db_err)?
         .get(0);

@@ -11,6 +11,7 @@ use outbox_core::{OutboxError, Result, TableName};
 use tokio_postgres::Client;
 
 use crate::error::map_err;
+use crate::typed::typed;
 
 /// The indexes, each built concurrently: (the name after the table's, its statement).
 const INDEXES: [(&str, &str); 4] = [
@@ -72,10 +73,10 @@ pub async fn enable_ordered_claims(client: &mut Client, table: &TableName) -> Re
     for (suffix, create) in INDEXES {
         let name = table.render(&format!("{{schema_prefix}}{{name}}_{suffix}"));
         let invalid: bool = client
-            .query_one(
+            .query_typed_one(
                 "SELECT EXISTS (SELECT 1 FROM pg_index \
                  WHERE indexrelid = to_regclass($1) AND NOT indisvalid)",
-                &[&name],
+                &[typed(&name)],
             )
             .await
             .map_err(map_err)?
@@ -98,7 +99,15 @@ pub async fn enable_ordered_claims(client: &mut Client, table: &TableName) -> Re
     tx.commit().await.map_err(map_err)?;
     let [pending, retry, qualified, trigger] = prepared_params(table);
     let prepared: bool = client
-        .query_one(PREPARED, &[&pending, &retry, &qualified, &trigger])
+        .query_typed_one(
+            PREPARED,
+            &[
+                typed(&pending),
+                typed(&retry),
+                typed(&qualified),
+                typed(&trigger),
+            ],
+        )
         .await
         .map_err(map_err)?
         .get(0);

@@ -9,12 +9,12 @@ use outbox_core::{
     async_trait, Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore,
     PruneRequest, Result, StoreLimits, TargetState, TransitionResult, WakeSignal,
 };
-use tokio_postgres::types::ToSql;
 
 use crate::batch_params::{sql_count, NewEntries};
 use crate::connection::{execute, query, query_mapped};
 use crate::error::map_insert_err;
 use crate::store::in_input_order;
+use crate::typed::{typed, Param};
 use crate::{row, PgClaimStore};
 
 #[async_trait]
@@ -45,13 +45,11 @@ impl OutboxStore for PgClaimStore {
 
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.inner.limits.check_new_entries(&entries)?;
-        if entries.len() >= crate::bulk::COPY_FROM {
+        if entries.len() >= crate::bulk::COPY_FROM && self.inner.db.statements.copies_in_bulk() {
             return crate::bulk::enqueue(&self.inner, entries).await;
         }
         let columns = NewEntries::new(entries)?;
-        let params = columns
-            .typed_params(&self.inner.channel)
-            .map(|(value, _)| value);
+        let params = columns.typed_params(&self.inner.channel);
         let rows = query_mapped(&self.inner.db, self.inner.writer.sql(), &params, |e| {
             map_insert_err(e, &columns.ids)
         })
@@ -60,7 +58,7 @@ impl OutboxStore for PgClaimStore {
     }
 
     async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>> {
-        let rows = query(&self.inner.db, &self.inner.sql.get, &[&id.as_uuid()]).await?;
+        let rows = query(&self.inner.db, &self.inner.sql.get, &[typed(&id.as_uuid())]).await?;
         rows.first().map(row::entry).transpose()
     }
 
@@ -82,17 +80,19 @@ impl OutboxStore for PgClaimStore {
         let now = now.map(normalize_time);
         let next_retry_at = target.next_retry_at.map(normalize_time);
         let delivered_at = target.delivered_at.map(normalize_time);
-        let params: [&(dyn ToSql + Sync); 10] = [
-            &entry.id.as_uuid(),
-            &entry.stamp,
-            &target.status.code(),
-            &next_retry_at,
-            &attempt_count,
-            &target.last_error,
-            &target.dead_letter_reason,
-            &delivered_at,
-            &target.provider_message_id,
-            &now,
+        let id = entry.id.as_uuid();
+        let status = target.status.code();
+        let params: [Param<'_>; 10] = [
+            typed(&id),
+            typed(&entry.stamp),
+            typed(&status),
+            typed(&next_retry_at),
+            typed(&attempt_count),
+            typed(&target.last_error),
+            typed(&target.dead_letter_reason),
+            typed(&delivered_at),
+            typed(&target.provider_message_id),
+            typed(&now),
         ];
         let rows = query(&self.inner.db, &self.inner.sql.save, &params).await?;
         let found = match rows.first() {
@@ -109,7 +109,7 @@ impl OutboxStore for PgClaimStore {
         execute(
             &self.inner.db,
             &self.inner.sql.prune_delivered,
-            &[&before, &limit],
+            &[typed(&before), typed(&limit)],
         )
         .await
     }
@@ -125,7 +125,13 @@ impl PgClaimStore {
         let rows = query(
             &self.inner.db,
             sql,
-            &[&now, &req.topic, &limit, &slices, &slice],
+            &[
+                typed(&now),
+                typed(&req.topic),
+                typed(&limit),
+                typed(&slices),
+                typed(&slice),
+            ],
         )
         .await?;
         rows.iter().map(row::entry).collect()

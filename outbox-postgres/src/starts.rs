@@ -6,12 +6,12 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::{Share, SharedStart};
 use outbox_core::{OutboxError, Result};
-use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::connection::{query, Db};
 use crate::error::map_err;
+use crate::typed::{typed, Param};
 
 /// The newest view of each kind of claim the table's stores shared, by kind label
 /// (`shared_starts.sql`).
@@ -69,15 +69,15 @@ impl ShareParams {
     }
 
     /// In the order `claim.sql` numbers them.
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 7] {
+    pub(crate) fn params(&self) -> [Param<'_>; 7] {
         [
-            &self.kind,
-            &self.sharer,
-            &self.from_created,
-            &self.from_id,
-            &self.full_age_us,
-            &self.hold_back_us,
-            &self.prune,
+            typed(&self.kind),
+            typed(&self.sharer),
+            typed(&self.from_created),
+            typed(&self.from_id),
+            typed(&self.full_age_us),
+            typed(&self.hold_back_us),
+            typed(&self.prune),
         ]
     }
 }

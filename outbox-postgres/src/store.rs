@@ -8,6 +8,7 @@ use outbox_core::{EntryId, OutboxEntry, OutboxError, Result, StoreLimits, TableN
 use tokio_postgres::Row;
 
 use crate::statements::Statements;
+use crate::typed::typed;
 use crate::{connection, migrate, row, wake_channel, PgListener, PgStoreConfig, PgWriter};
 
 /// The PostgreSQL claim store: batch claims with `FOR UPDATE SKIP LOCKED` in one round
@@ -55,6 +56,7 @@ impl PgClaimStore {
             tls,
             call_timeout,
             full_walk_every,
+            statements,
         } = config;
         let channel = wake_channel(&table);
         if let Some(l) = &listener {
@@ -73,6 +75,7 @@ impl PgClaimStore {
             pool,
             tls,
             deadline: call_timeout.0,
+            statements,
         };
         let rows = connection::query(&db, &table.render(migrate::RECORDED_VERSION), &[]).await?;
         let found: Option<i64> = rows
@@ -86,7 +89,12 @@ impl PgClaimStore {
         let rows = connection::query(
             &db,
             crate::ordering::PREPARED,
-            &[&pending, &retry, &qualified, &trigger],
+            &[
+                typed(&pending),
+                typed(&retry),
+                typed(&qualified),
+                typed(&trigger),
+            ],
         )
         .await?;
         let prepared: bool = rows
@@ -100,7 +108,9 @@ impl PgClaimStore {
         starts.told(crate::starts::shared_views(&db, &sql.shared_starts).await?);
         Ok(Self {
             inner: Arc::new(Inner {
-                writer: PgWriter::new(&table).limits(limits.clone()),
+                writer: PgWriter::new(&table)
+                    .limits(limits.clone())
+                    .statement_mode(statements),
                 sql,
                 admin_sql: crate::admin::AdminStatements::render(&table),
                 db,
@@ -112,6 +122,11 @@ impl PgClaimStore {
                 starts,
             }),
         })
+    }
+
+    /// How the store sends its statements (see [`crate::StatementMode`]).
+    pub fn statement_mode(&self) -> crate::StatementMode {
+        self.inner.db.statements
     }
 
     /// The pool the store runs on.

@@ -237,28 +237,77 @@ impl ServerCertVerifier for Verifier {
 
 /// Reads a connection string (a `postgres://` URL or `key=value` pairs) with libpq's TLS
 /// settings: `sslmode` (every libpq mode) and `sslrootcert`. Returns the driver's
-/// configuration and the connector to connect with.
+/// configuration and the connector to connect with. A `statement_mode` parameter is read
+/// and removed too; [`connect_settings`] returns it.
 pub fn connect_config(s: &str) -> Result<(tokio_postgres::Config, PgTls)> {
-    let (driver_text, mode, root) = split_tls(s)?;
-    let mut config = tokio_postgres::Config::from_str(&driver_text).map_err(|e| {
+    let settings = connect_settings(s)?;
+    Ok((settings.config, settings.tls))
+}
+
+/// What a connection string says, read by [`connect_settings`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PgConnectSettings {
+    /// The driver's configuration: everything but the settings below. Where it lists
+    /// several hosts and sets no `connect_timeout`, each host gets
+    /// [`MULTI_HOST_CONNECT_TIMEOUT`], so that a host that does not answer at all leaves
+    /// time to try the next one within a call's deadline.
+    pub config: tokio_postgres::Config,
+    /// The TLS connector (`sslmode`, `sslrootcert`).
+    pub tls: PgTls,
+    /// How the store sends statements (`statement_mode=named|unnamed`; named unless
+    /// given): see [`crate::StatementMode`].
+    pub statement_mode: crate::StatementMode,
+}
+
+/// How long connecting to one host may take when a connection string lists several and
+/// sets no `connect_timeout` of its own: 3 seconds, well inside the default call deadline
+/// (10 s), so that a first host that never answers (a failed primary whose address no
+/// longer routes) does not take the whole deadline before the second is tried.
+pub const MULTI_HOST_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Reads a connection string as [`connect_config`] does, and also the store's own
+/// `statement_mode` parameter.
+pub fn connect_settings(s: &str) -> Result<PgConnectSettings> {
+    let split = split_settings(s)?;
+    let mut config = tokio_postgres::Config::from_str(&split.rest).map_err(|e| {
         OutboxError::invalid(
             "database url",
             format!("not a PostgreSQL connection string: {e}"),
         )
     })?;
-    config.ssl_mode(match mode {
+    config.ssl_mode(match split.mode {
         SslMode::Disable => DriverMode::Disable,
         SslMode::Prefer => DriverMode::Prefer,
         SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => DriverMode::Require,
     });
-    let tls = PgTls::new(mode, root.as_deref().map(Path::new))?;
-    Ok((config, tls))
+    if config.get_hosts().len() > 1 && config.get_connect_timeout().is_none() {
+        config.connect_timeout(MULTI_HOST_CONNECT_TIMEOUT);
+    }
+    let tls = PgTls::new(split.mode, split.root.as_deref().map(Path::new))?;
+    Ok(PgConnectSettings {
+        config,
+        tls,
+        statement_mode: split.statements,
+    })
 }
 
-/// The connection string without `sslmode` and `sslrootcert`, and their values.
-fn split_tls(s: &str) -> Result<(String, SslMode, Option<String>)> {
+/// A connection string with the settings only the store reads taken out.
+#[derive(Debug)]
+struct Split {
+    /// What the driver reads.
+    rest: String,
+    mode: SslMode,
+    root: Option<String>,
+    statements: crate::StatementMode,
+}
+
+/// The connection string without `sslmode`, `sslrootcert` and `statement_mode`, and
+/// their values.
+fn split_settings(s: &str) -> Result<Split> {
     let mut mode = SslMode::Prefer;
     let mut root = None;
+    let mut statements = crate::StatementMode::default();
     let mut take = |key: &str, value: &str| -> Result<bool> {
         match key {
             "sslmode" => {
@@ -267,6 +316,10 @@ fn split_tls(s: &str) -> Result<(String, SslMode, Option<String>)> {
             }
             "sslrootcert" => {
                 root = Some(value.to_owned());
+                Ok(true)
+            }
+            "statement_mode" => {
+                statements = value.parse()?;
                 Ok(true)
             }
             _ => Ok(false),
@@ -300,7 +353,12 @@ fn split_tls(s: &str) -> Result<(String, SslMode, Option<String>)> {
         }
         kept.join(" ")
     };
-    Ok((rest, mode, root))
+    Ok(Split {
+        rest,
+        mode,
+        root,
+        statements,
+    })
 }
 
 fn percent_decode(s: &str) -> String {
@@ -332,24 +390,56 @@ mod tests {
 
     #[test]
     fn libpq_settings_are_taken_out_and_the_rest_is_kept() {
-        let (rest, mode, root) = split_tls(
-            "postgres://u:p@db:5432/app?sslmode=verify-full&application_name=x&sslrootcert=%2Fetc%2Fca.pem",
+        let split = split_settings(
+            "postgres://u:p@db:5432/app?sslmode=verify-full&application_name=x&sslrootcert=%2Fetc%2Fca.pem&statement_mode=unnamed",
         )
         .unwrap();
-        assert_eq!(rest, "postgres://u:p@db:5432/app?application_name=x");
-        assert_eq!(mode, SslMode::VerifyFull);
-        assert_eq!(root.as_deref(), Some("/etc/ca.pem"));
+        assert_eq!(split.rest, "postgres://u:p@db:5432/app?application_name=x");
+        assert_eq!(split.mode, SslMode::VerifyFull);
+        assert_eq!(split.root.as_deref(), Some("/etc/ca.pem"));
+        assert_eq!(split.statements, crate::StatementMode::Unnamed);
 
-        let (rest, mode, root) =
-            split_tls("host=db user=u sslmode=require sslrootcert=/ca.pem dbname=app").unwrap();
-        assert_eq!(rest, "host=db user=u dbname=app");
-        assert_eq!(mode, SslMode::Require);
-        assert_eq!(root.as_deref(), Some("/ca.pem"));
+        let split = split_settings(
+            "host=db user=u sslmode=require sslrootcert=/ca.pem dbname=app statement_mode=named",
+        )
+        .unwrap();
+        assert_eq!(split.rest, "host=db user=u dbname=app");
+        assert_eq!(split.mode, SslMode::Require);
+        assert_eq!(split.root.as_deref(), Some("/ca.pem"));
+        assert_eq!(split.statements, crate::StatementMode::Named);
 
-        let (rest, mode, root) = split_tls("postgres://u@db/app").unwrap();
+        let split = split_settings("postgres://u@db/app").unwrap();
         assert_eq!(
-            (rest.as_str(), mode, root),
-            ("postgres://u@db/app", SslMode::Prefer, None)
+            (
+                split.rest.as_str(),
+                split.mode,
+                split.root,
+                split.statements
+            ),
+            (
+                "postgres://u@db/app",
+                SslMode::Prefer,
+                None,
+                crate::StatementMode::Named
+            )
+        );
+        let err = split_settings("postgres://u@db/app?statement_mode=off").unwrap_err();
+        assert!(err.to_string().contains("statement mode"), "{err}");
+    }
+
+    #[test]
+    fn several_hosts_get_a_connect_timeout_each_unless_one_is_set() {
+        let one = connect_settings("postgres://u@a/app").unwrap();
+        assert_eq!(one.config.get_connect_timeout(), None);
+        let two = connect_settings("postgres://u@a,b/app?target_session_attrs=read-write").unwrap();
+        assert_eq!(
+            two.config.get_connect_timeout(),
+            Some(&MULTI_HOST_CONNECT_TIMEOUT)
+        );
+        let set = connect_settings("host=a,b user=u connect_timeout=7").unwrap();
+        assert_eq!(
+            set.config.get_connect_timeout(),
+            Some(&std::time::Duration::from_secs(7))
         );
     }
 

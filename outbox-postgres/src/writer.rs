@@ -38,6 +38,7 @@ pub struct PgWriter {
     channel: Arc<String>,
     limits: StoreLimits,
     savepoint: bool,
+    statements: crate::StatementMode,
 }
 
 impl PgWriter {
@@ -48,6 +49,7 @@ impl PgWriter {
             channel: Arc::new(wake_channel(table)),
             limits: StoreLimits::default(),
             savepoint: false,
+            statements: crate::StatementMode::Named,
         }
     }
 
@@ -67,6 +69,15 @@ impl PgWriter {
     /// inside a transaction; two more round trips per call.
     pub fn savepoint(mut self, on: bool) -> Self {
         self.savepoint = on;
+        self
+    }
+
+    /// How [`PgWriter::enqueue_in_sqlx`] sends its insert: prepared under a name and
+    /// cached per connection ([`crate::StatementMode::Named`], sqlx's default) or unnamed,
+    /// for connections through a transaction-mode pooler. [`PgWriter::enqueue_in`]
+    /// always sends it unnamed, with its parameter types, in one round trip.
+    pub fn statement_mode(mut self, mode: crate::StatementMode) -> Self {
+        self.statements = mode;
         self
     }
 
@@ -150,7 +161,7 @@ impl PgWriter {
         let rows = if self.savepoint {
             let mut savepoint = conn.begin().await.map_err(sqlx_err)?;
             let rows = columns
-                .bind_sqlx(sqlx::query(&self.sql), &self.channel)
+                .bind_sqlx(self.sqlx_insert(), &self.channel)
                 .fetch_all(&mut *savepoint)
                 .await
                 .map_err(|e| sqlx_insert_err(e, &ids))?;
@@ -158,7 +169,7 @@ impl PgWriter {
             rows
         } else {
             columns
-                .bind_sqlx(sqlx::query(&self.sql), &self.channel)
+                .bind_sqlx(self.sqlx_insert(), &self.channel)
                 .fetch_all(&mut *conn)
                 .await
                 .map_err(|e| sqlx_insert_err(e, &ids))?
@@ -188,6 +199,14 @@ impl PgWriter {
                 Ok(entry)
             })
             .collect()
+    }
+}
+
+#[cfg(feature = "sqlx")]
+impl PgWriter {
+    /// The insert for sqlx, persistent (named, cached) only in the named mode.
+    fn sqlx_insert(&self) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments> {
+        sqlx::query(&self.sql).persistent(self.statements == crate::StatementMode::Named)
     }
 }
 

@@ -28,6 +28,8 @@ pub mod fixtures;
 pub mod kafka;
 #[cfg(feature = "mysql")]
 pub mod mysql;
+#[cfg(feature = "postgres")]
+pub mod pgbouncer;
 #[cfg(feature = "portable")]
 pub mod portable_cases;
 #[cfg(feature = "postgres")]

@@ -23,10 +23,10 @@ pub struct PgServer {
 
 #[derive(Debug)]
 pub(crate) struct Cluster {
-    bin: PathBuf,
+    pub(crate) bin: PathBuf,
     pub(crate) data: PathBuf,
     pub(crate) port: u16,
-    as_postgres_user: bool,
+    pub(crate) as_postgres_user: bool,
     /// Server settings beyond the test defaults (`-c name=value …`).
     pub(crate) extra: String,
 }
@@ -87,7 +87,7 @@ impl PgServer {
 }
 
 impl Cluster {
-    fn run(&self, program: &Path, args: &[&str]) -> Result<(), String> {
+    pub(crate) fn run(&self, program: &Path, args: &[&str]) -> Result<(), String> {
         let mut cmd = if self.as_postgres_user {
             let mut c = Command::new("runuser");
             c.args(["-u", "postgres", "--"]).arg(program);
@@ -137,7 +137,12 @@ fn find_bin_dir() -> Option<PathBuf> {
     if let Ok(path) = std::env::var("PATH") {
         for dir in std::env::split_paths(&path) {
             if dir.join("pg_ctl").is_file() && dir.join("initdb").is_file() {
-                return Some(dir);
+                // Where the binaries really are (a PATH entry may hold links to a few of
+                // them), for the others beside them (pg_basebackup).
+                let real = std::fs::canonicalize(dir.join("pg_ctl"))
+                    .ok()
+                    .and_then(|p| p.parent().map(Path::to_path_buf));
+                return Some(real.unwrap_or(dir));
             }
         }
     }
@@ -154,7 +159,7 @@ fn find_bin_dir() -> Option<PathBuf> {
     versions.pop().map(|(_, bin)| bin)
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
@@ -162,9 +167,23 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// Hands `dir` (and everything in it) to the `postgres` user, who runs the servers when
+/// the tests run as root.
+pub(crate) fn chown_to_postgres(dir: &Path) -> Result<(), String> {
+    let status = Command::new("chown")
+        .args(["-R", "postgres:postgres"])
+        .arg(dir)
+        .status()
+        .map_err(|e| e.to_string())?;
+    status
+        .success()
+        .then_some(())
+        .ok_or_else(|| format!("cannot hand {} to the postgres user", dir.display()))
 }
 
 fn start_cluster() -> Result<PgServer, String> {
@@ -186,25 +205,7 @@ pub(crate) fn init_cluster(extra: String) -> Result<(Cluster, PathBuf), String> 
         format!("{URL_VAR} is unset and no PostgreSQL server binaries (initdb, pg_ctl) were found")
     })?;
     let as_postgres_user = is_root();
-    let dir = std::env::temp_dir().join(format!(
-        "outbox-pg-{}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    if as_postgres_user {
-        let status = Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(&dir)
-            .status()
-            .map_err(|e| e.to_string())?;
-        if !status.success() {
-            return Err(format!(
-                "cannot hand {} to the postgres user",
-                dir.display()
-            ));
-        }
-    }
+    let dir = cluster_dir(as_postgres_user)?;
     let cluster = Cluster {
         data: dir.join("data"),
         port: free_port()?,
@@ -230,21 +231,25 @@ pub(crate) fn init_cluster(extra: String) -> Result<(Cluster, PathBuf), String> 
     Ok((cluster, dir))
 }
 
+/// A new, empty directory for a cluster, owned by the server's user.
+pub(crate) fn cluster_dir(as_postgres_user: bool) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!(
+        "outbox-pg-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if as_postgres_user {
+        chown_to_postgres(&dir)?;
+    }
+    Ok(dir)
+}
+
 /// Starts an initialised cluster, handing its directory (and whatever was written into it
 /// since `initdb`) to the server's user first, and arranges its removal.
 pub(crate) fn start(cluster: &Cluster, dir: &Path) -> Result<(), String> {
     if cluster.as_postgres_user {
-        let status = Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(dir)
-            .status()
-            .map_err(|e| e.to_string())?;
-        if !status.success() {
-            return Err(format!(
-                "cannot hand {} to the postgres user",
-                dir.display()
-            ));
-        }
+        chown_to_postgres(dir)?;
     }
     cluster.pg_ctl(&["start", "-w", "-t", "60"])?;
     spawn_reaper(cluster, dir);

@@ -35,14 +35,15 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
             ));
         }
     }
+    let target = &sized_for(target, &args);
+    if let Some(addr) = args.metrics_addr {
+        crate::metrics::install(addr)?;
+    }
     let store = target.open().await?;
-    let sampler = match args.metrics_addr {
-        Some(addr) => {
-            let every = args.stats_interval.to_std().unwrap_or_default();
-            Some(crate::metrics::serve(addr, store.clone(), every)?)
-        }
-        None => None,
-    };
+    let sampler = args.metrics_addr.map(|_| {
+        let every = args.stats_interval.to_std().unwrap_or_default();
+        crate::metrics::serve(store.clone(), every)
+    });
     let mut emitter = crate::emitters::parse(&args.emitter).await?;
     if let Some(delay) = args.emit_delay {
         let delay = delay.to_std().unwrap_or_default();
@@ -80,6 +81,32 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
         return Ok(crate::exit::DEAD_LETTERS);
     }
     Ok(0)
+}
+
+/// `target` with its pool sized for the drain's workers: each holds up to
+/// `--batches-ahead` claims in flight while its batch's completion and a lease renewal
+/// run, and the progress line and the metrics sampler read the stats beside them. A pool
+/// capped below that (`--pool-size`) still works, its workers waiting for one another's
+/// connections; the drain says so at start.
+fn sized_for(target: &Target, args: &DrainArgs) -> Target {
+    let per_worker = args.batches_ahead + 2;
+    let readers = 1 + u32::from(args.metrics_addr.is_some());
+    let needed = args
+        .workers
+        .saturating_mul(per_worker)
+        .saturating_add(readers);
+    let mut sized = target.clone();
+    sized.pool.needed = needed;
+    if let Some(cap) = target.pool.cap.filter(|&cap| cap < needed) {
+        tracing::warn!(
+            "--pool-size {cap} cannot serve {} workers at once: each uses up to {per_worker} \
+             connections (--batches-ahead {} claims, a completion and a renewal), and the \
+             stats {readers} more ({needed} in all); workers will wait for connections",
+            args.workers,
+            args.batches_ahead
+        );
+    }
+    sized
 }
 
 /// Runs the workers and adds up what they did.

@@ -41,6 +41,16 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         table,
         reading: false,
         call_timeout: cli.call_timeout,
+        statement_mode: cli.statement_mode,
+        listen: match (cli.listen_url, cli.no_listen) {
+            (_, true) => crate::backend::Listen::Off,
+            (Some(url), false) => crate::backend::Listen::Url(url),
+            (None, false) => crate::backend::Listen::Same,
+        },
+        pool: crate::backend::PoolSize {
+            needed: crate::backend::PoolSize::ONE_CALL_AT_A_TIME,
+            cap: cli.pool_size,
+        },
     };
     // Only drain can finish with a non-zero code; every other command is 0 when it succeeds.
     let done = match cli.command {

@@ -16,6 +16,7 @@ mod listener;
 mod migrations;
 mod ordered_plans;
 mod plan_bounds;
+mod pooler;
 mod race;
 mod race_processes;
 mod skip_locked;
