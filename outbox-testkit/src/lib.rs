@@ -29,6 +29,8 @@ pub mod kafka;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
+pub mod pg_standby;
+#[cfg(feature = "postgres")]
 pub mod pgbouncer;
 #[cfg(feature = "portable")]
 pub mod portable_cases;

@@ -8,6 +8,7 @@ mod commands;
 mod conformance;
 mod corrupt_rows;
 mod drain;
+mod failover;
 mod faults;
 mod head_walks;
 mod in_transaction;

@@ -1,0 +1,132 @@
+//! Failovers mid-drain, against servers of the test's own: a primary that crashes while
+//! its synchronous standby is promoted, a primary turned read-only in place while the
+//! standby is promoted, and a server turned read-only and back. The drain runs in this
+//! process throughout, on a store given every host; nothing may be lost.
+
+mod promoted_standby;
+mod read_only;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use outbox_core::drain::{Drain, DrainOptions, DrainSummary, RetryPolicy};
+use outbox_core::{EmissionStatus, NewEntry, OutboxAdmin, OutboxStore, TableName};
+use outbox_postgres::{PgClaimStore, PgStoreConfig};
+use outbox_testkit::emitters::PerEntry;
+
+/// Entries each failover test drains.
+pub(crate) const ENTRIES: usize = 3_000;
+
+/// The outbox table of the failover tests (each test has servers of its own).
+pub(crate) fn table() -> TableName {
+    TableName::new("outbox").expect("a valid table name")
+}
+
+/// A store on `url` (every host of it) over a pool of `size`, tagged `application_name`,
+/// with the per-host connect timeout the store's own URL reading gives.
+pub(crate) async fn store_on(url: &str, application_name: &str, size: usize) -> PgClaimStore {
+    let mut settings = outbox_postgres::connect_settings(url).expect("a connection string");
+    settings.config.application_name(application_name);
+    let manager = Manager::from_config(
+        settings.config,
+        settings.tls.clone(),
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(size)
+        .build()
+        .expect("a pool");
+    PgClaimStore::new(pool, PgStoreConfig::new().table(table()).tls(settings.tls))
+        .await
+        .expect("build the store")
+}
+
+/// Migrates the outbox on `url` and enqueues [`ENTRIES`] entries.
+pub(crate) async fn migrate_and_enqueue(url: &str) {
+    let mut client = outbox_testkit::postgres::connect(url)
+        .await
+        .expect("connect");
+    outbox_postgres::migrate(&mut client, &table())
+        .await
+        .expect("migrate");
+    let store = store_on(url, "failover-setup", 2).await;
+    for chunk in 0..ENTRIES / 500 {
+        let batch = (0..500)
+            .map(|i| NewEntry::new("t", format!("{}", chunk * 500 + i).into_bytes()))
+            .collect();
+        store.enqueue_batch(batch).await.expect("enqueue");
+    }
+}
+
+/// Drains `store` into `emitter` with four workers' worth of concurrency until nothing is
+/// left to send; a stats read that fails (the server away) only means "not yet". Fails
+/// the test after `limit`.
+pub(crate) async fn drain_to_the_end(
+    store: Arc<PgClaimStore>,
+    emitter: Arc<PerEntry>,
+    limit: Duration,
+) -> DrainSummary {
+    let options = DrainOptions::new()
+        .owner("failover")
+        .batch_size(50)
+        .emit_concurrency(8)
+        .lease(chrono::TimeDelta::seconds(5))
+        .poll_interval(Duration::from_millis(10), Duration::from_millis(100))
+        .retry(RetryPolicy {
+            initial: Duration::from_millis(100),
+            multiplier: 1.0,
+            max: Duration::from_millis(100),
+            jitter: 0.0,
+        })
+        .max_attempts(1_000);
+    let drain = Drain::new(store.clone(), emitter, options).expect("a drain");
+    let done = || {
+        let store = store.clone();
+        async move {
+            match store.stats(None).await {
+                Ok(stats) => {
+                    let open = [
+                        EmissionStatus::Pending,
+                        EmissionStatus::RetryableFailure,
+                        EmissionStatus::Deferred,
+                    ];
+                    open.iter()
+                        .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
+                        && stats.claims_in_flight == 0
+                }
+                Err(_) => false,
+            }
+        }
+    };
+    tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
+        .await
+        .unwrap_or_else(|_| panic!("the drain did not finish within {limit:?}"))
+}
+
+/// Every entry was emitted, and the server now serving writes holds them all delivered.
+pub(crate) async fn everything_delivered(store: &PgClaimStore, emitter: &PerEntry) -> usize {
+    let emissions = emitter.emissions();
+    assert_eq!(emissions.len(), ENTRIES, "an entry was never emitted");
+    let stats = store.stats(None).await.expect("stats after the failover");
+    assert_eq!(
+        stats.counts.get(&EmissionStatus::Delivered).copied(),
+        Some(ENTRIES as u64),
+        "not every entry is recorded as delivered: {stats:?}"
+    );
+    emissions.values().filter(|n| **n > 1).count()
+}
+
+/// Waits until `emitter` has emitted at least `n` entries.
+pub(crate) async fn until_emitted(emitter: &PerEntry, n: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while emitter.emissions().len() < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the drain did not get to {n} emissions"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
