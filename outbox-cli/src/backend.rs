@@ -38,8 +38,10 @@ pub(crate) enum Listen {
     Same,
     /// On a URL of its own (a direct connection past a transaction pooler).
     Url(String),
-    /// No listener: drains poll.
+    /// No listener: drains poll (`--no-listen`).
     Off,
+    /// No listener, since the command does not drain.
+    NotDraining,
 }
 
 /// The command's pool: what its work needs, and the operator's cap.

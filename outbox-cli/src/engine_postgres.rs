@@ -86,12 +86,16 @@ fn statement_mode(target: &Target) -> Result<StatementMode> {
     })
 }
 
-/// The listener `target` asks for, started on its own connection string; `None` for
-/// `--no-listen`, said once on standard error.
+/// The listener `target` asks for, started on its own connection string; `None` for a
+/// command that does not drain, and for `--no-listen` (said once on standard error).
 fn listener(target: &Target, tls: &PgTls) -> Result<Option<Arc<PgListener>>> {
     let (config, tls) = match &target.listen {
+        Listen::NotDraining => return Ok(None),
         Listen::Off => {
-            tracing::info!("no listener (--no-listen): drains poll for new entries");
+            eprintln!(
+                "outbox: no listener (--no-listen): workers look for new entries at their poll \
+                 interval instead of being woken"
+            );
             return Ok(None);
         }
         Listen::Same => (config(&target.url)?.0, tls.clone()),

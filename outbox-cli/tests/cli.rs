@@ -128,6 +128,35 @@ fn bad_input_is_one_clear_line_and_a_failure() {
         outbox(&db).args(["--table", "Bad-Name", "stats"]),
         "table name",
     );
+    // PostgreSQL's settings and a server pool's size mean nothing to a SQLite file.
+    for flags in [
+        &["--statement-mode", "unnamed"][..],
+        &["--no-listen"][..],
+        &["--listen-url", "postgres://x@127.0.0.1/db"][..],
+        &["--pool-size", "4"][..],
+    ] {
+        fails(
+            outbox(&db).args(flags).args(["drain", "--emitter", "noop"]),
+            flags[0],
+        );
+    }
+    fails(
+        outbox(&db).args(["--statement-mode", "sometimes", "stats"]),
+        "--statement-mode",
+    );
+    fails(
+        outbox(&db).args(["--pool-size", "0", "stats"]),
+        "--pool-size",
+    );
+    fails(
+        outbox(&db).args(["--no-listen", "--listen-url", "postgres://x@h/db", "stats"]),
+        "--no-listen",
+    );
+    assert_eq!(
+        stats(&db)["counts"]["pending"],
+        0,
+        "a refused command changed something"
+    );
 }
 
 #[test]

@@ -328,3 +328,42 @@ async fn commands_give_up_within_the_call_timeout_when_the_server_stops_answerin
     proxy.restore();
     run(through, vec!["stats"], true).await.unwrap();
 }
+
+/// The pool is sized to the drain: eight workers get what they need by default, and a
+/// cap below that is said at start, the drain still delivering through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pool_is_sized_to_the_workers_and_a_smaller_cap_is_said_at_start() {
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let db = Db::postgres(&pg.url, &pg.schema);
+    ok(db.cmd().arg("migrate"));
+    ok(db.cmd().args(["enqueue", "--count", "2000"]));
+    let drain = |extra: &[&str]| {
+        db.cmd()
+            .args(extra)
+            .args([
+                "drain",
+                "--until-empty",
+                "--workers",
+                "8",
+                "--emitter",
+                "noop",
+            ])
+            .output()
+            .unwrap()
+    };
+    let sized = drain(&[]);
+    let stderr = String::from_utf8_lossy(&sized.stderr);
+    assert!(sized.status.success(), "{stderr}");
+    assert!(!stderr.contains("cannot serve"), "{stderr}");
+    ok(db.cmd().args(["enqueue", "--count", "1000"]));
+    let capped = drain(&["--pool-size", "3"]);
+    let stderr = String::from_utf8_lossy(&capped.stderr);
+    assert!(capped.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--pool-size 3 cannot serve 8 workers"),
+        "a pool too small for the workers was not said: {stderr}"
+    );
+    assert_eq!(db.stats()["counts"]["delivered"], 3000);
+}

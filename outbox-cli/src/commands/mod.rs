@@ -35,6 +35,11 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         .clone()
         .or_else(|| std::env::var("OUTBOX_DATABASE_URL").ok())
         .unwrap_or_else(|| crate::args::DEFAULT_DATABASE_URL.to_owned());
+    let listen = match (cli.listen_url, cli.no_listen) {
+        (_, true) => crate::backend::Listen::Off,
+        (Some(url), false) => crate::backend::Listen::Url(url),
+        (None, false) => crate::backend::Listen::Same,
+    };
     let target = Target {
         url,
         kind: cli.store,
@@ -42,11 +47,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         reading: false,
         call_timeout: cli.call_timeout,
         statement_mode: cli.statement_mode,
-        listen: match (cli.listen_url, cli.no_listen) {
-            (_, true) => crate::backend::Listen::Off,
-            (Some(url), false) => crate::backend::Listen::Url(url),
-            (None, false) => crate::backend::Listen::Same,
-        },
+        listen: crate::backend::Listen::NotDraining,
         pool: crate::backend::PoolSize {
             needed: crate::backend::PoolSize::ONE_CALL_AT_A_TIME,
             cap: cli.pool_size,
@@ -54,7 +55,10 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
     };
     // Only drain can finish with a non-zero code; every other command is 0 when it succeeds.
     let done = match cli.command {
-        Command::Drain(args) => return drain::run(&target, args).await,
+        Command::Drain(args) => {
+            let target = Target { listen, ..target };
+            return drain::run(&target, args).await;
+        }
         Command::Migrate {
             print: true,
             ordered,
