@@ -94,6 +94,14 @@ fn outcomes(r: &Results) -> Vec<(String, &DrainOutcome)> {
         all.push((format!("{name} one at a time"), &o.one_at_a_time));
         all.push((format!("{name} ahead"), &o.ahead));
     }
+    for s in &r.statements {
+        let name = format!("statements PostgreSQL {}w", s.workers);
+        all.push((format!("{name} named"), &s.named));
+        all.push((format!("{name} unnamed"), &s.unnamed));
+        if let Some(pooled) = &s.pooled {
+            all.push((format!("{name} unnamed through PgBouncer"), pooled));
+        }
+    }
     for f in &r.flow {
         let name = format!("flow {} {} {}", f.engine.label(), f.concurrency, f.emission);
         all.push((name, &f.outcome));

@@ -47,7 +47,7 @@ enum Command {
         /// Where the results and the report go.
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
-        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs, ordered).
+        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs, ordered, statements).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Only these engines (sqlite, postgres, mariadb); all by default.
@@ -90,9 +90,21 @@ enum Command {
     },
 }
 
-const SCENARIOS: [&str; 13] = [
-    "claims", "races", "drains", "overlap", "flow", "brokers", "enqueue", "ceiling", "scale",
-    "held", "soak", "costs", "ordered",
+const SCENARIOS: [&str; 14] = [
+    "claims",
+    "races",
+    "drains",
+    "overlap",
+    "flow",
+    "brokers",
+    "enqueue",
+    "ceiling",
+    "scale",
+    "held",
+    "soak",
+    "costs",
+    "ordered",
+    "statements",
 ];
 
 #[tokio::main]
@@ -322,6 +334,9 @@ async fn run(plan: Plan, only: &[String], selected: Selected) -> Results {
     }
     if wanted("ordered") {
         scenarios::ordered::run(&mut ctx).await;
+    }
+    if wanted("statements") {
+        scenarios::statements::run(&mut ctx).await;
     }
     // It restarts the server: after every scenario that shares it.
     if wanted("soak") {

@@ -329,6 +329,26 @@ pub struct OverlapRow {
     pub ahead: DrainOutcome,
 }
 
+/// One PostgreSQL drain measured in each statement mode on identical backlogs: named and
+/// unnamed on a direct connection, and unnamed through a transaction-mode PgBouncer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatementRow {
+    /// Drain workers.
+    pub workers: usize,
+    /// Claim batch size.
+    pub batch: u32,
+    /// Pending rows at the start of each run.
+    pub backlog: u64,
+    /// Server connections the pooler kept.
+    pub server_connections: u32,
+    /// Named statements (the default), direct.
+    pub named: DrainOutcome,
+    /// Unnamed statements, direct.
+    pub unnamed: DrainOutcome,
+    /// Unnamed statements through PgBouncer; absent when it could not be started.
+    pub pooled: Option<DrainOutcome>,
+}
+
 /// One cell of the flow scenario: one worker against an emitter that takes its time.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FlowRow {
@@ -439,6 +459,9 @@ pub struct Results {
     /// The drain of a keyed backlog, unordered and in key order (absent from older runs).
     #[serde(default)]
     pub ordered: Vec<OrderedRow>,
+    /// PostgreSQL's statement modes, direct and through a pooler (absent from older runs).
+    #[serde(default)]
+    pub statements: Vec<StatementRow>,
 }
 
 impl Results {
@@ -462,6 +485,7 @@ impl Results {
             "held" => self.held = take(&mut newer.held),
             "soak" => self.soak = take(&mut newer.soak),
             "ordered" => self.ordered = take(&mut newer.ordered),
+            "statements" => self.statements = take(&mut newer.statements),
             "costs" => self.costs = take(&mut newer.costs),
             other => panic!("no scenario {other:?}"),
         }

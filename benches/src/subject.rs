@@ -5,6 +5,7 @@
 //! the figures include the store-level metrics and warnings.
 
 use std::any::Any;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use outbox_core::portable::PortableConfig;
 use outbox_core::{AdminClaimStore, NewEntry, Observed, TableName};
 use outbox_mysql::{MySqlClaimStore, MySqlStoreConfig, PortableMySqlStore};
 use outbox_postgres::PortablePgStore;
-use outbox_postgres::{PgClaimStore, PgStoreConfig};
+use outbox_postgres::{PgClaimStore, PgStoreConfig, StatementMode};
 use outbox_sqlite::PortableSqliteStore;
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 use outbox_testkit::proxy::{PgProxy, ProxyConfig};
@@ -158,6 +159,11 @@ pub struct Link {
     pub latency_ms: u32,
     /// Route through the counting proxy even without latency.
     pub counted: bool,
+    /// How the PostgreSQL store sends its statements.
+    pub statements: StatementMode,
+    /// A pooler (PgBouncer) to connect through instead of the server (PostgreSQL only,
+    /// not with the latency proxy).
+    pub pooler: Option<SocketAddr>,
 }
 
 impl Link {
@@ -166,6 +172,8 @@ impl Link {
         Self {
             latency_ms: 0,
             counted: false,
+            statements: StatementMode::Named,
+            pooler: None,
         }
     }
 
@@ -173,15 +181,15 @@ impl Link {
     pub fn with_latency(latency_ms: u32) -> Self {
         Self {
             latency_ms,
-            counted: false,
+            ..Self::direct()
         }
     }
 
     /// Through the proxy without delay, so its traffic is counted.
     pub fn counted() -> Self {
         Self {
-            latency_ms: 0,
             counted: true,
+            ..Self::direct()
         }
     }
 
@@ -260,7 +268,12 @@ pub async fn open(location: &Location, path: StorePath, link: Link, connections:
             } else {
                 None
             };
-            let config = pg::config(&location.url, proxy.as_ref().map(PgProxy::local_addr));
+            assert!(
+                link.pooler.is_none() || proxy.is_none(),
+                "the latency proxy and a pooler do not combine"
+            );
+            let via = proxy.as_ref().map(PgProxy::local_addr).or(link.pooler);
+            let config = pg::config(&location.url, via);
             let concrete = match path {
                 StorePath::Optimized => {
                     let manager = Manager::from_config(
@@ -275,9 +288,14 @@ pub async fn open(location: &Location, path: StorePath, link: Link, connections:
                         .build()
                         .expect("build the pool");
                     Concrete::PgOptimized(
-                        PgClaimStore::new(pool, PgStoreConfig::new().table(table))
-                            .await
-                            .expect("open the PostgreSQL store"),
+                        PgClaimStore::new(
+                            pool,
+                            PgStoreConfig::new()
+                                .table(table)
+                                .statement_mode(link.statements),
+                        )
+                        .await
+                        .expect("open the PostgreSQL store"),
                     )
                 }
                 StorePath::Portable => {

@@ -3,6 +3,7 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use crate::results::{DrainOutcome, StatementRow};
 
 fn cost(r: &Results, key: (Engine, StorePath, u32)) -> Option<&CostRow> {
     r.costs.iter().find(|c| (c.engine, c.path, c.batch) == key)
@@ -314,6 +315,43 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("entries/s", &|o| rate(o.outcome.entries_per_s)),
             ("÷ unordered", &|o| {
                 or_dash(o.cost_of_order(&r.ordered), ratio)
+            }),
+        ],
+    );
+
+    md.push_str("## Statement modes\n\n");
+    md.push_str(
+        "The optimized PostgreSQL drain at batch 100 into the noop emitter, on identical \
+         fresh backlogs: named statements (prepared once per connection, the default), \
+         unnamed ones (`statement_mode=unnamed`: each statement parsed and planned on every \
+         call, as a transaction-mode pooler needs) on the same direct connection, and \
+         unnamed through PgBouncer in transaction mode keeping two server connections.\n\n",
+    );
+    let modes: Vec<(&StatementRow, &str, String, &DrainOutcome)> = r
+        .statements
+        .iter()
+        .flat_map(|s| {
+            let pooler = format!("PgBouncer, {} server connections", s.server_connections);
+            [
+                Some((s, "named", "direct".to_owned(), &s.named)),
+                Some((s, "unnamed", "direct".to_owned(), &s.unnamed)),
+                s.pooled.as_ref().map(|p| (s, "unnamed", pooler, p)),
+            ]
+        })
+        .flatten()
+        .collect();
+    table(
+        md,
+        &modes,
+        &[
+            ("workers", &|m| m.0.workers.to_string()),
+            ("statements", &|m| m.1.into()),
+            ("connection", &|m| m.2.clone()),
+            ("backlog", &|m| count(m.0.backlog)),
+            ("delivered", &|m| count(m.3.delivered)),
+            ("entries/s", &|m| rate(m.3.entries_per_s)),
+            ("÷ named, direct", &|m| {
+                or_dash(div(m.3.entries_per_s, m.0.named.entries_per_s), ratio)
             }),
         ],
     );

@@ -55,6 +55,12 @@ pub struct DrainSpec {
     /// Drain in per-key order.
     #[serde(default)]
     pub ordered: bool,
+    /// PostgreSQL: send statements unnamed (`StatementMode::Unnamed`) instead of named.
+    #[serde(default)]
+    pub unnamed: bool,
+    /// PostgreSQL: connect through this pooler (PgBouncer) instead of to the server.
+    #[serde(default)]
+    pub pooler: Option<std::net::SocketAddr>,
 }
 
 impl DrainSpec {
@@ -82,6 +88,8 @@ impl DrainSpec {
             concurrency: None,
             emitter: None,
             ordered: false,
+            unnamed: false,
+            pooler: None,
         }
     }
 }
@@ -264,13 +272,16 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
     // Per worker: a claim in flight for each batch held ahead (the default two), and a
     // recording beside the batch's own, as `DrainOptions::batches_ahead` asks of a pool.
     let connections = u32::try_from(spec.workers * 4).expect("worker count fits");
-    let subject = open(
-        &spec.location,
-        spec.path,
-        Link::with_latency(spec.latency_ms),
-        connections,
-    )
-    .await;
+    let link = Link {
+        statements: if spec.unnamed {
+            outbox_postgres::StatementMode::Unnamed
+        } else {
+            outbox_postgres::StatementMode::Named
+        },
+        pooler: spec.pooler,
+        ..Link::with_latency(spec.latency_ms)
+    };
+    let subject = open(&spec.location, spec.path, link, connections).await;
     let (stop, stopped) = watch::channel(false);
     // Connected before the clock starts: the run measures draining, not connecting.
     let inner = match &spec.emitter {

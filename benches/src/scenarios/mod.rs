@@ -16,6 +16,7 @@ pub mod overlap;
 pub mod race;
 pub mod scale;
 pub mod soak;
+pub mod statements;
 
 use chrono::TimeDelta;
 use outbox_core::{Claim, Completion, CompletionRequest, EmissionResult};
