@@ -53,7 +53,11 @@ pub async fn drain_all(
 /// `run_until` condition for "everything was sent". Stats are a read, so this works on a
 /// store that cannot write (a full disk).
 pub async fn nothing_left_to_send(store: &dyn AdminClaimStore) -> bool {
-    let stats = store.stats(None).await.expect("stats");
+    nothing_left(&store.stats(None).await.expect("stats"))
+}
+
+/// Whether `stats` show nothing pending, retryable, deferred or leased.
+pub fn nothing_left(stats: &outbox_core::OutboxStats) -> bool {
     let open = [
         EmissionStatus::Pending,
         EmissionStatus::RetryableFailure,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use crate::postgres::{chown_to_postgres, free_port, is_root};
+use crate::postgres::{chown_to_postgres, free_port, is_root, when_this_process_ends};
 use std::time::{Duration, Instant};
 
 /// The engine name used in skip reports and `OUTBOX_TEST_REQUIRE`.
@@ -109,7 +109,7 @@ impl PgBouncer {
             server_connections,
             dir,
         };
-        spawn_reaper(&bouncer.dir);
+        when_this_process_ends(&stop_script(&bouncer.dir));
         bouncer.wait_ready(Duration::from_secs(20))?;
         Ok(bouncer)
     }
@@ -189,21 +189,6 @@ fn stop_script(dir: &Path) -> String {
         "[ -f {dir}/pgbouncer.pid ] && kill -INT \"$(cat {dir}/pgbouncer.pid)\" 2>/dev/null; \
          sleep 0.2; rm -rf {dir}"
     )
-}
-
-/// Stops the pooler once this test process is gone, however it ends.
-fn spawn_reaper(dir: &Path) {
-    let stop = stop_script(dir);
-    let script = format!(
-        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop}",
-        pid = std::process::id()
-    );
-    let _ = Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
 }
 
 fn find_bin() -> Option<PathBuf> {

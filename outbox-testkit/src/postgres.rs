@@ -268,10 +268,18 @@ fn spawn_reaper(cluster: &Cluster, dir: &Path) {
         cluster.bin.join("pg_ctl").display(),
         cluster.data.display()
     );
-    let script = format!(
-        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1; rm -rf {dir}",
-        pid = std::process::id(),
+    when_this_process_ends(&format!(
+        "{stop} >/dev/null 2>&1; rm -rf {dir}",
         dir = dir.display()
+    ));
+}
+
+/// Runs the shell line `then` in the background once this test process is gone, however
+/// it ends: a server it started is stopped, its files removed.
+pub(crate) fn when_this_process_ends(then: &str) {
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {then}",
+        pid = std::process::id()
     );
     let _ = Command::new("sh")
         .args(["-c", &script])

@@ -322,3 +322,51 @@ impl Report<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::sized_for;
+    use crate::args::{Cli, Command};
+    use crate::backend::{Listen, PoolSize, Target};
+
+    fn sized(args: &[&str], cap: Option<u32>) -> u32 {
+        let cli = Cli::try_parse_from(["outbox", "drain", "--emitter", "noop"].iter().chain(args))
+            .expect("drain arguments");
+        let Command::Drain(drain) = cli.command else {
+            panic!("not a drain");
+        };
+        let target = Target {
+            url: "sqlserver://db/x".into(),
+            kind: cli.store,
+            table: outbox_core::TableName::new("outbox").unwrap(),
+            reading: false,
+            call_timeout: std::time::Duration::from_secs(10),
+            statement_mode: None,
+            listen: Listen::NotDraining,
+            pool: PoolSize {
+                needed: PoolSize::ONE_CALL_AT_A_TIME,
+                cap,
+            },
+        };
+        sized_for(&target, &drain).pool.size()
+    }
+
+    #[test]
+    fn the_pool_serves_every_worker_and_the_sampler_unless_capped() {
+        // Each worker: two batches claimed ahead, a completion and a renewal; one stats reader.
+        assert_eq!(sized(&[], None), 5);
+        assert_eq!(sized(&["--workers", "8"], None), 8 * 4 + 1);
+        assert_eq!(
+            sized(&["--workers", "8", "--batches-ahead", "1"], None),
+            8 * 3 + 1
+        );
+        assert_eq!(
+            sized(&["--workers", "2", "--metrics-addr", "127.0.0.1:0"], None),
+            2 * 4 + 2
+        );
+        assert_eq!(sized(&["--workers", "8"], Some(3)), 3);
+        assert_eq!(sized(&["--workers", "1"], Some(64)), 64);
+    }
+}

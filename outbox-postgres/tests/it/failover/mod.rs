@@ -14,6 +14,7 @@ use outbox_core::drain::{Drain, DrainOptions, DrainSummary, RetryPolicy};
 use outbox_core::{EmissionStatus, NewEntry, OutboxAdmin, OutboxStore, TableName};
 use outbox_postgres::{PgClaimStore, PgStoreConfig};
 use outbox_testkit::emitters::PerEntry;
+use tokio::task::JoinHandle;
 
 /// Entries each failover test drains.
 pub(crate) const ENTRIES: usize = 3_000;
@@ -61,9 +62,8 @@ pub(crate) async fn migrate_and_enqueue(url: &str) {
     }
 }
 
-/// Drains `store` into `emitter` with four workers' worth of concurrency until nothing is
-/// left to send; a stats read that fails (the server away) only means "not yet". Fails
-/// the test after `limit`.
+/// Drains `store` into `emitter` until nothing is left to send; fails the test after
+/// `limit`.
 pub(crate) async fn drain_to_the_end(
     store: Arc<PgClaimStore>,
     emitter: Arc<PerEntry>,
@@ -83,22 +83,14 @@ pub(crate) async fn drain_to_the_end(
         })
         .max_attempts(1_000);
     let drain = Drain::new(store.clone(), emitter, options).expect("a drain");
+    // A stats read that fails (the server away) only means "not yet".
     let done = || {
         let store = store.clone();
         async move {
-            match store.stats(None).await {
-                Ok(stats) => {
-                    let open = [
-                        EmissionStatus::Pending,
-                        EmissionStatus::RetryableFailure,
-                        EmissionStatus::Deferred,
-                    ];
-                    open.iter()
-                        .all(|s| stats.counts.get(s).copied().unwrap_or(0) == 0)
-                        && stats.claims_in_flight == 0
-                }
-                Err(_) => false,
-            }
+            store
+                .stats(None)
+                .await
+                .is_ok_and(|stats| outbox_testkit::emitters::nothing_left(&stats))
         }
     };
     tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
@@ -128,5 +120,61 @@ pub(crate) async fn until_emitted(emitter: &PerEntry, n: usize) {
             "the drain did not get to {n} emissions"
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// A drain under way: its store, what it emitted so far, and its task.
+pub(crate) struct Running {
+    pub(crate) store: Arc<PgClaimStore>,
+    pub(crate) emitter: Arc<PerEntry>,
+    pub(crate) drain: JoinHandle<DrainSummary>,
+}
+
+/// Migrates and fills the outbox on `setup_url`, starts a drain on a store on `url`
+/// (tagged `application_name`), and returns once a third of the entries were emitted.
+pub(crate) async fn drain_a_third(setup_url: &str, url: &str, application_name: &str) -> Running {
+    migrate_and_enqueue(setup_url).await;
+    let store = Arc::new(store_on(url, application_name, 4).await);
+    let emitter = Arc::new(PerEntry::default());
+    let drain = tokio::spawn(drain_to_the_end(
+        store.clone(),
+        emitter.clone(),
+        Duration::from_secs(120),
+    ));
+    until_emitted(&emitter, ENTRIES / 3).await;
+    Running {
+        store,
+        emitter,
+        drain,
+    }
+}
+
+impl Running {
+    /// Waits for the drain to end; checks it met the fault and that every entry was
+    /// delivered; says how many were emitted twice and how many cycles failed.
+    pub(crate) async fn finish(self) -> (usize, u64) {
+        let summary = self.drain.await.expect("the drain");
+        assert!(
+            summary.errors > 0,
+            "the drain never met the fault: {summary:?}"
+        );
+        let twice = everything_delivered(&self.store, &self.emitter).await;
+        (twice, summary.errors)
+    }
+}
+
+/// A primary with a synchronous standby; `None` after a loud report without them.
+pub(crate) async fn primary_and_standby(
+) -> Option<Arc<outbox_testkit::pg_standby::PrimaryAndStandby>> {
+    use outbox_testkit::pg_standby::{PrimaryAndStandby, ENGINE};
+    match tokio::task::spawn_blocking(PrimaryAndStandby::start)
+        .await
+        .unwrap()
+    {
+        Ok(pair) => Some(Arc::new(pair)),
+        Err(why) => {
+            outbox_testkit::engines::unavailable(ENGINE, &why);
+            None
+        }
     }
 }

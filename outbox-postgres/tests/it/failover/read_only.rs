@@ -3,16 +3,11 @@
 //! dropped from the pool, so the next one finds a server that takes writes, whether the
 //! same one turned back or another host promoted meanwhile.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_testkit::emitters::PerEntry;
-use outbox_testkit::pg_standby::{PrimaryAndStandby, ENGINE};
 use outbox_testkit::postgres::PgServer;
 
-use super::{
-    drain_to_the_end, everything_delivered, migrate_and_enqueue, store_on, until_emitted, ENTRIES,
-};
+use super::{drain_a_third, primary_and_standby, ENTRIES};
 
 const APP: &str = "read-only-drain";
 
@@ -62,15 +57,7 @@ async fn a_server_turned_read_only_and_back_recycles_the_connections_and_the_dra
             return;
         }
     };
-    migrate_and_enqueue(&server.url).await;
-    let store = Arc::new(store_on(&server.url, APP, 4).await);
-    let emitter = Arc::new(PerEntry::default());
-    let drain = tokio::spawn(drain_to_the_end(
-        store.clone(),
-        emitter.clone(),
-        Duration::from_secs(120),
-    ));
-    until_emitted(&emitter, ENTRIES / 3).await;
+    let running = drain_a_third(&server.url, &server.url, APP).await;
     let before = drain_backends(&server.url).await;
     assert!(!before.is_empty(), "the drain has no connections");
     set_read_only(&server.url, true).await;
@@ -87,58 +74,31 @@ async fn a_server_turned_read_only_and_back_recycles_the_connections_and_the_dra
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let stalled = emitter.emissions().len();
     assert!(
-        stalled < ENTRIES,
+        running.emitter.emissions().len() < ENTRIES,
         "the drain finished while the server took no writes"
     );
     set_read_only(&server.url, false).await;
-    let summary = drain.await.expect("the drain");
-    assert!(
-        summary.errors > 0,
-        "the drain never met the refusal: {summary:?}"
-    );
-    let twice = everything_delivered(&store, &emitter).await;
+    let (twice, failed) = running.finish().await;
     eprintln!(
-        "read-only: connections {before:?} replaced; all {ENTRIES} delivered; {twice} emitted twice; \
-         {} failed cycles",
-        summary.errors
+        "read-only: connections {before:?} replaced; all {ENTRIES} delivered; {twice} emitted \
+         twice; {failed} failed cycles"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_primary_turned_read_only_hands_the_drain_to_the_promoted_standby() {
-    let pair = match tokio::task::spawn_blocking(PrimaryAndStandby::start)
-        .await
-        .unwrap()
-    {
-        Ok(pair) => Arc::new(pair),
-        Err(why) => {
-            outbox_testkit::engines::unavailable(ENGINE, &why);
-            return;
-        }
+    let Some(pair) = primary_and_standby().await else {
+        return;
     };
-    migrate_and_enqueue(&pair.primary_url()).await;
-    let store = Arc::new(store_on(&pair.both_hosts_url(), APP, 4).await);
-    let emitter = Arc::new(PerEntry::default());
-    let drain = tokio::spawn(drain_to_the_end(
-        store.clone(),
-        emitter.clone(),
-        Duration::from_secs(120),
-    ));
-    until_emitted(&emitter, ENTRIES / 3).await;
+    let running = drain_a_third(&pair.primary_url(), &pair.both_hosts_url(), APP).await;
     set_read_only(&pair.primary_url(), true).await;
     let promoting = pair.clone();
     tokio::task::spawn_blocking(move || promoting.promote_standby())
         .await
         .unwrap()
         .expect("promote the standby");
-    let summary = drain.await.expect("the drain");
-    assert!(
-        summary.errors > 0,
-        "the drain never met the refusal: {summary:?}"
-    );
-    let twice = everything_delivered(&store, &emitter).await;
+    let (twice, failed) = running.finish().await;
     let left = drain_backends(&pair.primary_url()).await;
     assert!(
         left.is_empty(),
@@ -146,7 +106,6 @@ async fn a_primary_turned_read_only_hands_the_drain_to_the_promoted_standby() {
     );
     eprintln!(
         "read-only primary: all {ENTRIES} delivered on the promoted standby; {twice} emitted \
-         twice; {} failed cycles",
-        summary.errors
+         twice; {failed} failed cycles"
     );
 }
