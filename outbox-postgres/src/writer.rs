@@ -74,8 +74,12 @@ impl PgWriter {
 
     /// How [`PgWriter::enqueue_in_sqlx`] sends its insert: prepared under a name and
     /// cached per connection ([`crate::StatementMode::Named`], sqlx's default) or unnamed,
-    /// for connections through a transaction-mode pooler. [`PgWriter::enqueue_in`]
-    /// always sends it unnamed, with its parameter types, in one round trip.
+    /// for connections through a transaction-mode pooler. sqlx sends even an unnamed
+    /// statement's parse and its execution as two exchanges, which such a pooler may
+    /// hand to two server connections: behind one, call `enqueue_in_sqlx` inside a
+    /// transaction (as the outbox pattern does anyway), where the pooler keeps one
+    /// server connection. [`PgWriter::enqueue_in`] always sends its insert unnamed, with
+    /// its parameter types, in one round trip.
     pub fn statement_mode(mut self, mode: crate::StatementMode) -> Self {
         self.statements = mode;
         self

@@ -7,6 +7,7 @@ mod drain;
 mod listener;
 mod named;
 mod race;
+mod writer;
 
 use deadpool_postgres::Pool;
 use outbox_postgres::{PgClaimStore, PgStoreConfig, StatementMode};
