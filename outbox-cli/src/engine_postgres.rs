@@ -98,7 +98,17 @@ fn listener(target: &Target, tls: &PgTls) -> Result<Option<Arc<PgListener>>> {
             );
             return Ok(None);
         }
-        Listen::Same => (config(&target.url)?.0, tls.clone()),
+        Listen::Same => {
+            if statement_mode(target)? == StatementMode::Unnamed {
+                eprintln!(
+                    "outbox: warning: the listener connects with the database URL, whose \
+                     unnamed statements suggest a transaction-mode pooler; through one it \
+                     hears nothing (it says so within seconds, and drains poll): give it a \
+                     direct connection with --listen-url URL, or pass --no-listen"
+                );
+            }
+            (config(&target.url)?.0, tls.clone())
+        }
         Listen::Url(url) => config(url)?,
     };
     Ok(Some(Arc::new(PgListener::start(

@@ -42,6 +42,18 @@ pub(crate) struct Db {
     pub(crate) statements: StatementMode,
 }
 
+impl Db {
+    /// The same connections, sending statements unnamed: for what runs once.
+    pub(crate) fn unnamed(&self) -> Db {
+        Db {
+            pool: self.pool.clone(),
+            tls: self.tls.clone(),
+            deadline: self.deadline,
+            statements: StatementMode::Unnamed,
+        }
+    }
+}
+
 /// How long the cancellation of a dropped statement may take: it needs a connection of
 /// its own, which a server that stopped answering never accepts.
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -89,14 +101,7 @@ pub(crate) async fn query_mapped(
 pub(crate) async fn execute(db: &Db, sql: &str, params: &[Param<'_>]) -> Result<u64> {
     bounded(db, async {
         let guard = InFlight::new(db.pool.get().await.map_err(map_pool_err)?, db.tls.clone());
-        let client = guard.client();
-        let result = match db.statements {
-            StatementMode::Named => match client.prepare_typed_cached(sql, &types(params)).await {
-                Ok(statement) => client.execute(&statement, &values(params)).await,
-                Err(e) => Err(e),
-            },
-            StatementMode::Unnamed => client.execute_typed(sql, params).await,
-        };
+        let result = run_execute(guard.client(), db.statements, sql, params).await;
         guard.finish(result.as_ref().err());
         result.map_err(map_err)
     })
@@ -116,6 +121,22 @@ async fn run_query(
             client.query(&statement, &values(params)).await
         }
         StatementMode::Unnamed => client.query_typed(sql, params).await,
+    }
+}
+
+/// Like [`run_query`] for a statement that returns no rows.
+async fn run_execute(
+    client: &Object,
+    mode: StatementMode,
+    sql: &str,
+    params: &[Param<'_>],
+) -> std::result::Result<u64, tokio_postgres::Error> {
+    match mode {
+        StatementMode::Named => {
+            let statement = client.prepare_typed_cached(sql, &types(params)).await?;
+            client.execute(&statement, &values(params)).await
+        }
+        StatementMode::Unnamed => client.execute_typed(sql, params).await,
     }
 }
 

@@ -11,33 +11,42 @@ pub(crate) const POOLER_HINT: &str = "the connection goes through a transaction-
      statement_mode=unnamed in the connection string (outbox --statement-mode unnamed, \
      PgStoreConfig::statement_mode(StatementMode::Unnamed))";
 
+/// What a read-only refusal means to a pool: see [`from_state`].
+const READ_ONLY_HINT: &str = "the server is read-only (demoted, or a standby behind the \
+     name): a store drops a connection that meets this, and a new one looks for a server \
+     that takes writes where the connection string lists several hosts with \
+     target_session_attrs=read-write";
+
+/// The one reading of a PostgreSQL SQLSTATE, for both drivers: the core's kinds, with
+/// the pooler hint on a lost or taken statement name, and a read-only refusal (25006) as a
+/// fault of the connection, whose replacement may reach the new primary.
+pub(crate) fn from_state(
+    state: &str,
+    message: String,
+    source: Box<dyn std::error::Error + Send + Sync>,
+) -> OutboxError {
+    match state {
+        "26000" | "42P05" => outbox_core::store_kit::from_sqlstate(
+            state,
+            format!("{message}: {POOLER_HINT}"),
+            Some(source),
+        ),
+        "25006" => OutboxError::Connection {
+            message: format!("{message} ({READ_ONLY_HINT})"),
+            source: Some(source),
+        },
+        _ => outbox_core::store_kit::from_sqlstate(state, message, Some(source)),
+    }
+}
+
 /// Maps a driver error to the core's kinds.
 pub(crate) fn map_err(err: tokio_postgres::Error) -> OutboxError {
-    let mut message = err
+    let message = err
         .as_db_error()
         .map(|db| db.message().to_owned())
         .unwrap_or_else(|| err.to_string());
-    let code = err.code().cloned();
-    if matches!(
-        code,
-        Some(SqlState::INVALID_SQL_STATEMENT_NAME | SqlState::DUPLICATE_PSTATEMENT)
-    ) {
-        message = format!("{message}: {POOLER_HINT}");
-    }
-    if code == Some(SqlState::READ_ONLY_SQL_TRANSACTION) {
-        // The server no longer takes writes (demoted, or a standby behind the name): a
-        // fault of the connection, whose replacement may reach the new primary.
-        return OutboxError::Connection {
-            message: format!(
-                "{message} (the server is read-only: the connection is dropped, and the next \
-                 one looks for a server that takes writes where the connection string lists \
-                 several hosts with target_session_attrs=read-write)"
-            ),
-            source: Some(Box::new(err)),
-        };
-    }
-    match code.map(|c| c.code().to_owned()) {
-        Some(state) => outbox_core::store_kit::from_sqlstate(&state, message, Some(Box::new(err))),
+    match err.code().map(|c| c.code().to_owned()) {
+        Some(state) => from_state(&state, message, Box::new(err)),
         // No SQLSTATE: the client failed, not the server; a closed or broken connection.
         None if err.is_closed() || err.to_string().contains("connection") => {
             OutboxError::Connection {

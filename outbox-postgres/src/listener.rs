@@ -1,6 +1,7 @@
 //! [`PgListener`]: the enqueue wake-up over LISTEN/NOTIFY, on a connection of its own.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +29,12 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The payload prefix of a probe notification: other listeners of the channel hear it
 /// too, and none of them takes it for a wake-up.
 const PROBE_PREFIX: &str = "outbox-listener-probe:";
+/// How many of the latest probes heard are kept: other listeners' probes may arrive
+/// between a probe being sent and being looked for.
+const PROBES_KEPT: usize = 64;
+/// The wait before trying again after a session failed its proof: long enough not to
+/// keep running `LISTEN` through a pooler that cannot serve it.
+const DEAF_BACKOFF: Duration = PING_EVERY;
 
 /// The notification channel enqueues on `table` signal: the schema-qualified table name
 /// plus `_wake`, shortened with a hash when it would exceed PostgreSQL's 63 bytes.
@@ -62,8 +69,10 @@ struct Shared {
     notify: Notify,
     waiting: AtomicUsize,
     session: watch::Sender<Option<ListenSession>>,
-    /// The payload of the latest probe notification heard.
-    probes: watch::Sender<String>,
+    /// The payloads of the latest probe notifications heard, oldest first.
+    probes: watch::Sender<VecDeque<String>>,
+    /// Sessions given up because they could not prove they hear.
+    refused: AtomicU64,
 }
 
 impl Shared {
@@ -88,9 +97,11 @@ impl Shared {
 /// proves that it hears: when a session starts and every 30 s after, it checks that its
 /// server process is the one that ran `LISTEN`, still listens on the channel and is not
 /// a standby, and it sends a probe notification from a connection of its own, which must
-/// arrive within 5 s. A session that fails the proof is dropped with a warning (once per
-/// streak of failures), the `outbox_listener_up` gauge drops to 0, and the listener tries
-/// again with backoff. Drains go on polling meanwhile at their poll interval, as they do
+/// arrive within 5 s (a probe connection that cannot be made proves nothing either way
+/// and is tried at the next check). A session that fails the proof is dropped with a
+/// warning (once per streak of failures), counted in [`PgListener::refused_sessions`],
+/// the `outbox_listener_up` gauge drops to 0 (one gauge per process), and the listener
+/// tries again after 30 s. Drains go on polling meanwhile at their poll interval, as they do
 /// whenever a wake-up is missed: the listener only makes them react sooner.
 ///
 /// When the connection drops, or a health check gets no answer within 10 s, it reconnects
@@ -123,7 +134,8 @@ impl PgListener {
             notify: Notify::new(),
             waiting: AtomicUsize::new(0),
             session: watch::channel(None).0,
-            probes: watch::channel(String::new()).0,
+            probes: watch::channel(VecDeque::new()).0,
+            refused: AtomicU64::new(0),
         });
         let check = include_str!("../sql/listener_check.sql")
             .replace("{channel_literal}", &literal(&channel));
@@ -152,6 +164,12 @@ impl PgListener {
         *self.shared.session.borrow()
     }
 
+    /// How many sessions were made and then given up because they could not prove that
+    /// they hear their channel: behind a transaction-mode pooler, every one.
+    pub fn refused_sessions(&self) -> u64 {
+        self.shared.refused.load(Ordering::Relaxed)
+    }
+
     /// Waits until a session numbered above `after` is listening (pass 0 for the first)
     /// and returns it; `None` if none is established within `timeout`.
     pub async fn wait_for_session(&self, after: u64, timeout: Duration) -> Option<ListenSession> {
@@ -169,6 +187,7 @@ impl PgListener {
 impl Drop for PgListener {
     fn drop(&mut self) {
         self.task.abort();
+        metrics::gauge!(outbox_core::metric_names::LISTENER_UP).set(0.0);
     }
 }
 
@@ -218,20 +237,25 @@ where
     let mut deaf = false;
     metrics::gauge!(outbox_core::metric_names::LISTENER_UP).set(0.0);
     loop {
-        let ended = session(&config, tls.clone(), &sql, &shared, sessions + 1).await;
-        shared.session.send_replace(None);
+        let number = sessions + 1;
+        let ended = session(&config, tls.clone(), &sql, &shared, number).await;
+        // A session that was published took its number, and ends any streak of failures.
+        if shared.session.send_replace(None).is_some() {
+            sessions = number;
+            backoff = MIN_BACKOFF;
+            deaf = false;
+        }
         metrics::gauge!(outbox_core::metric_names::LISTENER_UP).set(0.0);
         match ended {
             SessionError::Connect(e) => {
                 tracing::warn!(error = %e, retry_in = ?backoff, "outbox listener cannot connect");
             }
             SessionError::Lost(e) => {
-                sessions += 1;
-                backoff = MIN_BACKOFF;
-                deaf = false;
                 tracing::warn!(error = %e, "outbox listener connection lost; reconnecting");
             }
             SessionError::Deaf(e) => {
+                shared.refused.fetch_add(1, Ordering::Relaxed);
+                backoff = DEAF_BACKOFF;
                 if !deaf {
                     tracing::warn!(
                         problem = %e,
@@ -285,7 +309,12 @@ where
         while let Some(message) = messages.next().await {
             match message {
                 Ok(AsyncMessage::Notification(n)) if n.payload().starts_with(PROBE_PREFIX) => {
-                    notified.probes.send_replace(n.payload().to_owned());
+                    notified.probes.send_modify(|heard| {
+                        heard.push_back(n.payload().to_owned());
+                        if heard.len() > PROBES_KEPT {
+                            heard.pop_front();
+                        }
+                    });
                 }
                 Ok(AsyncMessage::Notification(_)) => notified.wake(),
                 Ok(_) => {}
@@ -440,7 +469,11 @@ impl Check<'_> {
             }
             Err(_) => return Ok(()),
         }
-        let arrived = tokio::time::timeout(PROBE_TIMEOUT, heard.wait_for(|p| *p == payload)).await;
+        let arrived = tokio::time::timeout(
+            PROBE_TIMEOUT,
+            heard.wait_for(|heard| heard.contains(&payload)),
+        )
+        .await;
         match arrived {
             Ok(Ok(_)) => Ok(()),
             _ => Err(SessionError::Deaf(format!(

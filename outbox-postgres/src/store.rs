@@ -77,7 +77,11 @@ impl PgClaimStore {
             deadline: call_timeout.0,
             statements,
         };
-        let rows = connection::query(&db, &table.render(migrate::RECORDED_VERSION), &[]).await?;
+        // What the build reads runs once: unnamed whatever the mode, so that a named store
+        // behind a transaction pooler fails at its calls, with the error that says why,
+        // rather than by chance at its build.
+        let once = db.unnamed();
+        let rows = connection::query(&once, &table.render(migrate::RECORDED_VERSION), &[]).await?;
         let found: Option<i64> = rows
             .first()
             .map(|r| r.try_get(0))
@@ -87,7 +91,7 @@ impl PgClaimStore {
         migrate::judge_version(found, &table)?;
         let [pending, retry, qualified, trigger] = crate::ordering::prepared_params(&table);
         let rows = connection::query(
-            &db,
+            &once,
             crate::ordering::PREPARED,
             &[
                 typed(&pending),
@@ -105,7 +109,7 @@ impl PgClaimStore {
             .unwrap_or(false);
         let sql = Statements::render(&table);
         let starts = outbox_core::store_kit::ClaimStarts::new(full_walk_every.0);
-        starts.told(crate::starts::shared_views(&db, &sql.shared_starts).await?);
+        starts.told(crate::starts::shared_views(&once, &sql.shared_starts).await?);
         Ok(Self {
             inner: Arc::new(Inner {
                 writer: PgWriter::new(&table)

@@ -222,9 +222,7 @@ fn sqlx_err(e: sqlx::Error) -> OutboxError {
         .map(|c| c.into_owned());
     let message = e.to_string();
     match (state, &e) {
-        (Some(state), _) => {
-            outbox_core::store_kit::from_sqlstate(&state, message, Some(Box::new(e)))
-        }
+        (Some(state), _) => crate::error::from_state(&state, message, Box::new(e)),
         (
             None,
             sqlx::Error::Io(_)

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use crate::postgres::{chown_to_postgres, free_port, is_root, when_this_process_ends};
+use crate::postgres::{
+    as_server_user, chown_to_postgres, free_port, is_root, when_this_process_ends,
+};
 use std::time::{Duration, Instant};
 
 /// The engine name used in skip reports and `OUTBOX_TEST_REQUIRE`.
@@ -79,14 +81,7 @@ impl PgBouncer {
         if as_postgres_user {
             chown_to_postgres(&dir)?;
         }
-        let mut cmd = if as_postgres_user {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&bin);
-            c
-        } else {
-            Command::new(&bin)
-        };
-        let out = cmd
+        let out = as_server_user(&bin, as_postgres_user)
             .arg("-d")
             .arg(&ini)
             .stdin(Stdio::null())
@@ -186,7 +181,7 @@ fn ini_text(
 fn stop_script(dir: &Path) -> String {
     let dir = dir.display();
     format!(
-        "[ -f {dir}/pgbouncer.pid ] && kill -INT \"$(cat {dir}/pgbouncer.pid)\" 2>/dev/null; \
+        "[ -f {dir}/pgbouncer.pid ] && kill -TERM \"$(cat {dir}/pgbouncer.pid)\" 2>/dev/null; \
          sleep 0.2; rm -rf {dir}"
     )
 }

@@ -88,14 +88,7 @@ impl PgServer {
 
 impl Cluster {
     pub(crate) fn run(&self, program: &Path, args: &[&str]) -> Result<(), String> {
-        let mut cmd = if self.as_postgres_user {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(program);
-            c
-        } else {
-            Command::new(program)
-        };
-        let out = cmd
+        let out = as_server_user(program, self.as_postgres_user)
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -170,6 +163,18 @@ pub(crate) fn is_root() -> bool {
 pub(crate) fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// `program`, run as the `postgres` user when `as_postgres_user` (the tests run as root,
+/// which the servers refuse).
+pub(crate) fn as_server_user(program: &Path, as_postgres_user: bool) -> Command {
+    if as_postgres_user {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
 }
 
 /// Hands `dir` (and everything in it) to the `postgres` user, who runs the servers when

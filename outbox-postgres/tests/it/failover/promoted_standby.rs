@@ -25,7 +25,7 @@ async fn a_standby_promoted_after_the_primary_crashed_takes_over_the_drain() {
     .expect("stop the primary and promote the standby");
     eprintln!(
         "failover: promoted after {} entries emitted",
-        running.emitter.emissions().len()
+        running.emitted()
     );
     let (twice, failed) = running.finish().await;
     eprintln!("failover: all {ENTRIES} delivered; {twice} emitted twice; {failed} failed cycles");

@@ -61,6 +61,7 @@ async fn a_server_turned_read_only_and_back_recycles_the_connections_and_the_dra
     let before = drain_backends(&server.url).await;
     assert!(!before.is_empty(), "the drain has no connections");
     set_read_only(&server.url, true).await;
+    running.release();
     // Every connection the drain held meets the refusal and is replaced.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
@@ -75,11 +76,12 @@ async fn a_server_turned_read_only_and_back_recycles_the_connections_and_the_dra
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(
-        running.emitter.emissions().len() < ENTRIES,
+        running.emitted() < ENTRIES,
         "the drain finished while the server took no writes"
     );
     set_read_only(&server.url, false).await;
     let (twice, failed) = running.finish().await;
+    assert!(failed > 0, "the drain never met the refusal");
     eprintln!(
         "read-only: connections {before:?} replaced; all {ENTRIES} delivered; {twice} emitted \
          twice; {failed} failed cycles"
