@@ -1,8 +1,10 @@
 //! Failovers mid-drain, against servers of the test's own: a primary that crashes while
 //! its synchronous standby is promoted, a primary turned read-only in place while the
-//! standby is promoted, and a server turned read-only and back. The drain runs in this
+//! standby is promoted, and a server turned read-only and back; and a first host that
+//! drops every connection attempt. The drain runs in this
 //! process throughout, on a store given every host; nothing may be lost.
 
+mod black_holed_host;
 mod promoted_standby;
 mod read_only;
 
@@ -27,6 +29,16 @@ pub(crate) fn table() -> TableName {
 /// A store on `url` (every host of it) over a pool of `size`, tagged `application_name`,
 /// with the per-host connect timeout the store's own URL reading gives.
 pub(crate) async fn store_on(url: &str, application_name: &str, size: usize) -> PgClaimStore {
+    store_on_table(url, application_name, size, &table()).await
+}
+
+/// Like [`store_on`], on `table`.
+pub(crate) async fn store_on_table(
+    url: &str,
+    application_name: &str,
+    size: usize,
+    table: &TableName,
+) -> PgClaimStore {
     let mut settings = outbox_postgres::connect_settings(url).expect("a connection string");
     settings.config.application_name(application_name);
     let manager = Manager::from_config(
@@ -40,9 +52,12 @@ pub(crate) async fn store_on(url: &str, application_name: &str, size: usize) -> 
         .max_size(size)
         .build()
         .expect("a pool");
-    PgClaimStore::new(pool, PgStoreConfig::new().table(table()).tls(settings.tls))
-        .await
-        .expect("build the store")
+    PgClaimStore::new(
+        pool,
+        PgStoreConfig::new().table(table.clone()).tls(settings.tls),
+    )
+    .await
+    .expect("build the store")
 }
 
 /// Migrates the outbox on `url` and enqueues [`ENTRIES`] entries.
