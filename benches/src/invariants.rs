@@ -95,7 +95,7 @@ fn outcomes(r: &Results) -> Vec<(String, &DrainOutcome)> {
         all.push((format!("{name} ahead"), &o.ahead));
     }
     for s in &r.statements {
-        let name = format!("statements PostgreSQL {}w", s.workers);
+        let name = format!("statements PostgreSQL {}w batch {}", s.workers, s.batch);
         all.push((format!("{name} named"), &s.named));
         all.push((format!("{name} unnamed"), &s.unnamed));
         if let Some(pooled) = &s.pooled {

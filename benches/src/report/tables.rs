@@ -321,7 +321,7 @@ pub(super) fn all(md: &mut String, r: &Results) {
 
     md.push_str("## Statement modes\n\n");
     md.push_str(
-        "The optimized PostgreSQL drain at batch 100 into the noop emitter, on identical \
+        "The optimized PostgreSQL drain into the noop emitter, on identical \
          fresh backlogs: named statements (prepared once per connection, the default), \
          unnamed ones (`statement_mode=unnamed`: each statement parsed and planned on every \
          call, as a transaction-mode pooler needs) on the same direct connection, and \
@@ -345,6 +345,7 @@ pub(super) fn all(md: &mut String, r: &Results) {
         &modes,
         &[
             ("workers", &|m| m.0.workers.to_string()),
+            ("batch", &|m| m.0.batch.to_string()),
             ("statements", &|m| m.1.into()),
             ("connection", &|m| m.2.clone()),
             ("backlog", &|m| count(m.0.backlog)),

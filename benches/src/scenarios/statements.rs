@@ -9,12 +9,13 @@ use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::results::{Engine, StatementRow};
 
-const BATCH: u32 = 100;
+/// The cells: (workers, batch). Batch 1 is where a statement's parse weighs most.
+const CELLS: [(usize, u32); 3] = [(1, 100), (2, 100), (1, 1)];
 
 /// Server connections the pooler keeps.
 const SERVER_CONNECTIONS: u32 = 2;
 
-/// Measures one and two workers, named direct, unnamed direct and unnamed pooled.
+/// Measures each cell named direct, unnamed direct and unnamed pooled.
 pub async fn run(ctx: &mut Ctx) {
     if !ctx.engines.contains(&Engine::Postgres) {
         return;
@@ -39,7 +40,7 @@ pub async fn run(ctx: &mut Ctx) {
                 None
             }
         };
-    for workers in [1, 2] {
+    for (workers, batch) in CELLS {
         let backlog = plan.drain_entries + plan.drain_entries / 5;
         let mut ways = vec![(false, None), (true, None)];
         if let Some(b) = &bouncer {
@@ -56,7 +57,7 @@ pub async fn run(ctx: &mut Ctx) {
                 ..DrainSpec::new(
                     place.location.clone(),
                     workers,
-                    BATCH,
+                    batch,
                     plan.drain_entries,
                     plan.drain_budget,
                 )
@@ -68,7 +69,7 @@ pub async fn run(ctx: &mut Ctx) {
         let unnamed = measured.next().expect("measured unnamed");
         let pooled = measured.next();
         progress(format_args!(
-            "statements PostgreSQL {workers}w: {:.0}/s named, {:.0}/s unnamed, {} through PgBouncer",
+            "statements PostgreSQL {workers}w batch {batch}: {:.0}/s named, {:.0}/s unnamed, {} through PgBouncer",
             named.entries_per_s,
             unnamed.entries_per_s,
             pooled
@@ -77,7 +78,7 @@ pub async fn run(ctx: &mut Ctx) {
         ));
         ctx.results.statements.push(StatementRow {
             workers,
-            batch: BATCH,
+            batch,
             backlog,
             server_connections: SERVER_CONNECTIONS,
             named,
