@@ -86,9 +86,15 @@ fn statement_mode(target: &Target) -> Result<StatementMode> {
     })
 }
 
-/// The listener `target` asks for, started on its own connection string; `None` for a
-/// command that does not drain, and for `--no-listen` (said once on standard error).
-fn listener(target: &Target, tls: &PgTls) -> Result<Option<Arc<PgListener>>> {
+/// The listener `target` asks for: on the store's own settings (`pg`, `tls`, sending
+/// statements as `mode` says) or on a connection string of its own; `None` for a command
+/// that does not drain, and for `--no-listen` (said once on standard error).
+fn listener(
+    target: &Target,
+    pg: &tokio_postgres::Config,
+    tls: &PgTls,
+    mode: StatementMode,
+) -> Result<Option<Arc<PgListener>>> {
     let (config, tls) = match &target.listen {
         Listen::NotDraining => return Ok(None),
         Listen::Off => {
@@ -99,7 +105,7 @@ fn listener(target: &Target, tls: &PgTls) -> Result<Option<Arc<PgListener>>> {
             return Ok(None);
         }
         Listen::Same => {
-            if statement_mode(target)? == StatementMode::Unnamed {
+            if mode == StatementMode::Unnamed {
                 eprintln!(
                     "outbox: warning: the listener connects with the database URL, whose \
                      unnamed statements suggest a transaction-mode pooler; through one it \
@@ -107,7 +113,7 @@ fn listener(target: &Target, tls: &PgTls) -> Result<Option<Arc<PgListener>>> {
                      direct connection with --listen-url URL, or pass --no-listen"
                 );
             }
-            (config(&target.url)?.0, tls.clone())
+            (pg.clone(), tls.clone())
         }
         Listen::Url(url) => config(url)?,
     };
@@ -188,6 +194,16 @@ fn script(target: &Target, ordered: bool) -> outbox_core::Result<String> {
 fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
     Box::pin(async move {
         let (pg, tls) = config(&target.url)?;
+        let mode = statement_mode(target)?;
+        if target.kind == StoreKind::Portable && mode == StatementMode::Unnamed {
+            return Err(OutboxError::invalid(
+                "--store portable",
+                "the portable store runs on sqlx, which prepares a statement in one round \
+                 trip and binds it in the next, so a transaction-mode pooler may hand the two \
+                 to different server connections; behind such a pooler use the optimized \
+                 store (drop --store portable)",
+            ));
+        }
         // Fail fast, with a clear message, when the server is not there.
         let probe = connect(target).await?;
         tokio::time::timeout(
@@ -217,24 +233,15 @@ fn open(target: &Target) -> Fut<'_, Arc<dyn AdminClaimStore>> {
                     .map_err(|e| unreachable(&target.url, e))?;
                 let mut config = PgStoreConfig::new()
                     .table(target.table.clone())
-                    .statement_mode(statement_mode(target)?)
+                    .statement_mode(mode)
                     .tls(tls.clone())
                     .call_timeout(target.call_timeout)?;
-                if let Some(listener) = listener(target, &tls)? {
+                if let Some(listener) = listener(target, &pg, &tls, mode)? {
                     config = config.listener(listener);
                 }
                 Ok(observed(PgClaimStore::new(pool, config).await?))
             }
             StoreKind::Portable => {
-                if statement_mode(target)? == StatementMode::Unnamed {
-                    return Err(OutboxError::invalid(
-                        "--store portable",
-                        "the portable store runs on sqlx, which prepares a statement in one \
-                         round trip and binds it in the next, so a transaction-mode pooler may \
-                         hand the two to different server connections; behind such a pooler \
-                         use the optimized store (drop --store portable)",
-                    ));
-                }
                 let pool = sqlx::postgres::PgPoolOptions::new()
                     .max_connections(target.pool.size())
                     .acquire_timeout(target.call_timeout)

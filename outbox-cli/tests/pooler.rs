@@ -4,7 +4,7 @@
 
 use std::process::Stdio;
 
-use outbox_testkit::pgbouncer;
+use outbox_testkit::pgbouncer::{self, PgBouncer};
 use outbox_testkit::postgres::PgTestDb;
 
 mod common;
@@ -13,16 +13,21 @@ use common::{emissions, fails, ok, Db};
 
 const ENTRIES: usize = 10_000;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_drains_through_a_transaction_pooler_deliver_every_entry_once() {
-    let Some(pg) = PgTestDb::create().await else {
-        return;
-    };
-    let Some(bouncer) = pgbouncer::shared().await else {
-        return;
-    };
+/// A test's schema, migrated directly, the shared pooler in front of its server, and the
+/// direct connection's options; `None` (reported loudly) without either.
+async fn migrated() -> Option<(PgTestDb, &'static PgBouncer, Db)> {
+    let pg = PgTestDb::create().await?;
+    let bouncer = pgbouncer::shared().await?;
     let direct = Db::postgres(&pg.url, &pg.schema);
     ok(direct.cmd().arg("migrate"));
+    Some((pg, bouncer, direct))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_drains_through_a_transaction_pooler_deliver_every_entry_once() {
+    let Some((pg, bouncer, direct)) = migrated().await else {
+        return;
+    };
     // The statement mode from the URL for one command, from the flag for the others.
     let in_url = Db::postgres(
         &format!("{}?statement_mode=unnamed", bouncer.url),
@@ -107,14 +112,9 @@ async fn two_drains_through_a_transaction_pooler_deliver_every_entry_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn named_statements_through_a_transaction_pooler_fail_with_the_fix() {
-    let Some(pg) = PgTestDb::create().await else {
+    let Some((pg, bouncer, direct)) = migrated().await else {
         return;
     };
-    let Some(bouncer) = pgbouncer::shared().await else {
-        return;
-    };
-    let direct = Db::postgres(&pg.url, &pg.schema);
-    ok(direct.cmd().arg("migrate"));
     ok(direct.cmd().args(["enqueue", "--count", "500"]));
     let pooled = Db::postgres(&bouncer.url, &pg.schema);
     // Several workers share the pooler's two server connections: a statement prepared

@@ -23,7 +23,6 @@ use std::time::Duration;
 use deadpool_postgres::{Object, Pool};
 use outbox_core::{OutboxError, Result};
 
-use tokio_postgres::types::Type;
 use tokio_postgres::Row;
 
 use crate::error::{map_err, map_pool_err};
@@ -75,8 +74,9 @@ async fn bounded<T>(db: &Db, call: impl Future<Output = Result<T>>) -> Result<T>
 }
 
 /// Runs `sql` with `params` and returns its rows, in one round trip: prepared once per
-/// connection and reused in [`StatementMode::Named`], sent unnamed with its parameter
-/// types in [`StatementMode::Unnamed`].
+/// connection (the server inferring the parameter types) and reused in
+/// [`StatementMode::Named`], sent unnamed with the parameters' types in
+/// [`StatementMode::Unnamed`].
 pub(crate) async fn query(db: &Db, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
     query_mapped(db, sql, params, map_err).await
 }
@@ -117,7 +117,7 @@ async fn run_query(
 ) -> std::result::Result<Vec<Row>, tokio_postgres::Error> {
     match mode {
         StatementMode::Named => {
-            let statement = client.prepare_typed_cached(sql, &types(params)).await?;
+            let statement = client.prepare_cached(sql).await?;
             client.query(&statement, &values(params)).await
         }
         StatementMode::Unnamed => client.query_typed(sql, params).await,
@@ -133,15 +133,11 @@ async fn run_execute(
 ) -> std::result::Result<u64, tokio_postgres::Error> {
     match mode {
         StatementMode::Named => {
-            let statement = client.prepare_typed_cached(sql, &types(params)).await?;
+            let statement = client.prepare_cached(sql).await?;
             client.execute(&statement, &values(params)).await
         }
         StatementMode::Unnamed => client.execute_typed(sql, params).await,
     }
-}
-
-fn types(params: &[Param<'_>]) -> Vec<Type> {
-    params.iter().map(|(_, ty)| ty.clone()).collect()
 }
 
 fn values<'a>(params: &[Param<'a>]) -> Vec<&'a (dyn tokio_postgres::types::ToSql + Sync)> {

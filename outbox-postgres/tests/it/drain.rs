@@ -5,18 +5,25 @@
 use std::sync::Arc;
 
 use outbox_core::{ManualClock, Observed};
+use outbox_postgres::PgClaimStore;
 use outbox_testkit::drain_cases::DrainSubject;
+use outbox_testkit::postgres::PgTestDb;
 
 use crate::support;
 
 async fn drain_subject() -> Option<DrainSubject> {
     let db = support::ordered_db().await?;
     let store = support::store(&db, 4).await;
-    Some(DrainSubject {
+    Some(subject_of(store, db))
+}
+
+/// The drain scenarios' subject: `store`, observed, at the scenario's clock, keeping `db`.
+pub(crate) fn subject_of(store: PgClaimStore, db: PgTestDb) -> DrainSubject {
+    DrainSubject {
         store: Arc::new(Observed::new(store)),
         clock: Arc::new(ManualClock::new(outbox_testkit::fixtures::t0())),
         guard: Box::new(db),
-    })
+    }
 }
 
 outbox_testkit::drain_suite!(drain_subject);

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use outbox_postgres::PgClaimStore;
 use outbox_testkit::race::{claim_and_complete, RaceConfig};
 
 use crate::support;
@@ -12,18 +13,23 @@ async fn eight_workers_fifty_thousand_entries() {
     let Some(db) = support::migrated_db().await else {
         return;
     };
-    let store = Arc::new(support::store(&db, 8).await);
+    claimed_once(Arc::new(support::store(&db, 8).await), 50_000).await;
+}
+
+/// Eight workers at batch 100 claim and complete `entries`: each delivered once, none
+/// claimed twice.
+pub(crate) async fn claimed_once(store: Arc<PgClaimStore>, entries: usize) {
     let config = RaceConfig {
         workers: 8,
-        entries: 50_000,
+        entries,
         batch_size: 100,
         ..RaceConfig::default()
     };
     let started = Instant::now();
     let report = claim_and_complete(store, config).await;
     eprintln!("race: {report:?} in {:?}", started.elapsed());
-    assert_eq!(report.delivered, 50_000);
-    assert_eq!(report.claims, 50_000, "an entry was claimed twice");
+    assert_eq!(report.delivered, entries);
+    assert_eq!(report.claims, entries, "an entry was claimed twice");
 }
 
 /// Leases shorter than some emissions: entries are reclaimed under slow holders, renewals
@@ -33,7 +39,11 @@ async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_comple
     let Some(db) = support::migrated_db().await else {
         return;
     };
-    let store = Arc::new(support::store(&db, 8).await);
+    no_stale_completion(Arc::new(support::store(&db, 8).await)).await;
+}
+
+/// The expiring-lease race on `store`: some lease surely ran out under a slow emission.
+pub(crate) async fn no_stale_completion(store: Arc<PgClaimStore>) {
     let report = outbox_testkit::race::expiring_leases(
         store,
         outbox_testkit::race::ExpiryRaceConfig::default(),

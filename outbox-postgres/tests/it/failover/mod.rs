@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use outbox_core::drain::{Drain, DrainOptions, DrainSummary, RetryPolicy};
+use outbox_core::drain::DrainSummary;
 use outbox_core::{EmissionStatus, NewEntry, OutboxAdmin, OutboxStore, TableName};
 use outbox_postgres::{PgClaimStore, PgStoreConfig};
 use outbox_testkit::emitters::PerEntry;
@@ -77,42 +77,6 @@ pub(crate) async fn migrate_and_enqueue(url: &str) {
     }
 }
 
-/// Drains `store` into `emitter` until nothing is left to send; fails the test after
-/// `limit`.
-pub(crate) async fn drain_to_the_end(
-    store: Arc<PgClaimStore>,
-    emitter: Arc<Held>,
-    limit: Duration,
-) -> DrainSummary {
-    let options = DrainOptions::new()
-        .owner("failover")
-        .batch_size(50)
-        .emit_concurrency(8)
-        .lease(chrono::TimeDelta::seconds(5))
-        .poll_interval(Duration::from_millis(10), Duration::from_millis(100))
-        .retry(RetryPolicy {
-            initial: Duration::from_millis(100),
-            multiplier: 1.0,
-            max: Duration::from_millis(100),
-            jitter: 0.0,
-        })
-        .max_attempts(1_000);
-    let drain = Drain::new(store.clone(), emitter, options).expect("a drain");
-    // A stats read that fails (the server away) only means "not yet".
-    let done = || {
-        let store = store.clone();
-        async move {
-            store
-                .stats(None)
-                .await
-                .is_ok_and(|stats| outbox_testkit::emitters::nothing_left(&stats))
-        }
-    };
-    tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
-        .await
-        .unwrap_or_else(|_| panic!("the drain did not finish within {limit:?}"))
-}
-
 /// Every entry was emitted, and the server now serving writes holds them all delivered.
 pub(crate) async fn everything_delivered(store: &PgClaimStore, emitter: &PerEntry) -> usize {
     let emissions = emitter.emissions();
@@ -172,7 +136,7 @@ pub(crate) async fn drain_a_third(setup_url: &str, url: &str, application_name: 
     migrate_and_enqueue(setup_url).await;
     let store = Arc::new(store_on(url, application_name, 4).await);
     let emitter = Arc::new(Held::default());
-    let drain = tokio::spawn(drain_to_the_end(
+    let drain = tokio::spawn(outbox_testkit::emitters::drain_all(
         store.clone(),
         emitter.clone(),
         Duration::from_secs(120),
