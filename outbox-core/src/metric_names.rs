@@ -8,7 +8,7 @@
 pub const TRANSITIONS: &str = "outbox.claim_transition_attempts";
 
 /// Counter, one per emission the drain ran; label `result` (`delivered`, `deferred`,
-/// `retryable`, `permanent`).
+/// `retryable`, `permanent`, `route`).
 pub const EMISSIONS: &str = "outbox.emissions";
 
 /// Histogram, seconds per claim call of the drain.
@@ -71,8 +71,14 @@ pub const DEAD_INDEX_ENTRIES: &str = "outbox.dead_index_entries";
 /// drains then poll instead of being woken (PostgreSQL only).
 pub const LISTENER_UP: &str = "outbox.listener_up";
 
+/// Counter, one per emission that met a failing route (a missing stream, topic or queue,
+/// refused credentials, an unreachable broker): its entry was held, no attempt counted,
+/// and the drain backed off; labels `emitter` (`nats`, `kafka`, `rabbitmq`, `webhook`,
+/// `custom`) and `kind` (`missing`, `refused`, `unreachable`, `unavailable`).
+pub const ROUTE_FAILURES: &str = "outbox.route_failures";
+
 /// Every name above, for listing and checking.
-pub const ALL: [&str; 18] = [
+pub const ALL: [&str; 19] = [
     TRANSITIONS,
     EMISSIONS,
     CLAIM_LATENCY,
@@ -91,6 +97,7 @@ pub const ALL: [&str; 18] = [
     OLDEST_SNAPSHOT_AGE,
     DEAD_INDEX_ENTRIES,
     LISTENER_UP,
+    ROUTE_FAILURES,
 ];
 
 /// Sets the sampled gauges from one picture of the outbox.

@@ -3,12 +3,13 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use async_nats::connection::State;
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::{self, stream};
 use async_nats::{HeaderMap, HeaderName, HeaderValue};
 use outbox_core::async_trait;
-use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::drain::{Emission, EmitOutcome, Emitter, RouteFault};
 use outbox_core::OutboxEntry;
 
 use crate::{NatsError, NatsOptions, StreamSetup};
@@ -24,10 +25,16 @@ pub const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 /// duplicate window (two minutes by default) covers the gap. The entry's headers travel as
 /// NATS headers, its payload as the message body.
 ///
-/// Outcomes: no stream captures the subject, a topic that makes no valid subject, a
-/// header NATS cannot carry, a message over the server's size limit → permanent failure
-/// (dead-lettered with the reason); no acknowledgement within the timeout, a lost
-/// connection, any other server error → retryable. The client reconnects on its own.
+/// Outcomes:
+/// - the route's ([`EmitOutcome::RouteFailed`]: the entry is held, no attempt counted,
+///   and the drain backs off): no stream captures the subject (`missing`); no
+///   acknowledgement or a broken pipe while the client is not connected (`unreachable`);
+/// - the entry's, for good (dead-lettered with the reason): a topic that makes no valid
+///   subject, a header NATS cannot carry, a message over the server's size limit;
+/// - the entry's, retryable: no acknowledgement within the timeout while connected, any
+///   other server error.
+///
+/// The client reconnects on its own.
 #[derive(Debug, Clone)]
 pub struct NatsEmitter {
     js: jetstream::Context,
@@ -123,18 +130,36 @@ impl NatsEmitter {
                 provider_message_id: Some(format!("{}:{}", ack.stream, ack.sequence)),
             },
             Ok(Err(e)) => match e.kind() {
-                PublishErrorKind::StreamNotFound => EmitOutcome::permanent(format!(
-                    "no JetStream stream captures subject {subject:?}"
-                )),
+                PublishErrorKind::StreamNotFound => EmitOutcome::route(
+                    RouteFault::Missing,
+                    format!("subject {subject:?}"),
+                    "no JetStream stream captures it",
+                ),
                 PublishErrorKind::MaxPayloadExceeded => {
                     EmitOutcome::permanent(format!("the message is too large for the server: {e}"))
                 }
+                PublishErrorKind::TimedOut | PublishErrorKind::BrokenPipe => {
+                    self.unanswered(&subject, &e.to_string())
+                }
                 _ => EmitOutcome::retryable(format!("publish to {subject:?} failed: {e}")),
             },
-            Err(_) => EmitOutcome::retryable(format!(
-                "no acknowledgement for {subject:?} within {:?}",
-                self.options.ack_timeout
-            )),
+            Err(_) => self.unanswered(
+                &subject,
+                &format!("no acknowledgement within {:?}", self.options.ack_timeout),
+            ),
+        }
+    }
+
+    /// A publish that got no answer: the route's while the client is not connected (the
+    /// server is down or refuses the connection), else the entry's.
+    fn unanswered(&self, subject: &str, why: &str) -> EmitOutcome {
+        match self.js.client().connection_state() {
+            State::Connected => EmitOutcome::retryable(format!("publish to {subject:?}: {why}")),
+            State::Pending | State::Disconnected => EmitOutcome::route(
+                RouteFault::Unreachable,
+                "the NATS server",
+                format!("not connected ({why})"),
+            ),
         }
     }
 }
@@ -163,6 +188,10 @@ fn headers(entry: &OutboxEntry) -> Result<HeaderMap, String> {
 
 #[async_trait]
 impl Emitter for NatsEmitter {
+    fn name(&self) -> &'static str {
+        "nats"
+    }
+
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
         self.publish(emission.entry).await
     }

@@ -38,7 +38,8 @@ pub async fn drain_all(
             max: Duration::from_millis(100),
             jitter: 0.0,
         })
-        .max_attempts(1_000);
+        .max_attempts(1_000)
+        .route_backoff(quick_route_backoff());
     let claims: Arc<dyn outbox_core::ClaimStore> = store.clone();
     let drain = Drain::new(claims, emitter, options).expect("drain");
     let done = || {
@@ -48,6 +49,121 @@ pub async fn drain_all(
     tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
         .await
         .unwrap_or_else(|_| panic!("the drain did not finish within {limit:?}"))
+}
+
+/// A route backoff for tests: 50 ms, doubling, at most 500 ms.
+fn quick_route_backoff() -> RetryPolicy {
+    RetryPolicy {
+        initial: Duration::from_millis(50),
+        multiplier: 2.0,
+        max: Duration::from_millis(500),
+        jitter: 0.1,
+    }
+}
+
+/// `n` entries of `topic` over `keys` partition keys (`k0`, `k1`, ...), in turn; each
+/// carries its key as `x-key` and its place among its key's entries as `x-seq`.
+pub async fn enqueue_keyed(
+    store: &dyn AdminClaimStore,
+    topic: &str,
+    n: usize,
+    keys: usize,
+) -> Vec<OutboxEntry> {
+    let entries: Vec<NewEntry> = (0..n)
+        .map(|i| {
+            let key = format!("k{}", i % keys);
+            NewEntry::new(topic, format!("{{\"n\":{i}}}").into_bytes())
+                .partition_key(key.clone())
+                .header("x-key", key)
+                .header("x-seq", (i / keys).to_string())
+        })
+        .collect();
+    let mut written = Vec::with_capacity(n);
+    for chunk in entries.chunks(500) {
+        written.extend(store.enqueue_batch(chunk.to_vec()).await.expect("enqueue"));
+    }
+    written
+}
+
+/// Asserts that the `(x-key, x-seq)` pairs of the messages a consumer got, in the order
+/// it got them, keep each key's order: a key's first copy of each entry arrives after
+/// the first copy of the one before it (copies sent again after that are at-least-once).
+pub fn assert_in_key_order(received: &[(String, u64)]) {
+    let mut next: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for (key, seq) in received {
+        let expected = next.entry(key.as_str()).or_insert(0);
+        if *seq < *expected {
+            continue; // a copy of one already seen
+        }
+        assert_eq!(
+            *seq, *expected,
+            "key {key}: entry {seq} arrived before entry {expected}"
+        );
+        *expected += 1;
+    }
+}
+
+/// Two ordered drains into `emitter` started before its destination exists: waits until
+/// entries are held for the route (asserting none was dead-lettered), runs `create`
+/// (which makes the destination), and lets the drains run until nothing is left to send.
+/// Asserts that the route failures were seen and nothing was dead-lettered.
+pub async fn drain_across_a_missing_destination(
+    store: Arc<dyn AdminClaimStore>,
+    emitter: Arc<dyn Emitter>,
+    create: impl std::future::Future<Output = ()>,
+) -> DrainSummary {
+    let workers: Vec<_> = (1..=2)
+        .map(|i| {
+            let options = DrainOptions::new()
+                .owner(format!("route-test-{i}"))
+                .batch_size(50)
+                .emit_concurrency(16)
+                .ordered(true)
+                .poll_interval(Duration::from_millis(10), Duration::from_millis(50))
+                .route_backoff(quick_route_backoff());
+            let claims: Arc<dyn outbox_core::ClaimStore> = store.clone();
+            let drain = Drain::new(claims, emitter.clone(), options).expect("drain");
+            let store = store.clone();
+            tokio::spawn(async move {
+                let done = || {
+                    let store = store.clone();
+                    async move { store.stats(None).await.is_ok_and(|s| nothing_left(&s)) }
+                };
+                drain.run_until(done, std::future::pending::<()>()).await
+            })
+        })
+        .collect();
+    let held = async {
+        loop {
+            let stats = store.stats(None).await.expect("stats");
+            assert_eq!(
+                stats.count(EmissionStatus::DeadLettered),
+                0,
+                "dead-lettered for a missing destination"
+            );
+            if stats.count(EmissionStatus::Deferred) > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), held)
+        .await
+        .expect("entries held for the missing destination");
+    // A while longer: the drains keep probing, and still dead-letter nothing.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    create.await;
+    let mut total = DrainSummary::default();
+    for worker in workers {
+        let summary = tokio::time::timeout(Duration::from_secs(120), worker)
+            .await
+            .expect("the drains finish once the destination exists")
+            .expect("a drain worker");
+        total.add(&summary);
+    }
+    assert!(total.route_failures > 0, "{total:?}");
+    assert_eq!(total.dead_lettered, 0, "{total:?}");
+    total
 }
 
 /// Whether nothing is pending, retryable, deferred or leased in `store`: a drain's
@@ -112,6 +228,10 @@ impl<E> Counting<E> {
 
 #[outbox_core::async_trait]
 impl<E: Emitter> Emitter for Counting<E> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
     async fn emit(
         &self,
         emission: outbox_core::drain::Emission<'_>,
@@ -170,7 +290,7 @@ pub async fn drain_through_outage<E: Emitter + 'static>(
         outage
     );
     assert!(
-        emitter.failed() > 0 && summary.retried > 0,
+        emitter.failed() > 0 && summary.retried + summary.route_failures > 0,
         "the outage was not seen: {summary:?}"
     );
     assert_eq!(summary.dead_lettered, 0, "{summary:?}");
@@ -178,7 +298,8 @@ pub async fn drain_through_outage<E: Emitter + 'static>(
 }
 
 /// Drains `store` into `emitter` with `proxy` cut (the broker away at start; cut here if
-/// the caller did not already), restoring it after 1.5 s; asserts that emissions were retried meanwhile and none dead-lettered.
+/// the caller did not already), restoring it after 1.5 s; asserts that emissions were
+/// retried or held for the route meanwhile and none dead-lettered.
 #[cfg(feature = "proxy")]
 pub async fn drain_after_comeback(
     store: Arc<dyn AdminClaimStore>,
@@ -194,7 +315,10 @@ pub async fn drain_after_comeback(
         drain_all(store, emitter, Duration::from_secs(120)),
         comeback
     );
-    assert!(summary.retried > 0, "nothing was retried: {summary:?}");
+    assert!(
+        summary.retried + summary.route_failures > 0,
+        "nothing was retried or held: {summary:?}"
+    );
     assert_eq!(summary.dead_lettered, 0, "{summary:?}");
     summary
 }

@@ -25,10 +25,12 @@ pub struct Emitted {
 /// retryably twice, then delivers; `broken` always fails retryably; `poison` fails
 /// permanently; `panic` panics on the first attempt, then delivers; `gate` delivers, but
 /// when emitted by an owner whose name starts with `slow` it first waits for
-/// [`ScriptedEmitter::open_gate`].
+/// [`ScriptedEmitter::open_gate`]. While [`ScriptedEmitter::route_down`] is set, every
+/// emission fails at the route instead ([`EmitOutcome::RouteFailed`], missing).
 #[derive(Debug, Clone)]
 pub struct ScriptedEmitter {
     clock: Arc<dyn Clock>,
+    route_down: Arc<std::sync::atomic::AtomicBool>,
     log: Arc<Mutex<Vec<Emitted>>>,
     started: Arc<Semaphore>,
     gate: Arc<Semaphore>,
@@ -39,6 +41,7 @@ impl ScriptedEmitter {
     pub fn new(clock: Arc<dyn Clock>) -> Self {
         Self {
             clock,
+            route_down: Arc::default(),
             log: Arc::default(),
             started: Arc::new(Semaphore::new(0)),
             gate: Arc::new(Semaphore::new(0)),
@@ -59,6 +62,15 @@ impl ScriptedEmitter {
         counts
     }
 
+    /// Takes the route down (every emission fails at it) or brings it back.
+    pub fn route_down(&self, down: bool) {
+        self.route_down
+            .store(down, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The destination the route failures name.
+    pub const DESTINATION: &'static str = "scripted destination";
+
     /// Lets `n` waiting `gate` emissions finish.
     pub fn open_gate(&self, n: usize) {
         self.gate.add_permits(n);
@@ -72,12 +84,23 @@ impl ScriptedEmitter {
 
 #[async_trait]
 impl Emitter for ScriptedEmitter {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
         self.log.lock().unwrap().push(Emitted {
             id: emission.entry.id,
             delivery_attempt: emission.delivery_attempt,
             owner: emission.owner.to_owned(),
         });
+        if self.route_down.load(std::sync::atomic::Ordering::SeqCst) {
+            return EmitOutcome::route(
+                outbox_core::drain::RouteFault::Missing,
+                Self::DESTINATION,
+                "no such destination",
+            );
+        }
         // Deferrals do not count as attempts, so "first" means first seen for `defer`.
         let first = match emission.entry.payload.as_slice() {
             b"defer" => {

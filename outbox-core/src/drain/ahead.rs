@@ -261,20 +261,24 @@ impl Drain {
 
     /// Stops claiming ahead: waits for the claims in flight, then gives back every claim
     /// held ahead that will not be emitted.
-    pub(super) async fn release_all_ahead(&self, prefetch: &mut Prefetch) -> DrainSummary {
+    pub(super) async fn release_all_ahead(
+        &self,
+        prefetch: &mut Prefetch,
+        why: &'static str,
+    ) -> DrainSummary {
         let mut summary = DrainSummary::default();
         while prefetch.is_running() {
             prefetch.settle().await;
         }
         while let Some(ahead) = prefetch.take_claims() {
-            summary.add(&self.release_ahead(ahead).await);
+            summary.add(&self.release_ahead(ahead, why).await);
         }
         summary.not_applied += prefetch.take_lost();
         summary
     }
 
     /// Gives back the claims of a batch claimed ahead that will not be emitted.
-    async fn release_ahead(&self, ahead: Ahead) -> DrainSummary {
+    async fn release_ahead(&self, ahead: Ahead, why: &'static str) -> DrainSummary {
         let mut summary = DrainSummary {
             claimed: ahead.claims.len() as u64,
             not_applied: ahead.lost,
@@ -287,7 +291,7 @@ impl Drain {
                 let mut request = CompletionRequest::new(
                     c,
                     Completion::Release {
-                        reason: Some("drain shutting down".into()),
+                        reason: Some(why.into()),
                     },
                 );
                 request.now = self.request_time();

@@ -47,6 +47,7 @@ impl Drain {
         let emitted = self.emit_all(work.clone(), stop.clone(), prefetch).await;
         summary.claimed += emitted.absorbed.len() as u64;
         summary.emitted = emitted.finished;
+        summary.route_failures = emitted.route_failures;
         summary.not_applied += emitted.lost.len() as u64 + emitted.lost_ahead;
         summary.add(&emitted.recorded);
         let work: Vec<_> = work
@@ -60,6 +61,7 @@ impl Drain {
                 &emitted.outcomes,
                 &emitted.unstarted,
                 &emitted.lost,
+                emitted.held,
                 &mut summary,
             );
             tokio::pin!(record);

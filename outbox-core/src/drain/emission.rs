@@ -49,6 +49,11 @@ pub(super) struct Emitted {
     pub(super) absorbed: Vec<Work>,
     /// Claims of batches claimed ahead whose leases were lost before they were taken in.
     pub(super) lost_ahead: u64,
+    /// Emissions that met a failing route.
+    pub(super) route_failures: u64,
+    /// A probe met a failing route: nothing more of the batch was started, and what was
+    /// not is released.
+    pub(super) held: bool,
 }
 
 /// The state of one batch being emitted.
@@ -135,7 +140,13 @@ impl<'a> Batch<'a> {
     /// Starts emissions up to the concurrency limit; never one whose lease was lost.
     fn start_emissions(&mut self) {
         let options = &self.drain.options;
-        while self.running.len() < options.emit_concurrency {
+        // While a route is failing, one at a time: a probe.
+        let at_once = if self.drain.route.probing() {
+            1
+        } else {
+            options.emit_concurrency
+        };
+        while self.running.len() < at_once {
             let Some(item) = self.queue.pop_front() else {
                 break;
             };
@@ -208,6 +219,25 @@ impl<'a> Batch<'a> {
             }
         };
         self.emitted.finished += 1;
+        let drain = self.drain;
+        if let EmitOutcome::RouteFailed {
+            fault,
+            destination,
+            error,
+        } = &outcome
+        {
+            self.emitted.route_failures += 1;
+            let failure = (*fault, destination.as_str(), error.as_str());
+            let now = drain.clock.now();
+            if drain
+                .route
+                .failed(&drain.options.owner, drain.emitter.name(), failure, now)
+            {
+                self.emitted.held = true;
+            }
+        } else {
+            drain.route.passed();
+        }
         if self.held.contains_key(&id) {
             self.finished.push(id);
             self.first_finished_at
@@ -296,7 +326,7 @@ impl Drain {
         let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             let stopping = *stop.borrow();
-            if !stopping {
+            if !stopping && !batch.emitted.held {
                 batch.take_in_ahead(prefetch, period).await;
                 batch.start_emissions();
             }

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::route::RouteFault;
 use crate::OutboxEntry;
 
 /// One emission attempt, as the emitter sees it.
@@ -45,6 +46,21 @@ pub enum EmitOutcome {
         /// What went wrong.
         error: String,
     },
+    /// The route failed, not the entry: the destination is missing or refuses every
+    /// message (no stream, topic or queue; credentials refused; the broker unreachable).
+    /// The entry is held (deferred without counting an attempt, whatever its age) and the
+    /// drain backs off, probing with one emission at a time until the route carries again.
+    /// Report only what is true for every entry sent the same way: a failure the emitter
+    /// cannot place is the entry's ([`EmitOutcome::Retryable`]).
+    RouteFailed {
+        /// What kind of route failure.
+        fault: RouteFault,
+        /// The destination, as an operator finds it (`subject "orders.created"`, `topic
+        /// "t"`); named in the drain's warning, its metric and the held entries' last error.
+        destination: String,
+        /// What the provider said.
+        error: String,
+    },
 }
 
 impl EmitOutcome {
@@ -70,6 +86,19 @@ impl EmitOutcome {
         }
     }
 
+    /// A failure of the route to `destination`.
+    pub fn route(
+        fault: RouteFault,
+        destination: impl Into<String>,
+        error: impl Into<String>,
+    ) -> Self {
+        Self::RouteFailed {
+            fault,
+            destination: destination.into(),
+            error: error.into(),
+        }
+    }
+
     /// The tag of the `outbox.emissions` counter.
     pub fn result_tag(&self) -> &'static str {
         match self {
@@ -77,6 +106,7 @@ impl EmitOutcome {
             Self::Deferred { .. } => "deferred",
             Self::Retryable { .. } => "retryable",
             Self::Permanent { .. } => "permanent",
+            Self::RouteFailed { .. } => "route",
         }
     }
 }
@@ -91,4 +121,10 @@ impl EmitOutcome {
 pub trait Emitter: Send + Sync {
     /// Emits one entry and reports what the provider said.
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome;
+
+    /// The emitter's kind (`nats`, `kafka`, `rabbitmq`, `webhook`), the `emitter` label of
+    /// [`crate::metric_names::ROUTE_FAILURES`]; `custom` unless the emitter says.
+    fn name(&self) -> &'static str {
+        "custom"
+    }
 }

@@ -10,6 +10,7 @@ mod options;
 mod record;
 mod renewal;
 mod retry;
+mod route;
 mod summary;
 mod work;
 
@@ -23,6 +24,7 @@ pub use emitter::{Emission, EmitOutcome, Emitter};
 pub mod url_params;
 pub use options::{DrainOptions, HeadFailure};
 pub use retry::RetryPolicy;
+pub use route::{hold_reason, route_holds, RouteFault, RouteHold};
 pub use summary::DrainSummary;
 
 use crate::{ClaimStore, Clock, Result, SystemClock};
@@ -56,7 +58,15 @@ pub struct Drain {
     claim_ahead: AheadPolicy,
     /// Whether the last batch's emissions were slow (see [`AheadPolicy::WhenSlow`]).
     slow_emissions: Arc<std::sync::atomic::AtomicBool>,
+    /// How the emitter's route fares (route.rs).
+    route: Arc<route::RouteWatch>,
 }
+
+/// Why claims never emitted are given back: the drain stops.
+pub(crate) const STOPPING: &str = "drain shutting down";
+
+/// Why claims never emitted are given back: the route they would go by is failing.
+pub(crate) const HELD: &str = "held: the route is failing";
 
 /// When a drain claims its next batch while the current one is emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +115,7 @@ impl Drain {
         Ok(Self {
             claim_ahead,
             slow_emissions: Arc::default(),
+            route: Arc::default(),
             store,
             emitter,
             options,
@@ -229,9 +240,18 @@ impl Drain {
             let claims_ahead_failed = ahead.take_errors();
             total.not_applied += ahead.take_lost();
             let went_through = result.is_ok() && claims_ahead_failed.is_empty();
+            let mut after = route::AfterCycle::Go;
             let found_work = match result {
                 Ok(summary) => {
                     total.add(&summary);
+                    after = self.route.after_cycle(
+                        owner,
+                        summary.emitted,
+                        summary.route_failures,
+                        &self.options.route,
+                        self.options.route_down_limit,
+                        self.clock.now(),
+                    );
                     summary.claimed > 0 || !ahead.is_empty()
                 }
                 Err(failed) => {
@@ -248,12 +268,32 @@ impl Drain {
             if went_through {
                 failures.succeeded(owner);
             }
+            match after {
+                route::AfterCycle::Go => {}
+                route::AfterCycle::GiveUp => {
+                    total.route_gave_up = true;
+                    break;
+                }
+                route::AfterCycle::BackOff(pause) => {
+                    // Nothing got through: the batches claimed ahead would meet the same
+                    // route. Another worker may take them meanwhile.
+                    let released = self.release_all_ahead(&mut ahead, HELD);
+                    total.add(&released.instrument(self.span()).await);
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => {}
+                        _ = stop.changed() => {}
+                    }
+                    continue;
+                }
+            }
             if found_work {
                 idle = self.options.poll_interval;
                 continue;
             }
             if let Some(done) = is_done {
-                if done().await {
+                // Entries this drain held for a failing route are not done with, though
+                // no count shows them (deferred, not yet due).
+                if !self.still_held().await && done().await {
                     break;
                 }
             }
@@ -271,14 +311,33 @@ impl Drain {
             }
             idle = (idle * 2).min(self.options.max_idle_interval);
         }
-        let released = self.release_all_ahead(&mut ahead);
+        let released = self.release_all_ahead(&mut ahead, STOPPING);
         total.add(&released.instrument(self.span()).await);
         for e in ahead.take_errors() {
             failures.failed(owner, failures::Step::Claim, &e, self.clock.now());
             total.errors += 1;
         }
         failures.stopped(owner);
+        self.route.stopped(owner);
         total
+    }
+
+    /// Whether an entry this drain held for a failing route is held still; forgets those
+    /// that are not (delivered since, by this worker or another, or requeued). A store
+    /// that cannot tell counts as yes.
+    async fn still_held(&self) -> bool {
+        let held = self.route.held();
+        let mut gone = Vec::new();
+        let mut any = false;
+        for id in held {
+            match self.store.get(id).await {
+                Ok(Some(entry)) if RouteHold::of(&entry).is_some() => any = true,
+                Ok(_) => gone.push(id),
+                Err(_) => any = true,
+            }
+        }
+        self.route.released(&gone);
+        any
     }
 
     fn span(&self) -> tracing::Span {

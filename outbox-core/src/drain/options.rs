@@ -31,6 +31,8 @@ pub struct DrainOptions {
     pub(crate) ordered: bool,
     pub(crate) head_failure: HeadFailure,
     pub(crate) slice: Option<crate::Slice>,
+    pub(crate) route: RetryPolicy,
+    pub(crate) route_down_limit: Option<Duration>,
 }
 
 /// What an ordered drain does when the entry at the head of a key fails and could be
@@ -67,6 +69,8 @@ impl Default for DrainOptions {
             ordered: false,
             head_failure: HeadFailure::Block,
             slice: None,
+            route: super::route::default_policy(),
+            route_down_limit: None,
         }
     }
 }
@@ -230,6 +234,26 @@ impl DrainOptions {
         self
     }
 
+    /// The backoff while a route fails ([`super::EmitOutcome::RouteFailed`]): the pause
+    /// before the next claim after a cycle whose every emission met the failing route, and
+    /// how long each entry emitted there is held, growing with each such cycle in a row
+    /// (default: 500 ms, doubling, at most 30 s, spread ±20%). The first emission that
+    /// gets through starts it over.
+    pub fn route_backoff(mut self, policy: RetryPolicy) -> Self {
+        self.route = policy;
+        self
+    }
+
+    /// Stops the drain once a route has failed for longer than `limit` without an
+    /// emission getting through (default `None`: wait for it however long): its
+    /// [`super::DrainSummary::route_gave_up`] is then set, for deployments that would
+    /// rather crash-loop visibly than wait. The held entries stay held, no attempt
+    /// counted; the next drain takes them.
+    pub fn route_down_limit(mut self, limit: Option<Duration>) -> Self {
+        self.route_down_limit = limit;
+        self
+    }
+
     /// Checks every setting; the store checks owner, batch size and lease again per call.
     pub fn validate(&self) -> Result<()> {
         if self.owner.trim().is_empty() {
@@ -293,6 +317,18 @@ impl DrainOptions {
                 "per-key order needs claim leases (use_claim_leases(true))",
             ));
         }
+        if self
+            .route_down_limit
+            .is_some_and(|l| l.is_zero() || l > day * 365)
+        {
+            return Err(OutboxError::invalid(
+                "route down limit",
+                "must be positive and at most a year (or None)",
+            ));
+        }
+        self.route
+            .validate()
+            .map_err(|e| OutboxError::invalid("route backoff", e.to_string()))?;
         self.retry.validate()
     }
 

@@ -55,6 +55,7 @@ impl Drain {
         outcomes: &HashMap<EntryId, EmitOutcome>,
         unstarted: &[EntryId],
         lost: &[EntryId],
+        held: bool,
         summary: &mut DrainSummary,
     ) -> Result<()> {
         let now = self.clock.now();
@@ -67,7 +68,7 @@ impl Drain {
             let completion = match (outcomes.get(&id), item) {
                 (Some(outcome), _) => self.completion_for(item.entry(), outcome, now),
                 (None, Work::Claimed(_)) if unstarted.contains(&id) => Completion::Release {
-                    reason: Some("drain shutting down".into()),
+                    reason: Some(if held { super::HELD } else { super::STOPPING }.into()),
                 },
                 // A found entry holds no lease: one never emitted needs no write.
                 (None, _) => continue,
@@ -214,6 +215,15 @@ impl Drain {
                 .is_ok_and(|age| age > *max)
         });
         match outcome {
+            // The route's fault, not the entry's: held whatever its age or attempts.
+            EmitOutcome::RouteFailed {
+                fault,
+                destination,
+                error,
+            } => Completion::Deferred {
+                until: self.route.hold(entry.id, &self.options.route, now),
+                reason: Some(super::hold_reason(*fault, destination, error)),
+            },
             EmitOutcome::Delivered {
                 provider_message_id,
             } => Completion::Delivered(EmissionResult {

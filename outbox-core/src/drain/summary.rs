@@ -26,6 +26,12 @@ pub struct DrainSummary {
     pub not_applied: u64,
     /// Cycles that failed with a store error (the drain backs off and goes on).
     pub errors: u64,
+    /// Emissions that met a failing route ([`super::EmitOutcome::RouteFailed`]); their
+    /// entries were held, counted in `deferred` when the hold was recorded.
+    pub route_failures: u64,
+    /// The drain stopped because a route failed for longer than
+    /// [`super::DrainOptions::route_down_limit`].
+    pub route_gave_up: bool,
 }
 
 impl DrainSummary {
@@ -41,6 +47,8 @@ impl DrainSummary {
         self.released += other.released;
         self.not_applied += other.not_applied;
         self.errors += other.errors;
+        self.route_failures += other.route_failures;
+        self.route_gave_up |= other.route_gave_up;
     }
 
     /// Counts one recorded completion: by what it recorded when it was applied, as not

@@ -9,6 +9,9 @@ use outbox_core::EmissionStatus;
 use outbox_nats::{NatsEmitter, NatsOptions, StreamSetup, SubjectTemplate};
 
 use crate::support::{drain_all, enqueue, outbox, rows, server, TestStream};
+use outbox_testkit::emitters::{
+    assert_in_key_order, drain_across_a_missing_destination, enqueue_keyed,
+};
 
 #[tokio::test]
 async fn a_drained_backlog_arrives_once_as_committed() {
@@ -73,24 +76,61 @@ async fn an_entry_emitted_again_is_stored_once() {
 }
 
 #[tokio::test]
-async fn entries_that_cannot_be_published_are_dead_lettered_with_the_reason() {
+async fn a_drain_started_before_its_stream_holds_the_entries_then_delivers_them_in_key_order() {
     let Some(client) = server().await else { return };
     let (store, _dir) = outbox().await;
-    let tag = uuid::Uuid::new_v4().simple().to_string();
-    // No stream captures this subject.
-    let lost = enqueue(&*store, &format!("nostream{tag}"), 3).await;
-    // A topic with a space gives no valid subject.
+    let named = TestStream::named(&client);
+    let entries = enqueue_keyed(&*store, "orders.created", 300, 5).await;
+    let mut options = NatsOptions::new();
+    options.subject = SubjectTemplate::new(format!("{}.{{topic}}", named.prefix)).unwrap();
+    let emitter = NatsEmitter::new(client.clone(), options)
+        .await
+        .expect("an emitter without its stream");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let create = async {
+        let _ = tx.send(named.create_now().await);
+    };
+    let summary =
+        drain_across_a_missing_destination(store.clone(), Arc::new(emitter), create).await;
+    let stream = rx.await.expect("the stream");
+    assert_eq!(summary.delivered, 300, "{summary:?}");
+    let received = stream.read_all().await;
+    let ids: HashSet<_> = received.iter().map(|r| r.msg_id.clone()).collect();
+    assert_eq!((received.len(), ids.len()), (300, 300), "each entry once");
+    let order: Vec<(String, u64)> = received
+        .iter()
+        .map(|r| {
+            (
+                r.headers["x-key"].clone(),
+                r.headers["x-seq"].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_in_key_order(&order);
+    for row in rows(&*store, &entries).await {
+        assert_eq!(
+            (row.status, row.attempt_count),
+            (EmissionStatus::Delivered, 1)
+        );
+    }
+    stream.delete().await;
+}
+
+#[tokio::test]
+async fn an_entry_that_cannot_be_published_is_dead_lettered_with_the_reason() {
+    let Some(client) = server().await else { return };
+    let (store, _dir) = outbox().await;
+    // A topic with a space gives no valid subject: the entry's fault, not the route's.
     let bad = enqueue(&*store, "two words", 1).await;
     let emitter = NatsEmitter::new(client, NatsOptions::new())
         .await
         .expect("emitter");
     let summary = drain_all(store.clone(), Arc::new(emitter), Duration::from_secs(30)).await;
-    assert_eq!(summary.dead_lettered, 4, "{summary:?}");
-    for row in rows(&*store, &lost).await {
-        assert_eq!(row.status, EmissionStatus::DeadLettered);
-        let error = row.last_error.unwrap_or_default();
-        assert!(error.contains("no JetStream stream captures"), "{error}");
-    }
+    assert_eq!(
+        (summary.dead_lettered, summary.route_failures),
+        (1, 0),
+        "{summary:?}"
+    );
     let row = store.get(bad[0].id).await.unwrap().unwrap();
     assert_eq!(row.status, EmissionStatus::DeadLettered);
     assert!(

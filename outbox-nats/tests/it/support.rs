@@ -39,9 +39,20 @@ pub(crate) struct TestStream {
 
 impl TestStream {
     pub(crate) async fn create(client: &async_nats::Client) -> Self {
+        Self::named(client).create_now().await
+    }
+
+    /// A stream's names, not created yet: [`TestStream::create_now`] does.
+    pub(crate) fn named(client: &async_nats::Client) -> Self {
         let js = jetstream::new(client.clone());
         let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
         let (name, prefix) = (format!("OUTBOX_T_{tag}"), format!("t{tag}"));
+        Self { js, name, prefix }
+    }
+
+    /// Creates the stream.
+    pub(crate) async fn create_now(self) -> Self {
+        let Self { js, name, prefix } = self;
         js.create_stream(stream::Config {
             name: name.clone(),
             subjects: vec![format!("{prefix}.>")],
@@ -139,7 +150,7 @@ pub(crate) struct Received {
 
 pub(crate) use outbox_testkit::emitters::{drain_all, enqueue, rows};
 
-/// A migrated SQLite outbox in a temporary directory.
+/// A migrated SQLite outbox in a temporary directory, ready for ordered drains.
 pub(crate) async fn outbox() -> (Arc<dyn AdminClaimStore>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("outbox.db");
@@ -150,6 +161,9 @@ pub(crate) async fn outbox() -> (Arc<dyn AdminClaimStore>, tempfile::TempDir) {
     outbox_sqlite::migrate(&pool, &TableName::default())
         .await
         .expect("migrate");
+    outbox_sqlite::enable_ordered_claims(&pool, &TableName::default())
+        .await
+        .expect("ordered claims");
     let store = SqliteClaimStore::new(pool, config).await.expect("store");
     (Arc::new(store), dir)
 }

@@ -152,7 +152,7 @@ pub(crate) struct Received {
     pub(crate) routing_key: String,
 }
 
-/// A migrated SQLite outbox in a temporary directory.
+/// A migrated SQLite outbox in a temporary directory, ready for ordered drains.
 pub(crate) async fn outbox() -> (Arc<dyn AdminClaimStore>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("outbox.db");
@@ -163,6 +163,9 @@ pub(crate) async fn outbox() -> (Arc<dyn AdminClaimStore>, tempfile::TempDir) {
     outbox_sqlite::migrate(&pool, &TableName::default())
         .await
         .expect("migrate");
+    outbox_sqlite::enable_ordered_claims(&pool, &TableName::default())
+        .await
+        .expect("ordered claims");
     let store = SqliteClaimStore::new(pool, config).await.expect("store");
     (Arc::new(store), dir)
 }

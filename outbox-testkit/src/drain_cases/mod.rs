@@ -14,10 +14,12 @@ use crate::DynStore;
 mod ahead;
 mod liveness;
 mod ordered;
+mod route;
 
 pub use ahead::*;
 pub use liveness::*;
 pub use ordered::*;
+pub use route::*;
 
 /// A fresh store whose clock the case controls.
 pub struct DrainSubject {
@@ -476,7 +478,10 @@ macro_rules! drain_suite {
             compatibility_path_without_leases, bad_options_are_refused,
             a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period,
             an_entry_deferred_forever_is_dead_lettered_past_its_max_age,
-            the_batch_claimed_ahead_is_emitted_before_the_running_one_ends);
+            the_batch_claimed_ahead_is_emitted_before_the_running_one_ends,
+            a_failing_route_holds_entries_and_delivers_them_when_it_returns,
+            an_entry_refusal_still_dead_letters_beside_a_route_hold,
+            a_drain_gives_up_on_a_route_down_past_its_limit);
     };
 }
 

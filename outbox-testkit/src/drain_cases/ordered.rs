@@ -159,6 +159,14 @@ macro_rules! keyed_drain_suite {
                 .await;
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn ordered_keys_keep_their_order_across_a_route_hold() {
+                let Some(subject) = ($factory)().await else {
+                    return;
+                };
+                $crate::drain_cases::ordered_keys_keep_their_order_across_a_route_hold(subject)
+                    .await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn unleased_drains_over_slices_deliver_each_entry_once() {
                 let Some(subject) = ($factory)().await else {
                     return;
