@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use outbox_core::async_trait;
-use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::drain::{Emission, EmitOutcome, Emitter, RouteFault};
 use outbox_core::OutboxEntry;
 use rskafka::client::partition::UnknownTopicHandling;
 use rskafka::client::{Client, ClientBuilder};
@@ -37,14 +37,19 @@ pub const ENTRY_ID_HEADER: &str = "outbox-entry-id";
 ///   to 7 KiB of records) per round trip. A record over about 8 KiB travels alone and
 ///   waits up to 40 ms for the broker's delayed acknowledgement (the client leaves Nagle's
 ///   algorithm on), so such records make about 25 a second per partition.
-/// - **Outcomes**: a topic the brokers do not list, a topic that makes no valid Kafka
-///   topic, a message over `max_message_bytes` or refused as too large, a record or
-///   timestamp the broker calls invalid, a topic it refuses to authorize, a header
-///   clashing with the entry id's → permanent (dead-lettered with the reason); no
-///   acknowledgement within the timeout, brokers that cannot be reached, an unknown
-///   partition (read the topics again first), any other broker error → retryable. After a
-///   lost connection or a timeout the next emission connects afresh. Partition counts are
-///   read again every five minutes.
+/// - **Outcomes**:
+///   - the route's ([`EmitOutcome::RouteFailed`]: the entry is held, no attempt counted,
+///     the drain backs off): a topic the brokers do not list or call unknown (`missing`);
+///     a topic, cluster or login the broker refuses to authorize (`refused`); brokers that
+///     cannot be reached (`unreachable`); no leader, or not the leader (`unavailable`);
+///   - the entry's, for good (dead-lettered with the reason): a topic that makes no valid
+///     Kafka topic, a message over `max_message_bytes` or refused as too large, a record
+///     or timestamp the broker calls invalid, a header clashing with the entry id's;
+///   - the entry's, retryable: no acknowledgement within the timeout, any other broker
+///     error.
+///
+///   After a lost connection, a moved leader or a timeout the next emission connects
+///   afresh. Partition counts are read again every five minutes.
 ///
 /// The client (rskafka) has no idempotent producer: a request retried after a lost
 /// acknowledgement can store a record twice, as a crash between emit and record can.
@@ -121,15 +126,18 @@ impl KafkaEmitter {
         let client = match tokio::time::timeout(self.options.ack_timeout, building).await {
             Ok(Ok(client)) => client,
             Ok(Err(e)) => {
-                return Err(Failure::Retryable(format!(
-                    "cannot reach the brokers {brokers}: {e}"
-                )))
+                return Err(Failure::Route(
+                    RouteFault::Unreachable,
+                    format!("brokers {brokers}"),
+                    format!("cannot reach them: {e}"),
+                ))
             }
             Err(_) => {
-                return Err(Failure::Retryable(format!(
-                    "no answer from the brokers {brokers} within {:?}",
-                    self.options.ack_timeout
-                )))
+                return Err(Failure::Route(
+                    RouteFault::Unreachable,
+                    format!("brokers {brokers}"),
+                    format!("no answer within {:?}", self.options.ack_timeout),
+                ))
             }
         };
         let link = Arc::new(Link {
@@ -164,8 +172,7 @@ impl KafkaEmitter {
             Ok(Ok((partition, offset))) => EmitOutcome::Delivered {
                 provider_message_id: Some(format!("{topic}/{partition}@{offset}")),
             },
-            Ok(Err(Failure::Permanent(why))) => EmitOutcome::permanent(why),
-            Ok(Err(Failure::Retryable(why))) => EmitOutcome::retryable(why),
+            Ok(Err(failure)) => failure.outcome(),
             Err(_) => {
                 // The client has no timeout of its own: a connection gone quiet would hang
                 // the next emission the same way. Start afresh.
@@ -189,7 +196,8 @@ impl KafkaEmitter {
 const PARTITIONS_MAX_AGE: Duration = Duration::from_secs(300);
 
 impl Link {
-    /// How many partitions `topic` has; a topic the broker does not have is permanent.
+    /// How many partitions `topic` has; a topic the broker does not have is a route
+    /// failure (it may be created yet).
     async fn partition_count(&self, topic: &str) -> Result<i32, Failure> {
         if let Some((n, read)) = self.partitions.lock().await.get(topic) {
             if read.elapsed() < PARTITIONS_MAX_AGE {
@@ -198,16 +206,26 @@ impl Link {
         }
         let topics = self.client.list_topics().await.map_err(|e| {
             self.broken.store(true, Ordering::Relaxed);
-            Failure::Retryable(format!("cannot read the brokers' topics: {e}"))
+            Failure::Route(
+                RouteFault::Unreachable,
+                "the brokers".into(),
+                format!("cannot read their topics: {e}"),
+            )
         })?;
         let found = topics.iter().find(|t| t.name == topic).ok_or_else(|| {
-            Failure::Permanent(format!("topic {topic:?} does not exist on the brokers"))
+            Failure::Route(
+                RouteFault::Missing,
+                format!("topic {topic:?}"),
+                "the brokers do not have it".into(),
+            )
         })?;
         let n = i32::try_from(found.partitions.len()).unwrap_or(i32::MAX);
         if n == 0 {
-            return Err(Failure::Retryable(format!(
-                "topic {topic:?} has no partitions yet"
-            )));
+            return Err(Failure::Route(
+                RouteFault::Unavailable,
+                format!("topic {topic:?}"),
+                "it has no partitions yet".into(),
+            ));
         }
         self.partitions
             .lock()
@@ -234,9 +252,11 @@ impl Link {
             .await
             .map_err(|e| {
                 self.broken.store(true, Ordering::Relaxed);
-                Failure::Retryable(format!(
-                    "cannot reach the leader of {topic}/{partition}: {e}"
-                ))
+                Failure::Route(
+                    RouteFault::Unavailable,
+                    format!("topic {topic:?}"),
+                    format!("cannot reach the leader of partition {partition}: {e}"),
+                )
             })?;
         let sender = Arc::new(PartitionSender::start(
             client,
@@ -292,6 +312,10 @@ fn record(entry: &OutboxEntry, max_bytes: usize) -> Result<Record, String> {
 
 #[async_trait]
 impl Emitter for KafkaEmitter {
+    fn name(&self) -> &'static str {
+        "kafka"
+    }
+
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
         self.produce(emission.entry).await
     }

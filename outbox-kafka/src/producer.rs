@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use outbox_core::drain::{EmitOutcome, RouteFault};
 use rskafka::client::error::{Error, ProtocolError};
 use rskafka::client::partition::{Compression, PartitionClient};
 use rskafka::record::Record;
@@ -28,6 +29,20 @@ pub(crate) enum Failure {
     Permanent(String),
     /// Try again later.
     Retryable(String),
+    /// The route failed for every record sent the same way: the fault, the destination
+    /// and the broker's words.
+    Route(RouteFault, String, String),
+}
+
+impl Failure {
+    /// What the drain records for it.
+    pub(crate) fn outcome(self) -> EmitOutcome {
+        match self {
+            Self::Permanent(why) => EmitOutcome::permanent(why),
+            Self::Retryable(why) => EmitOutcome::retryable(why),
+            Self::Route(fault, destination, why) => EmitOutcome::route(fault, destination, why),
+        }
+    }
 }
 
 /// The most records one request carries.
@@ -203,20 +218,31 @@ impl Sender {
             )));
         };
         let why = format!("the broker refused the records for {place}: {protocol_error}");
+        let route = |fault| {
+            let topic = format!("topic {:?}", self.client.topic());
+            Refused::Other(Failure::Route(fault, topic, why.clone()))
+        };
         match protocol_error {
             ProtocolError::MessageTooLarge | ProtocolError::RecordListTooLarge => {
                 Refused::TooLarge(why)
             }
             ProtocolError::UnknownTopicOrPartition => {
                 // Spurious at times (a new topic, a leader moving): read the topics again
-                // on the next emission, which fails for good if the topic is gone.
+                // on the next emission. The entries are held meanwhile.
                 self.broken.store(true, Ordering::Relaxed);
-                Refused::Other(Failure::Retryable(why))
+                route(RouteFault::Missing)
+            }
+            ProtocolError::TopicAuthorizationFailed
+            | ProtocolError::ClusterAuthorizationFailed
+            | ProtocolError::SaslAuthenticationFailed => route(RouteFault::Refused),
+            ProtocolError::NotLeaderOrFollower | ProtocolError::LeaderNotAvailable => {
+                // The leader moved: find it again on the next emission.
+                self.broken.store(true, Ordering::Relaxed);
+                route(RouteFault::Unavailable)
             }
             ProtocolError::InvalidRecord
             | ProtocolError::InvalidTimestamp
-            | ProtocolError::InvalidTopicException
-            | ProtocolError::TopicAuthorizationFailed => Refused::Other(Failure::Permanent(why)),
+            | ProtocolError::InvalidTopicException => Refused::Other(Failure::Permanent(why)),
             _ => Refused::Other(Failure::Retryable(why)),
         }
     }

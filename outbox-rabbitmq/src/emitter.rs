@@ -8,7 +8,7 @@ use lapin::{
     BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
 };
 use outbox_core::async_trait;
-use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::drain::{Emission, EmitOutcome, Emitter, RouteFault};
 use outbox_core::OutboxEntry;
 use tokio::sync::Mutex;
 
@@ -22,11 +22,19 @@ use crate::{ExchangeSetup, RabbitError, RabbitOptions};
 /// consumer dedupes by: delivery is at least once) and the entry's headers as AMQP
 /// headers (`content-type` also as the content type).
 ///
-/// Outcomes: confirmed → delivered; returned as unroutable (no queue bound for the
-/// routing key) or published to an exchange that does not exist → permanent failure with
-/// the reason; a negative confirm, no confirm within the timeout, a lost connection →
-/// retryable. After any failure of the connection or channel the emitter opens a new one
-/// on the next emission; a publish whose confirm never came is retried, never counted.
+/// Outcomes:
+/// - confirmed → delivered;
+/// - the route's ([`EmitOutcome::RouteFailed`]: the entry is held, no attempt counted, the
+///   drain backs off): returned as unroutable (no queue bound for the routing key) or
+///   published to an exchange that does not exist (`missing`); access refused, at login
+///   or on the exchange (`refused`); a broker that cannot be connected to (`unreachable`);
+/// - the entry's, for good (dead-lettered with the reason): a topic that makes no valid
+///   exchange or routing key, a header AMQP cannot carry;
+/// - the entry's, retryable: a negative confirm, no confirm within the timeout, a
+///   connection lost mid-publish.
+///
+/// After any failure of the connection or channel the emitter opens a new one on the next
+/// emission; a publish whose confirm never came is retried, never counted.
 #[derive(Debug)]
 pub struct RabbitEmitter {
     uri: String,
@@ -136,7 +144,7 @@ impl RabbitEmitter {
             Err(why) => return EmitOutcome::permanent(why),
         };
         let confirmed = tokio::time::timeout(self.options.ack_timeout, async {
-            let link = self.link().await?;
+            let link = self.link().await.map_err(Stage::Connect)?;
             let sent = async {
                 link.channel
                     .basic_publish(
@@ -156,26 +164,54 @@ impl RabbitEmitter {
             if sent.is_err() {
                 self.forget(&link).await;
             }
-            sent
+            sent.map_err(Stage::Publish)
         })
         .await;
+        let route =
+            |fault, destination: String, why: String| EmitOutcome::route(fault, destination, why);
         match confirmed {
             Ok(Ok(Confirmation::Ack(None))) => EmitOutcome::delivered(),
-            Ok(Ok(Confirmation::Ack(Some(returned)))) => EmitOutcome::permanent(format!(
-                "unroutable: no queue is bound to exchange {exchange:?} for routing key {key:?} \
-                 ({} {})",
-                returned.reply_code, returned.reply_text
-            )),
+            Ok(Ok(Confirmation::Ack(Some(returned)))) => route(
+                RouteFault::Missing,
+                format!("exchange {exchange:?}, routing key {key:?}"),
+                format!(
+                    "unroutable: no queue is bound for it ({} {})",
+                    returned.reply_code, returned.reply_text
+                ),
+            ),
             Ok(Ok(Confirmation::Nack(_))) => {
                 EmitOutcome::retryable("the broker refused the message (negative confirm)")
             }
             Ok(Ok(Confirmation::NotRequested)) => {
                 EmitOutcome::retryable("the channel is not in confirm mode")
             }
-            Ok(Err(e)) if not_found(&e) => {
-                EmitOutcome::permanent(format!("exchange {exchange:?} does not exist: {e}"))
+            Ok(Err(stage)) => {
+                let e = stage.error();
+                let broker = redact(&self.uri);
+                match (amqp_code(e), &stage) {
+                    (Some(404), _) => route(
+                        RouteFault::Missing,
+                        format!("exchange {exchange:?}"),
+                        format!("it does not exist: {e}"),
+                    ),
+                    (Some(403), Stage::Publish(_)) => route(
+                        RouteFault::Refused,
+                        format!("exchange {exchange:?}"),
+                        format!("access refused: {e}"),
+                    ),
+                    (Some(403), Stage::Connect(_)) => {
+                        route(RouteFault::Refused, broker, format!("login refused: {e}"))
+                    }
+                    (_, Stage::Connect(_)) => route(
+                        RouteFault::Unreachable,
+                        broker,
+                        format!("cannot connect: {e}"),
+                    ),
+                    (_, Stage::Publish(_)) => {
+                        EmitOutcome::retryable(format!("publish failed: {e}"))
+                    }
+                }
             }
-            Ok(Err(e)) => EmitOutcome::retryable(format!("publish failed: {e}")),
             Err(_) => {
                 // The channel may be wedged (a blocked broker): start afresh.
                 self.link.lock().await.take();
@@ -185,10 +221,32 @@ impl RabbitEmitter {
     }
 }
 
-/// Whether the broker closed the channel because what it was asked for does not exist.
-fn not_found(e: &lapin::Error) -> bool {
-    matches!(e.kind(), lapin::ErrorKind::ProtocolError(amqp) if amqp.get_id() == 404)
-        || e.to_string().contains("NOT_FOUND")
+/// Where a publish failed: opening the connection and channel, or publishing.
+enum Stage {
+    Connect(lapin::Error),
+    Publish(lapin::Error),
+}
+
+impl Stage {
+    fn error(&self) -> &lapin::Error {
+        match self {
+            Self::Connect(e) | Self::Publish(e) => e,
+        }
+    }
+}
+
+/// The AMQP reply code the broker closed the channel or connection with, if it did:
+/// 404 (NOT_FOUND), 403 (ACCESS_REFUSED), ... Read from the error's words too, for
+/// errors the client reports in other shapes.
+fn amqp_code(e: &lapin::Error) -> Option<u16> {
+    if let lapin::ErrorKind::ProtocolError(amqp) = e.kind() {
+        return Some(amqp.get_id());
+    }
+    let text = e.to_string();
+    [("NOT_FOUND", 404), ("ACCESS_REFUSED", 403)]
+        .into_iter()
+        .find(|(word, _)| text.contains(word))
+        .map(|(_, code)| code)
 }
 
 /// Persistent, with the entry id as message id and the entry's headers.
@@ -218,6 +276,10 @@ fn properties(entry: &OutboxEntry) -> Result<BasicProperties, String> {
 
 #[async_trait]
 impl Emitter for RabbitEmitter {
+    fn name(&self) -> &'static str {
+        "rabbitmq"
+    }
+
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
         self.publish(emission.entry).await
     }

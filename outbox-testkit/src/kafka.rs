@@ -82,8 +82,17 @@ pub struct Received {
 impl TestTopic {
     /// Creates the topic with `partitions` partitions (replication factor 1).
     pub async fn create(client: &Arc<Client>, prefix: &str, partitions: i32) -> Self {
+        Self::create_as(client, Self::fresh_name(prefix), partitions).await
+    }
+
+    /// A topic name of this test's own, starting with `prefix`; nothing is created.
+    pub fn fresh_name(prefix: &str) -> String {
         let tag = uuid::Uuid::new_v4().simple().to_string();
-        let name = format!("{prefix}-{}", &tag[..12]);
+        format!("{prefix}-{}", &tag[..12])
+    }
+
+    /// Creates the topic `name` with `partitions` partitions (replication factor 1).
+    pub async fn create_as(client: &Arc<Client>, name: String, partitions: i32) -> Self {
         client
             .controller_client()
             .expect("controller client")

@@ -4,9 +4,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::drain::{Emission, EmitOutcome, Emitter};
-use outbox_core::EmissionStatus;
+use outbox_core::drain::{Emission, EmitOutcome, Emitter, RouteFault};
+use outbox_core::{EmissionStatus, NewEntry};
 use outbox_rabbitmq::{ExchangeSetup, RabbitEmitter, RabbitOptions};
+use outbox_testkit::emitters::{
+    assert_in_key_order, drain_across_a_missing_destination, enqueue_keyed,
+};
 
 use crate::support::{amqp_url, broker, drain_all, enqueue, outbox, rows, TestQueue};
 
@@ -72,35 +75,90 @@ async fn an_entry_emitted_again_carries_the_same_message_id() {
 }
 
 #[tokio::test]
-async fn unroutable_messages_and_missing_exchanges_are_dead_lettered_with_the_reason() {
+async fn a_drain_started_before_its_queue_is_bound_holds_the_entries_then_delivers_them_in_key_order(
+) {
     let Some(b) = broker().await else { return };
     let q = TestQueue::create(b).await;
     let (store, _dir) = outbox().await;
-    // Routed to a key no queue is bound for.
-    let unroutable = enqueue(&*store, "nobody.listens", 2).await;
-    let emitter = RabbitEmitter::connect(&format!("{}?exchange={}", amqp_url(), q.exchange))
-        .await
-        .expect("emitter");
-    let summary = drain_all(store.clone(), Arc::new(emitter), Duration::from_secs(30)).await;
-    assert_eq!(summary.dead_lettered, 2, "{summary:?}");
-    for row in rows(&*store, &unroutable).await {
-        assert_eq!(row.status, EmissionStatus::DeadLettered);
-        let error = row.last_error.unwrap_or_default();
-        assert!(error.contains("unroutable"), "{error}");
+    let entries = enqueue_keyed(&*store, "orders", 300, 5).await;
+    // Routed to keys no queue is bound for, until `create` binds one.
+    let url = format!(
+        "{}?exchange={}&routing_key=late.{{topic}}",
+        amqp_url(),
+        q.exchange
+    );
+    let emitter = Arc::new(RabbitEmitter::connect(&url).await.expect("emitter"));
+    let summary =
+        drain_across_a_missing_destination(store.clone(), emitter, q.bind("late.#")).await;
+    assert_eq!(summary.delivered, 300, "{summary:?}");
+    let received = q.read_all().await;
+    let ids: HashSet<_> = received.iter().map(|r| r.message_id.clone()).collect();
+    assert_eq!((received.len(), ids.len()), (300, 300), "each entry once");
+    let order: Vec<(String, u64)> = received
+        .iter()
+        .map(|r| {
+            (
+                r.headers["x-key"].clone(),
+                r.headers["x-seq"].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_in_key_order(&order);
+    for row in rows(&*store, &entries).await {
+        assert_eq!(
+            (row.status, row.attempt_count),
+            (EmissionStatus::Delivered, 1)
+        );
     }
+    q.delete().await;
+}
 
-    // An exchange that does not exist (not checked at start-up).
-    let missing = enqueue(&*store, "x", 2).await;
+#[tokio::test]
+async fn a_missing_exchange_is_the_route_and_a_topic_amqp_cannot_route_is_the_entry() {
+    let Some(b) = broker().await else { return };
+    let q = TestQueue::create(b).await;
+    let (store, _dir) = outbox().await;
+    // An exchange that does not exist (not checked at start-up): held, not failed.
+    let entry = enqueue(&*store, "x", 1).await.remove(0);
     let (client, mut options) = RabbitOptions::from_url(&amqp_url()).unwrap();
     options.exchange = format!("{}.missing", q.exchange);
     options.exchange_setup = ExchangeSetup::None;
     let emitter = RabbitEmitter::new(client, options).await.expect("emitter");
+    let outcome = emitter
+        .emit(Emission {
+            entry: &entry,
+            delivery_attempt: 1,
+            owner: "w",
+        })
+        .await;
+    let EmitOutcome::RouteFailed {
+        fault, destination, ..
+    } = outcome
+    else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(fault, RouteFault::Missing);
+    assert!(destination.contains(".missing"), "{destination}");
+
+    // A topic making a routing key over 255 bytes: this entry's fault, dead-lettered.
+    let (store, _dir) = outbox().await;
+    let refused = store
+        .enqueue_batch(vec![NewEntry::new("t".repeat(252), "x")])
+        .await
+        .unwrap();
+    let emitter = RabbitEmitter::connect(&url(&q)).await.expect("emitter");
     let summary = drain_all(store.clone(), Arc::new(emitter), Duration::from_secs(30)).await;
-    assert_eq!(summary.dead_lettered, 2, "{summary:?}");
-    for row in rows(&*store, &missing).await {
-        let error = row.last_error.unwrap_or_default();
-        assert!(error.contains("does not exist"), "{error}");
-    }
+    assert_eq!(
+        (summary.dead_lettered, summary.route_failures),
+        (1, 0),
+        "{summary:?}"
+    );
+    let row = store.get(refused[0].id).await.unwrap().unwrap();
+    assert_eq!(row.status, EmissionStatus::DeadLettered);
+    assert!(row
+        .last_error
+        .unwrap_or_default()
+        .contains("routing key over 255 bytes"));
     q.delete().await;
 }
 

@@ -93,6 +93,20 @@ impl TestQueue {
         }
     }
 
+    /// Binds the queue to the exchange for `pattern` too.
+    pub(crate) async fn bind(&self, pattern: &str) {
+        self.channel
+            .queue_bind(
+                self.queue.as_str().into(),
+                self.exchange.as_str().into(),
+                pattern.into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("bind the queue");
+    }
+
     /// Takes every message from the queue.
     pub(crate) async fn read_all(&self) -> Vec<Received> {
         let mut received = Vec::new();
