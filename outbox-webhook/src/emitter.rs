@@ -2,7 +2,7 @@
 
 use chrono::Utc;
 use outbox_core::async_trait;
-use outbox_core::drain::{Emission, EmitOutcome, Emitter};
+use outbox_core::drain::{Emission, EmitOutcome, Emitter, RouteFault};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 
 use crate::status::classify;
@@ -41,12 +41,14 @@ const ERROR_BODY_BYTES: usize = 1024;
 /// `X-Outbox-Attempt` and the entry's own headers; the payload goes as its
 /// `content-type` header says, `application/octet-stream` without one.
 ///
-/// Outcomes: 2xx → delivered; 429 or 503 with `Retry-After` → deferred until then;
-/// other 429, 5xx, timeouts and network errors → retryable; redirects (not followed: a
-/// redirected POST would arrive as a body-less GET) and other statuses → permanent, with
-/// the start of the receiver's answer in the reason. The request runs on the drain's own
-/// task: an emission the drain drops (its lease lost, shutdown) closes its connection
-/// at once.
+/// Outcomes (see [`crate::classify`] for each status): 2xx → delivered; 429 or 503 with
+/// `Retry-After` → deferred until then; the route's (held, no attempt counted, the
+/// drain backs off): no connection (refused, no such host, TLS refused) → `unreachable`,
+/// 401/403/407 → `refused`, 404/410 → `missing`, 502/503/504 → `unavailable`; other 429,
+/// 5xx and timeouts → retryable; redirects (not followed: a redirected POST would arrive
+/// as a body-less GET) and other statuses → permanent, with the start of the receiver's
+/// answer in the reason. The request runs on the drain's own task: an emission the drain
+/// drops (its lease lost, shutdown) closes its connection at once.
 ///
 /// [Standard Webhooks]: https://www.standardwebhooks.com/
 #[derive(Clone)]
@@ -87,6 +89,12 @@ impl WebhookEmitter {
             secrets: options.secrets,
             timeout: options.timeout,
         })
+    }
+
+    /// The receiver as route failures name it: scheme, host and port, never the path or
+    /// query (they may carry tokens).
+    fn destination(&self) -> String {
+        format!("webhook {}", crate::options::shown(self.url.as_str()))
     }
 
     /// The signing headers of one message: id, timestamp and, with secrets, signatures.
@@ -130,7 +138,15 @@ impl WebhookEmitter {
             Err(e) => {
                 // reqwest's message names the whole URL, token and all: the entry's last
                 // error is read by operators, so it goes without.
+                let unconnected = e.is_connect();
                 let why = outbox_core::error_chain(&e.without_url());
+                if unconnected {
+                    return EmitOutcome::route(
+                        RouteFault::Unreachable,
+                        self.destination(),
+                        format!("cannot connect: {why}"),
+                    );
+                }
                 return EmitOutcome::retryable(format!("webhook request failed: {why}"));
             }
         };
@@ -140,13 +156,22 @@ impl WebhookEmitter {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let outcome = classify(status, retry_after.as_deref(), Utc::now());
+        let outcome = classify(
+            status,
+            retry_after.as_deref(),
+            &self.destination(),
+            Utc::now(),
+        );
         with_answer(outcome, &answer_start(response).await)
     }
 }
 
 #[async_trait]
 impl Emitter for WebhookEmitter {
+    fn name(&self) -> &'static str {
+        "webhook"
+    }
+
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {
         self.post(emission).await
     }
@@ -207,6 +232,15 @@ fn with_answer(outcome: EmitOutcome, said: &str) -> EmitOutcome {
             retry_after,
         },
         EmitOutcome::Permanent { error } => EmitOutcome::Permanent {
+            error: format!("{error}: {said}"),
+        },
+        EmitOutcome::RouteFailed {
+            fault,
+            destination,
+            error,
+        } => EmitOutcome::RouteFailed {
+            fault,
+            destination,
             error: format!("{error}: {said}"),
         },
         other => other,

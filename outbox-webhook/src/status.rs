@@ -1,13 +1,25 @@
 //! What a receiver's response status (and its `Retry-After`) means for the entry.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use outbox_core::drain::EmitOutcome;
+use outbox_core::drain::{EmitOutcome, RouteFault};
 
-/// The outcome of a response with `status` and, if it had one, a `Retry-After` value:
-/// 2xx delivers; 429 or 503 with a `Retry-After` (seconds or an HTTP date) defers until
-/// then; 429 and 5xx otherwise are retryable; redirects (never followed) and every other
-/// status are permanent.
-pub fn classify(status: u16, retry_after: Option<&str>, now: DateTime<Utc>) -> EmitOutcome {
+/// The outcome of a response with `status` from `destination` (the receiver, as shown
+/// to operators) and, if it had one, a `Retry-After` value:
+/// - 2xx delivers;
+/// - 429 or 503 with a `Retry-After` (seconds or an HTTP date) defers until then;
+/// - the route's, for every entry alike (held, no attempt counted): 401, 403 and 407
+///   (`refused`: the sender's credentials), 404 and 410 (`missing`: the URL names no
+///   endpoint; a receiver refusing one entry answers 400, 409 or 422), 502, 503 and 504
+///   without `Retry-After` (`unavailable`: a gateway saying the receiver is down);
+/// - 429 otherwise and the other 5xx are the entry's, retryable;
+/// - redirects (never followed) and every other status are the entry's, permanent.
+pub fn classify(
+    status: u16,
+    retry_after: Option<&str>,
+    destination: &str,
+    now: DateTime<Utc>,
+) -> EmitOutcome {
+    let route = |fault| EmitOutcome::route(fault, destination, format!("HTTP {status}"));
     match status {
         200..=299 => EmitOutcome::delivered(),
         429 | 503 => match retry_after.and_then(|v| retry_at(v, now)) {
@@ -15,8 +27,12 @@ pub fn classify(status: u16, retry_after: Option<&str>, now: DateTime<Utc>) -> E
                 until,
                 reason: Some(format!("HTTP {status}, retry after {until}")),
             },
+            None if status == 503 => route(RouteFault::Unavailable),
             None => EmitOutcome::retryable(format!("HTTP {status}")),
         },
+        401 | 403 | 407 => route(RouteFault::Refused),
+        404 | 410 => route(RouteFault::Missing),
+        502 | 504 => route(RouteFault::Unavailable),
         500..=599 => EmitOutcome::retryable(format!("HTTP {status}")),
         300..=399 => EmitOutcome::permanent(format!("HTTP {status}: redirects are not followed")),
         _ => EmitOutcome::permanent(format!("HTTP {status}")),
@@ -47,6 +63,10 @@ mod tests {
             .with_timezone(&Utc)
     }
 
+    fn classify(status: u16, retry_after: Option<&str>, now: DateTime<Utc>) -> EmitOutcome {
+        super::classify(status, retry_after, "webhook https://r", now)
+    }
+
     #[test]
     fn statuses_map_to_outcomes() {
         let now = at("2026-12-02T10:00:00Z");
@@ -62,8 +82,24 @@ mod tests {
             classify(503, Some("5"), now),
             EmitOutcome::Deferred { .. }
         ));
+        for (status, kind) in [
+            (503, RouteFault::Unavailable),
+            (502, RouteFault::Unavailable),
+            (504, RouteFault::Unavailable),
+            (401, RouteFault::Refused),
+            (403, RouteFault::Refused),
+            (407, RouteFault::Refused),
+            (404, RouteFault::Missing),
+            (410, RouteFault::Missing),
+        ] {
+            assert_eq!(
+                classify(status, None, now),
+                EmitOutcome::route(kind, "webhook https://r", format!("HTTP {status}")),
+                "{status}"
+            );
+        }
         assert!(matches!(
-            classify(503, None, now),
+            classify(429, None, now),
             EmitOutcome::Retryable { .. }
         ));
         assert!(matches!(
@@ -79,7 +115,7 @@ mod tests {
             EmitOutcome::Permanent { .. }
         ));
         assert!(matches!(
-            classify(404, None, now),
+            classify(422, None, now),
             EmitOutcome::Permanent { .. }
         ));
         assert!(matches!(

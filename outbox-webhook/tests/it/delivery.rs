@@ -72,7 +72,7 @@ async fn while_a_key_rotates_a_receiver_holding_either_key_verifies() {
 }
 
 #[tokio::test]
-async fn a_wrong_key_or_none_is_refused_by_the_receiver_and_dead_letters() {
+async fn a_wrong_key_or_none_is_refused_by_the_receiver_as_a_route_failure() {
     let Some(receiver) = Receiver::start(&[&secret(3)]).await else {
         return;
     };
@@ -82,11 +82,14 @@ async fn a_wrong_key_or_none_is_refused_by_the_receiver_and_dead_letters() {
     let unsigned =
         WebhookEmitter::new(WebhookOptions::new(receiver.url("/hook"))).expect("emitter");
     for emitter in [&wrong, &unsigned] {
+        // A key the receiver does not hold fails every entry alike: the route's fault,
+        // so the entries wait for the key to be fixed instead of being dead-lettered.
         match emit_once(emitter, &entry).await {
-            EmitOutcome::Permanent { error } => {
+            EmitOutcome::RouteFailed { fault, error, .. } => {
+                assert_eq!(fault, outbox_core::drain::RouteFault::Refused);
                 assert!(error.starts_with("HTTP 401: signature refused"), "{error}")
             }
-            other => panic!("expected a permanent failure, got {other:?}"),
+            other => panic!("expected a route failure, got {other:?}"),
         }
     }
     let got = receiver.received().await;

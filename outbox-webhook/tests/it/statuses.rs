@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use outbox_core::drain::EmitOutcome;
+use outbox_core::drain::{EmitOutcome, RouteFault};
 use outbox_webhook::{WebhookEmitter, WebhookOptions};
 
 use crate::support::{emit_once, one_entry, secret, Receiver};
@@ -33,7 +33,7 @@ async fn answers_map_to_deferred_retryable_and_permanent() {
         outcome_of(&receiver, "/status/503?retry-after=5").await,
         EmitOutcome::Deferred { .. }
     ));
-    for path in ["/status/503", "/status/500", "/status/429"] {
+    for path in ["/status/500", "/status/429"] {
         match outcome_of(&receiver, path).await {
             EmitOutcome::Retryable { error, .. } => {
                 assert!(error.contains("status as asked"), "{path}: {error}")
@@ -41,10 +41,33 @@ async fn answers_map_to_deferred_retryable_and_permanent() {
             other => panic!("{path}: {other:?}"),
         }
     }
+    for (path, fault) in [
+        ("/status/503", RouteFault::Unavailable),
+        ("/status/502", RouteFault::Unavailable),
+        ("/status/404", RouteFault::Missing),
+        ("/status/401", RouteFault::Refused),
+    ] {
+        match outcome_of(&receiver, path).await {
+            EmitOutcome::RouteFailed {
+                fault: seen,
+                destination,
+                error,
+            } => {
+                assert_eq!(seen, fault, "{path}");
+                assert!(error.contains("status as asked"), "{path}: {error}");
+                assert!(
+                    destination.starts_with("webhook http://127.0.0.1:")
+                        && !destination.contains("status"),
+                    "{destination}"
+                );
+            }
+            other => panic!("{path}: {other:?}"),
+        }
+    }
     for (path, says) in [
         ("/status/302", "redirects are not followed"),
-        ("/status/404", "HTTP 404"),
         ("/status/400", "HTTP 400"),
+        ("/status/422", "HTTP 422"),
     ] {
         match outcome_of(&receiver, path).await {
             EmitOutcome::Permanent { error } => assert!(error.contains(says), "{path}: {error}"),
@@ -58,7 +81,7 @@ async fn answers_map_to_deferred_retryable_and_permanent() {
 }
 
 #[tokio::test]
-async fn nobody_listening_is_retryable() {
+async fn nobody_listening_is_the_route() {
     let free = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = free.local_addr().expect("addr").port();
     drop(free);
@@ -68,13 +91,20 @@ async fn nobody_listening_is_retryable() {
     )
     .expect("emitter");
     match emit_once(&emitter, &one_entry().await).await {
-        EmitOutcome::Retryable { error, .. } => {
-            assert!(error.contains("webhook request failed"), "{error}");
-            assert!(
-                !error.contains("t0ken") && !error.contains("s3cret"),
-                "{error}"
-            );
+        EmitOutcome::RouteFailed {
+            fault,
+            destination,
+            error,
+        } => {
+            assert_eq!(fault, RouteFault::Unreachable);
+            assert!(error.contains("cannot connect"), "{error}");
+            for said in [&error, &destination] {
+                assert!(
+                    !said.contains("t0ken") && !said.contains("s3cret"),
+                    "{said}"
+                );
+            }
         }
-        other => panic!("expected retryable, got {other:?}"),
+        other => panic!("expected a route failure, got {other:?}"),
     }
 }
