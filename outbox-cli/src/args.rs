@@ -11,7 +11,7 @@ use outbox_core::duration::parse as parse_duration;
     name = "outbox",
     version,
     about,
-    after_help = "Environment:\n  OUTBOX_DATABASE_URL  the database, instead of --database-url\n  OUTBOX_LOG           log filter for standard error (e.g. info, outbox_core=debug; default warn)\n\nExit codes:\n  0    done\n  1    a runtime failure (database, emitter, files)\n  2    a usage error (a bad argument or value)\n  3    drain --until-empty --fail-on-dead-letters dead-lettered entries\n  130  a second Ctrl-C or SIGTERM cut a graceful stop short"
+    after_help = "Environment:\n  OUTBOX_DATABASE_URL  the database, instead of --database-url\n  OUTBOX_LOG           log filter for standard error (e.g. info, outbox_core=debug; default warn)\n\nExit codes:\n  0    done\n  1    a runtime failure (database, emitter, files)\n  2    a usage error (a bad argument or value)\n  3    drain --until-empty --fail-on-dead-letters dead-lettered entries\n  4    drain --route-down-limit: a route stayed down past the limit\n  130  a second Ctrl-C or SIGTERM cut a graceful stop short"
 )]
 pub(crate) struct Cli {
     /// The database: sqlite://PATH, postgres://USER@HOST:PORT/DB,
@@ -360,9 +360,16 @@ pub(crate) struct DrainArgs {
     /// the slice is drained.
     #[arg(long, value_parser = parse_slice)]
     pub(crate) slice: Option<outbox_core::Slice>,
-    /// Stop once nothing is pending, retry-ready or under an unexpired lease.
+    /// Stop once nothing is pending, retry-ready or under an unexpired lease (nor held by
+    /// this drain for a failing route).
     #[arg(long)]
     pub(crate) until_empty: bool,
+    /// Exit with code 4 once a route (a missing stream, topic or queue; refused
+    /// credentials; an unreachable broker) has failed for longer than this without an
+    /// emission getting through (e.g. 5m), instead of holding its entries and waiting
+    /// for it. The entries stay held, no attempt counted, for the next drain.
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) route_down_limit: Option<TimeDelta>,
     /// With --until-empty: exit with code 3 when entries were dead-lettered during the run.
     #[arg(long, requires = "until_empty")]
     pub(crate) fail_on_dead_letters: bool,

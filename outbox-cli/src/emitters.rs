@@ -101,6 +101,10 @@ pub(crate) struct Delayed {
 
 #[async_trait]
 impl Emitter for Delayed {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
     /// Sends, then waits: the latency stands for the provider's acknowledgement, the
     /// window in which a message is out but its outcome not yet known (or recorded).
     async fn emit(&self, emission: Emission<'_>) -> EmitOutcome {

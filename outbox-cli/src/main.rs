@@ -28,6 +28,7 @@ mod engine_sqlserver;
 mod engines;
 mod metrics;
 mod progress;
+mod route_holds;
 mod signals;
 mod ui;
 
@@ -43,6 +44,8 @@ mod exit {
     pub(crate) const USAGE: u8 = 2;
     /// `drain --until-empty --fail-on-dead-letters` dead-lettered entries.
     pub(crate) const DEAD_LETTERS: u8 = 3;
+    /// `drain --route-down-limit`: a route failed for longer than the limit.
+    pub(crate) const ROUTE_DOWN: u8 = 4;
     /// A second Ctrl-C or SIGTERM ended a graceful stop early.
     pub(crate) const FORCED: i32 = 130;
 }

@@ -22,6 +22,7 @@ pub(crate) fn install(addr: SocketAddr) -> Result<()> {
     metrics::counter!(outbox_core::metric_names::LOST_RENEWALS).increment(0);
     metrics::counter!(outbox_core::metric_names::FAILED_RENEWALS).increment(0);
     metrics::counter!(outbox_core::metric_names::FAILED_CYCLES).increment(0);
+    metrics::counter!(outbox_core::metric_names::ROUTE_FAILURES).increment(0);
     Ok(())
 }
 

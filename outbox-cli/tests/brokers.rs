@@ -119,7 +119,8 @@ fn drain_into_rabbitmq() {
         Err(e) => return outbox_testkit::engines::unavailable("rabbitmq", &e.to_string()),
     };
     let url = format!("{}?exchange={exchange}&declare_exchange=true", amqp_url());
-    // Nothing bound yet: every entry is unroutable and dead-lettered with the reason.
+    // No queue is bound for this one: unroutable, a route failure, so it is held, never
+    // dead-lettered, and the drain gives up on the route after --route-down-limit.
     ok(outbox(&db).args(["enqueue", "--count", "1", "--topic", "nobody"]));
     rt.block_on(async {
         channel
@@ -154,11 +155,34 @@ fn drain_into_rabbitmq() {
             .await
     })
     .expect("queue bound to the exchange");
-    let out = ok(outbox(&db).args(["drain", "--until-empty", "--emitter", &url]));
+    let (code, out, err) = run_bounded(
+        outbox(&db).args([
+            "drain",
+            "--until-empty",
+            "--route-down-limit",
+            "2s",
+            "--emitter",
+            &url,
+        ]),
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(code, Some(4), "{out}\n{err}");
     assert!(out.contains("delivered 200"), "{out}");
+    assert!(err.contains("--route-down-limit"), "{err}");
     let stats = Db::sqlite(&db).stats();
     assert_eq!(stats["counts"]["delivered"], 200);
-    assert_eq!(stats["counts"]["dead_lettered"], 1, "the unroutable entry");
+    assert_eq!(stats["counts"]["dead_lettered"], 0, "{stats}");
+    assert_eq!(
+        stats["counts"]["deferred"], 1,
+        "the unroutable entry, held: {stats}"
+    );
+    let holds = &stats["route_holds"];
+    assert_eq!(holds[0]["kind"], "missing", "{stats}");
+    assert_eq!(
+        holds[0]["destination"],
+        format!("exchange \"{exchange}\", routing key \"nobody\""),
+        "{stats}"
+    );
     let held = rt.block_on(async {
         let held = channel
             .1
@@ -431,4 +455,105 @@ fn a_worker_killed_mid_batch_leaves_kafka_copies_with_the_same_entry_id() {
     assert!(twice > 0, "no entry was re-emitted");
     assert!(by_id.values().all(|n| *n <= 2), "{by_id:?}");
     rt.block_on(topic.delete());
+}
+
+/// Runs `cmd` to its end, killing it after `limit`; returns its exit code and outputs.
+fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status.code(), out, err)
+}
+
+/// A drain started before its JetStream stream exists holds the entries (no dead
+/// letter, `outbox stats` names the route), and delivers every one once after the
+/// stream is created 4 s later, in the same run.
+#[test]
+fn a_drain_started_before_its_stream_delivers_every_entry_once_it_exists() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(js) = jetstream(&rt) else { return };
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let stream = format!("OUTBOX_CLI_LATE_{tag}");
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "2000", "--batch", "500"]));
+    let url = format!("{}?subject=late{tag}.{{topic}}", nats_url());
+    let db_drain = db.clone();
+    let drain = std::thread::spawn(move || {
+        run_bounded(
+            outbox(&db_drain).args(["drain", "--until-empty", "--emitter", &url]),
+            std::time::Duration::from_secs(120),
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(3_000));
+    let stats = Db::sqlite(&db).stats();
+    assert_eq!(stats["counts"]["dead_lettered"], 0, "{stats}");
+    let holds = stats["route_holds"].as_array().expect("route holds");
+    assert_eq!(holds.len(), 1, "{stats}");
+    assert_eq!(holds[0]["kind"], "missing");
+    assert_eq!(
+        holds[0]["destination"],
+        format!("subject \"late{tag}.outbox.test\""),
+        "{stats}"
+    );
+    let text = ok(outbox(&db).arg("stats"));
+    assert!(text.contains("held for a route"), "{text}");
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    rt.block_on(async {
+        js.create_stream(async_nats::jetstream::stream::Config {
+            name: stream.clone(),
+            subjects: vec![format!("late{tag}.>")],
+            storage: async_nats::jetstream::stream::StorageType::Memory,
+            ..Default::default()
+        })
+        .await
+        .expect("create the stream")
+    });
+    let (code, out, err) = drain.join().expect("the drain's thread");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("delivered 2000"), "{out}");
+    assert!(out.contains("dead-lettered 0"), "{out}");
+    assert!(err.contains("route missing"), "warned once: {err}");
+    assert_eq!(
+        err.matches("holding its entries").count(),
+        1,
+        "one warning for the streak: {err}"
+    );
+    let stats = Db::sqlite(&db).stats();
+    assert_eq!(stats["counts"]["delivered"], 2000, "{stats}");
+    assert_eq!(stats["route_holds"], serde_json::json!([]), "{stats}");
+    let held = rt.block_on(async {
+        let mut s = js.get_stream(&stream).await.expect("the stream");
+        let held = s.info().await.expect("info").state.messages;
+        js.delete_stream(&stream).await.expect("delete");
+        held
+    });
+    assert_eq!(held, 2000, "messages in the stream");
 }

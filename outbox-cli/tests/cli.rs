@@ -209,7 +209,8 @@ fn webhook_throttling_defers_and_server_errors_retry() {
     let dir2 = tempfile::tempdir().unwrap();
     let db2 = migrated(&dir2);
     ok(outbox(&db2).args(["enqueue", "--count", "2"]));
-    let (url, _) = webhook_server(502, None, "idempotency-key");
+    // A 500 is the entry's (a 502 is the route's: a gateway saying the receiver is down).
+    let (url, _) = webhook_server(500, None, "idempotency-key");
     ok(outbox(&db2)
         .args(["drain", "--until-empty", "--max-attempts", "5", "--emitter"])
         .arg(format!("webhook:{url}")));

@@ -447,7 +447,7 @@ fn destructive_commands_say_what_they_would_touch() {
 }
 
 /// HTTPS webhooks work in the default build: an https:// URL is accepted, and a server
-/// that does not speak TLS makes a retryable failure, not a refusal to start.
+/// that does not speak TLS makes a route failure (held), not a refusal to start.
 #[test]
 fn https_webhooks_are_in_the_default_build() {
     let dir = tempfile::tempdir().unwrap();
@@ -455,12 +455,27 @@ fn https_webhooks_are_in_the_default_build() {
     ok(outbox(&db).args(["enqueue", "--count", "1"]));
     let (url, _) = webhook_server(200, None, "content-type");
     let url = url.replacen("http://", "https://", 1);
-    let out = ok(outbox(&db)
-        .args(["drain", "--until-empty", "--emitter"])
-        .arg(format!("webhook:{url}")));
-    assert!(out.contains("retried 1"), "{out}");
+    // The TLS handshake with a plain-HTTP server fails: the route's fault (the entry is
+    // held), after a TLS attempt, which a build without TLS would not make.
+    let out = outbox(&db)
+        .args([
+            "drain",
+            "--until-empty",
+            "--route-down-limit",
+            "1s",
+            "--emitter",
+        ])
+        .arg(format!("webhook:{url}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
     let stats = Db::sqlite(&db).stats();
-    assert_eq!(stats["counts"]["retryable_failure"], 1, "{stats}");
+    assert_eq!(stats["counts"]["deferred"], 1, "{stats}");
+    let held = &stats["route_holds"][0];
+    assert_eq!(held["kind"], "unreachable", "{stats}");
+    let error = held["last_error"].as_str().unwrap_or_default();
+    assert!(error.contains("cannot connect"), "{error}");
+    assert!(!error.contains("scheme"), "https was not built in: {error}");
 }
 
 /// A worker killed mid-batch leaves leases behind; `drain --until-empty` says it is

@@ -338,3 +338,38 @@ fn a_token_guards_every_page_but_health_and_a_reachable_listener_needs_one() {
     let wrong = "Authorization: Bearer s3cret-token-for-test\r\n";
     assert_eq!(get(port, "/", wrong).unwrap().0, 401);
 }
+
+/// A drain whose webhook receiver cannot be reached holds its entries (exit code 4 past
+/// `--route-down-limit`, nothing dead-lettered), and the overview says which route they
+/// wait for.
+#[test]
+fn the_overview_names_the_route_held_entries_wait_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(dir.path());
+    ok(outbox(&db).args(["enqueue", "--count", "5"]));
+    let nobody = free_port();
+    let out = outbox(&db)
+        .args([
+            "drain",
+            "--until-empty",
+            "--route-down-limit",
+            "1s",
+            "--emitter",
+            &format!("webhook:http://127.0.0.1:{nobody}/hook"),
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    let stats = Db::sqlite(&db).stats();
+    assert_eq!(stats["counts"]["dead_lettered"], 0, "{stats}");
+    assert_eq!(stats["route_holds"][0]["kind"], "unreachable", "{stats}");
+    let port = free_port();
+    let _ui = Served::start(&Db::sqlite(&db), port, &[]);
+    let (status, page) = get(port, "/", "").unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("held for a failing route, unreachable (webhook http://127.0.0.1:"),
+        "{page}"
+    );
+}

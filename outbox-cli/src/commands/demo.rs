@@ -112,6 +112,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         dead_letter_failing_heads: false,
         slice: None,
         until_empty: true,
+        route_down_limit: None,
         fail_on_dead_letters: false,
         json: false,
     };

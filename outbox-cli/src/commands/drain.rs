@@ -71,6 +71,14 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
     } else {
         report.text(to_stderr);
     }
+    if summary.route_gave_up {
+        eprintln!(
+            "outbox: a route failed for longer than --route-down-limit (the log says which); \
+             its entries stay held, no attempt counted (exit code {})",
+            crate::exit::ROUTE_DOWN
+        );
+        return Ok(crate::exit::ROUTE_DOWN);
+    }
     if args.fail_on_dead_letters && summary.dead_lettered > 0 {
         let n = summary.dead_lettered;
         let what = if n == 1 { "entry was" } else { "entries were" };
@@ -122,6 +130,10 @@ pub(crate) async fn drain(
         .batches_ahead(args.batches_ahead as usize)
         .max_attempts(args.max_attempts)
         .max_age(Some(args.max_age.to_std().unwrap_or_default()))
+        .route_down_limit(
+            args.route_down_limit
+                .map(|l| l.to_std().unwrap_or_default()),
+        )
         .emit_timeout(args.emit_timeout.to_std().unwrap_or_default())
         .shutdown_grace(args.shutdown_grace.to_std().unwrap_or_default())
         .ordered(args.ordered)
@@ -271,9 +283,9 @@ impl Report<'_> {
         let s = self.summary;
         let l = self.left;
         let done = format!(
-            "emitted {}  delivered {}  retried {}  dead-lettered {}  released {}  not applied {}  elapsed {:.2} s  {:.0} delivered/s",
-            s.emitted, s.delivered, s.retried, s.dead_lettered, s.released, s.not_applied,
-            self.elapsed_secs, self.rate()
+            "emitted {}  delivered {}  retried {}  dead-lettered {}  held for a route {}  released {}  not applied {}  elapsed {:.2} s  {:.0} delivered/s",
+            s.emitted, s.delivered, s.retried, s.dead_lettered, s.route_failures, s.released,
+            s.not_applied, self.elapsed_secs, self.rate()
         );
         let left = format!(
             "left: pending {}  retrying {}  deferred {}  failed {}  dead letters {}  leased {}",
@@ -304,6 +316,8 @@ impl Report<'_> {
             "released": s.released,
             "not_applied": s.not_applied,
             "errors": s.errors,
+            "route_failures": s.route_failures,
+            "route_gave_up": s.route_gave_up,
             "elapsed_seconds": self.elapsed_secs,
             "delivered_per_second": self.rate(),
             "left": {

@@ -91,11 +91,24 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
 }
 
 pub(crate) async fn run(target: &Target, json: bool, limits: &CleanupThresholds) -> Result<()> {
-    let stats = target.open_for_reading().await?.stats(None).await?;
+    let store = target.open_for_reading().await?;
+    let stats = store.stats(None).await?;
+    let holds = crate::route_holds::read(&*store).await?;
     if json {
-        out!("{}", to_json(&stats));
+        let mut value = to_json(&stats);
+        value["route_holds"] = holds.json();
+        out!("{value}");
     } else {
-        out_raw!("{}", to_text(&stats));
+        out_raw!("{}{}", to_text(&stats), holds.text());
+    }
+    for (hold, n, _) in &holds.routes {
+        eprintln!(
+            "outbox: warning: {} entries held for a failing route, {} ({}): they are \
+             delivered once it carries again",
+            holds.shown(*n),
+            hold.fault.as_str(),
+            hold.destination
+        );
     }
     for warning in stats.cleanup.iter().flat_map(|c| c.warnings(limits)) {
         eprintln!("outbox: warning: {warning}");

@@ -242,10 +242,15 @@ fn same_secret(given: &str, secret: &str) -> bool {
 }
 
 async fn overview(State(ui): State<Arc<Ui>>) -> Response {
-    match ui.store.stats(None).await {
-        Ok(stats) => {
+    let read = async {
+        let stats = ui.store.stats(None).await?;
+        let holds = crate::route_holds::read(&*ui.store).await?;
+        Ok::<_, outbox_core::OutboxError>((stats, holds))
+    };
+    match read.await {
+        Ok((stats, holds)) => {
             let points = ui.samples.lock().expect("the samples").points();
-            Html(overview::render(&stats, &points)).into_response()
+            Html(overview::render(&stats, &holds, &points)).into_response()
         }
         Err(e) => failed(&e),
     }

@@ -5,10 +5,21 @@ use outbox_core::{CleanupThresholds, EmissionStatus, OutboxStats};
 
 use super::page::{escape, frame, query_component, table};
 use super::samples::{chart, Point};
+use crate::route_holds::Holds;
 
-/// The overview page of `stats`, with the chart of `points`.
-pub(crate) fn render(stats: &OutboxStats, points: &[Point]) -> String {
+/// The overview page of `stats` and the routes `holds` name, with the chart of `points`.
+pub(crate) fn render(stats: &OutboxStats, holds: &Holds, points: &[Point]) -> String {
     let mut body = String::from("<h1>Overview</h1>");
+    for (hold, n, error) in &holds.routes {
+        body.push_str(&format!(
+            "<p class=\"warn route-hold\">{} entries held for a failing route, {} ({}): \
+             deferred, no attempt counted, and delivered once it carries again. Last error: {}</p>",
+            escape(&holds.shown(*n)),
+            escape(hold.fault.as_str()),
+            escape(&hold.destination),
+            escape(error),
+        ));
+    }
     for warning in stats
         .cleanup
         .iter()

@@ -41,6 +41,12 @@ use crate::{ClaimStore, Clock, Result, SystemClock};
 /// trip per batch. It never emits an entry it does not hold. Run several drains, in one
 /// process or many, on one store.
 ///
+/// A failure of the emitter's route ([`EmitOutcome::RouteFailed`]: a missing stream, topic
+/// or queue, refused credentials, an unreachable broker) is not the entry's: the entry is
+/// held, deferred with no attempt counted, and the drain backs off and probes one emission
+/// at a time until the route carries again (see [`DrainOptions::route_backoff`] and
+/// [`DrainOptions::route_down_limit`]), counting each in `outbox.route_failures`.
+///
 /// Give it a store wrapped in [`crate::Observed`] to get the store-level transition
 /// metric and warnings; the drain adds `outbox.emissions` (tag `result`) and the
 /// `outbox.claim_latency_seconds`, `outbox.emit_latency_seconds`,
@@ -323,21 +329,24 @@ impl Drain {
     }
 
     /// Whether an entry this drain held for a failing route is held still; forgets those
-    /// that are not (delivered since, by this worker or another, or requeued). A store
+    /// that are not (delivered since, by this worker or another, or requeued). Stops at
+    /// the first one still held, so a long hold costs a read or two per idle wait. A store
     /// that cannot tell counts as yes.
     async fn still_held(&self) -> bool {
-        let held = self.route.held();
         let mut gone = Vec::new();
-        let mut any = false;
-        for id in held {
+        let mut held = false;
+        for id in self.route.held() {
             match self.store.get(id).await {
-                Ok(Some(entry)) if RouteHold::of(&entry).is_some() => any = true,
+                Ok(Some(entry)) if RouteHold::of(&entry).is_some() => held = true,
                 Ok(_) => gone.push(id),
-                Err(_) => any = true,
+                Err(_) => held = true,
+            }
+            if held {
+                break;
             }
         }
         self.route.released(&gone);
-        any
+        held
     }
 
     fn span(&self) -> tracing::Span {

@@ -11,6 +11,7 @@
 //! their place: an ordered drain's key waits behind its held head.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -131,6 +132,9 @@ pub(super) fn default_policy() -> RetryPolicy {
 #[derive(Debug, Default)]
 pub(super) struct RouteWatch {
     state: Mutex<Watch>,
+    /// One emission at a time until one is not a route failure (read per emission, so
+    /// outside the lock).
+    probing: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -138,8 +142,6 @@ struct Watch {
     streak: Option<Streak>,
     /// Cycles with a route failure in this streak: the backoff's step.
     held_cycles: u32,
-    /// One emission at a time until one is not a route failure.
-    probing: bool,
     /// The entries this drain held, while they may still be held.
     held: HashSet<EntryId>,
 }
@@ -169,7 +171,7 @@ impl RouteWatch {
     /// Whether emissions go one at a time (a route failed and nothing has got through
     /// since).
     pub(super) fn probing(&self) -> bool {
-        self.lock().probing
+        self.probing.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Watch> {
@@ -212,12 +214,14 @@ impl RouteWatch {
                 fault.as_str(),
             );
         }
-        std::mem::replace(&mut w.probing, true)
+        self.probing.swap(true, Ordering::Relaxed)
     }
 
     /// One emission got past the route (whatever the provider then said of the entry).
     pub(super) fn passed(&self) {
-        self.lock().probing = false;
+        if self.probing() {
+            self.probing.store(false, Ordering::Relaxed);
+        }
     }
 
     /// `entry` is held: when it may be claimed again, and it is remembered until then.
@@ -256,7 +260,7 @@ impl RouteWatch {
                     );
                 }
                 w.held_cycles = 0;
-                w.probing = false;
+                self.probing.store(false, Ordering::Relaxed);
             }
             return AfterCycle::Go;
         }
