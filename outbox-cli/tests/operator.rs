@@ -457,22 +457,12 @@ fn https_webhooks_are_in_the_default_build() {
     let url = url.replacen("http://", "https://", 1);
     // The TLS handshake with a plain-HTTP server fails: the route's fault (the entry is
     // held), after a TLS attempt, which a build without TLS would not make.
-    let out = outbox(&db)
-        .args([
-            "drain",
-            "--until-empty",
-            "--route-down-limit",
-            "1s",
-            "--emitter",
-        ])
-        .arg(format!("webhook:{url}"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(4), "{out:?}");
-    let stats = Db::sqlite(&db).stats();
-    assert_eq!(stats["counts"]["deferred"], 1, "{stats}");
-    let held = &stats["route_holds"][0];
-    assert_eq!(held["kind"], "unreachable", "{stats}");
+    let held = common::held_for_a_route(&Db::sqlite(&db), &format!("webhook:{url}"));
+    assert_eq!(
+        (&held["kind"], &held["entries"]),
+        (&"unreachable".into(), &1.into()),
+        "{held}"
+    );
     let error = held["last_error"].as_str().unwrap_or_default();
     assert!(error.contains("cannot connect"), "{error}");
     assert!(!error.contains("scheme"), "https was not built in: {error}");

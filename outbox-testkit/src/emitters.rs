@@ -103,6 +103,38 @@ pub fn assert_in_key_order(received: &[(String, u64)]) {
     }
 }
 
+/// Asserts that a consumer got each of `entries` once, each key's in order
+/// ([`assert_in_key_order`] on the `x-key` and `x-seq` headers of [`enqueue_keyed`]), and
+/// that each is recorded delivered at its first attempt (route failures count none).
+/// `received`: each message's entry id and headers, in the order the consumer got them.
+pub async fn assert_delivered_once_in_key_order(
+    store: &dyn AdminClaimStore,
+    entries: &[OutboxEntry],
+    received: &[(String, &std::collections::BTreeMap<String, String>)],
+) {
+    let ids: std::collections::HashSet<&str> = received.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        (received.len(), ids.len()),
+        (entries.len(), entries.len()),
+        "each entry once"
+    );
+    let order: Vec<(String, u64)> = received
+        .iter()
+        .map(|(_, headers)| {
+            let seq = headers["x-seq"].parse().expect("x-seq is a number");
+            (headers["x-key"].clone(), seq)
+        })
+        .collect();
+    assert_in_key_order(&order);
+    for row in rows(store, entries).await {
+        assert_eq!(
+            (row.status, row.attempt_count),
+            (EmissionStatus::Delivered, 1),
+            "{row:?}"
+        );
+    }
+}
+
 /// Two ordered drains into `emitter` started before its destination exists: waits until
 /// entries are held for the route (asserting none was dead-lettered), runs `create`
 /// (which makes the destination), and lets the drains run until nothing is left to send.

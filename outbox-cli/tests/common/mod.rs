@@ -213,3 +213,27 @@ pub fn webhook_server(
     });
     (url, values)
 }
+
+/// Runs `outbox drain --until-empty --route-down-limit 1s` into `emitter` on `db`, whose
+/// route must fail: asserts it exits 4 with nothing dead-lettered, and returns the first
+/// route `outbox stats --json` says entries are held for.
+pub fn held_for_a_route(db: &Db, emitter: &str) -> serde_json::Value {
+    let out = db
+        .cmd()
+        .args([
+            "drain",
+            "--until-empty",
+            "--route-down-limit",
+            "1s",
+            "--emitter",
+            emitter,
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("--route-down-limit"), "{err}");
+    let stats = db.stats();
+    assert_eq!(stats["counts"]["dead_lettered"], 0, "{stats}");
+    stats["route_holds"][0].clone()
+}

@@ -155,6 +155,18 @@ struct Streak {
     last: String,
 }
 
+impl Streak {
+    /// `12 route failures since 2026-12-04T20:00:00Z (route missing (…): …)`.
+    fn summary(&self) -> String {
+        format!(
+            "{} route failures since {} ({})",
+            self.failures,
+            self.since.to_rfc3339_opts(SecondsFormat::Secs, true),
+            self.last,
+        )
+    }
+}
+
 /// What the drain does after a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum AfterCycle {
@@ -250,13 +262,12 @@ impl RouteWatch {
         if route_failures == 0 {
             if emitted > 0 {
                 if let Some(ended) = w.streak.take() {
+                    let failures = ended.failures;
                     tracing::warn!(
                         owner,
-                        failures = ended.failures,
-                        "the route carries again after {} route failures since {} ({})",
-                        ended.failures,
-                        ended.since.to_rfc3339_opts(SecondsFormat::Secs, true),
-                        ended.last,
+                        failures,
+                        "the route carries again: {}",
+                        ended.summary()
                     );
                 }
                 w.held_cycles = 0;
@@ -307,13 +318,12 @@ impl RouteWatch {
     /// The drain stops: a streak still running is summed up.
     pub(super) fn stopped(&self, owner: &str) {
         if let Some(s) = self.lock().streak.take() {
+            let failures = s.failures;
             tracing::warn!(
                 owner,
-                failures = s.failures,
-                "{} route failures since {}, still failing when the drain stopped ({})",
-                s.failures,
-                s.since.to_rfc3339_opts(SecondsFormat::Secs, true),
-                s.last,
+                failures,
+                "still failing when the drain stopped: {}",
+                s.summary()
             );
         }
     }

@@ -9,7 +9,9 @@ use outbox_core::{EmissionStatus, NewEntry};
 use outbox_kafka::{partition_for, KafkaEmitter, ENTRY_ID_HEADER};
 
 use crate::support::{client, drain_all, enqueue_keyed, outbox, rows, url, TestTopic};
-use outbox_testkit::emitters::{assert_in_key_order, drain_across_a_missing_destination};
+use outbox_testkit::emitters::{
+    assert_delivered_once_in_key_order, drain_across_a_missing_destination,
+};
 
 #[tokio::test]
 async fn a_drained_backlog_arrives_once_with_its_key_headers_and_payload() {
@@ -111,28 +113,11 @@ async fn a_drain_started_before_its_topic_holds_the_entries_then_delivers_them_i
     let topic = rx.await.expect("the topic");
     assert_eq!(summary.delivered, 300, "{summary:?}");
     let received = topic.read_all().await;
-    let ids: std::collections::HashSet<_> = received
+    let received: Vec<_> = received
         .iter()
-        .map(|r| r.headers[ENTRY_ID_HEADER].clone())
+        .map(|r| (r.headers[ENTRY_ID_HEADER].clone(), &r.headers))
         .collect();
-    assert_eq!(ids.len(), 300, "every entry");
-    // Partition by partition in offset order: each key lives in one partition.
-    let order: Vec<(String, u64)> = received
-        .iter()
-        .map(|r| {
-            (
-                r.headers["x-key"].clone(),
-                r.headers["x-seq"].parse().unwrap(),
-            )
-        })
-        .collect();
-    assert_in_key_order(&order);
-    for row in rows(&*store, &entries).await {
-        assert_eq!(
-            (row.status, row.attempt_count),
-            (EmissionStatus::Delivered, 1)
-        );
-    }
+    assert_delivered_once_in_key_order(&*store, &entries, &received).await;
     topic.delete().await;
 }
 
