@@ -365,9 +365,9 @@ pub(crate) struct DrainArgs {
     #[arg(long)]
     pub(crate) until_empty: bool,
     /// Exit with code 4 once a route (a missing stream, topic or queue; refused
-    /// credentials; an unreachable broker) has failed for longer than this without an
-    /// emission getting through (e.g. 5m), instead of holding its entries and waiting
-    /// for it. The entries stay held, no attempt counted, for the next drain.
+    /// credentials; an unreachable broker) has failed for longer than this, none of the
+    /// entries held for it having got through since (e.g. 5m), instead of holding its
+    /// entries and waiting for it. The entries stay held, no attempt counted, for the next drain.
     #[arg(long, value_parser = parse_duration)]
     pub(crate) route_down_limit: Option<TimeDelta>,
     /// With --until-empty: exit with code 3 when entries were dead-lettered during the run.

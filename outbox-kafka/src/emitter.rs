@@ -159,8 +159,20 @@ impl KafkaEmitter {
             Ok(r) => r,
             Err(why) => return EmitOutcome::permanent(why),
         };
+        // Getting a link (waiting for another emission's connect, or connecting) is bounded
+        // on its own: a time-out there means no broker answers, the route's fault.
+        let link = match tokio::time::timeout(self.options.ack_timeout, self.link()).await {
+            Ok(Ok(link)) => link,
+            Ok(Err(failure)) => return failure.outcome(),
+            Err(_) => {
+                return EmitOutcome::route(
+                    RouteFault::Unreachable,
+                    format!("brokers {}", self.brokers.join(",")),
+                    format!("no connection within {:?}", self.options.ack_timeout),
+                )
+            }
+        };
         let acknowledged = tokio::time::timeout(self.options.ack_timeout, async {
-            let link = self.link().await?;
             let key = record.key.as_deref().unwrap_or_default();
             let partition = partition_for(key, link.partition_count(&topic).await?);
             let sender = link.sender(&topic, partition, &self.options).await?;

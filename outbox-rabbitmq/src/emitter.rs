@@ -143,8 +143,21 @@ impl RabbitEmitter {
             Ok(p) => p,
             Err(why) => return EmitOutcome::permanent(why),
         };
+        // Getting a link (waiting for another emission's connect, or connecting) is bounded
+        // on its own: a time-out there means the broker does not answer, the route's fault.
+        let link = match tokio::time::timeout(self.options.ack_timeout, self.link()).await {
+            Ok(Ok(link)) => Ok(link),
+            Ok(Err(e)) => Err(Stage::Connect(e)),
+            Err(_) => {
+                return EmitOutcome::route(
+                    RouteFault::Unreachable,
+                    redact(&self.uri),
+                    format!("no connection within {:?}", self.options.ack_timeout),
+                )
+            }
+        };
         let confirmed = tokio::time::timeout(self.options.ack_timeout, async {
-            let link = self.link().await.map_err(Stage::Connect)?;
+            let link = link?;
             let sent = async {
                 link.channel
                     .basic_publish(

@@ -25,7 +25,8 @@ pub struct Emitted {
 /// retryably twice, then delivers; `broken` always fails retryably; `poison` fails
 /// permanently; `panic` panics on the first attempt, then delivers; `gate` delivers, but
 /// when emitted by an owner whose name starts with `slow` it first waits for
-/// [`ScriptedEmitter::open_gate`]. While [`ScriptedEmitter::route_down`] is set, every
+/// [`ScriptedEmitter::open_gate`]; `missing` always fails at its route (destination
+/// [`ScriptedEmitter::MISSING`]). While [`ScriptedEmitter::route_down`] is set, every
 /// emission fails at the route instead ([`EmitOutcome::RouteFailed`], missing).
 #[derive(Debug, Clone)]
 pub struct ScriptedEmitter {
@@ -70,6 +71,9 @@ impl ScriptedEmitter {
 
     /// The destination the route failures name.
     pub const DESTINATION: &'static str = "scripted destination";
+
+    /// The destination of `missing` entries, which never carries.
+    pub const MISSING: &'static str = "scripted missing destination";
 
     /// Lets `n` waiting `gate` emissions finish.
     pub fn open_gate(&self, n: usize) {
@@ -128,6 +132,11 @@ impl Emitter for ScriptedEmitter {
             }
             (b"broken", _) => EmitOutcome::retryable("provider down"),
             (b"poison", _) => EmitOutcome::permanent("payload rejected"),
+            (b"missing", _) => EmitOutcome::route(
+                outbox_core::drain::RouteFault::Missing,
+                Self::MISSING,
+                "no such destination",
+            ),
             (b"panic", true) => panic!("scripted emitter panic"),
             // A provider call that never returns (on its first attempt).
             (b"hang", true) => {

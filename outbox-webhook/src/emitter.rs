@@ -132,7 +132,7 @@ impl WebhookEmitter {
             .await;
         let response = match sent {
             Ok(response) => response,
-            Err(e) if e.is_timeout() => {
+            Err(e) if e.is_timeout() && !e.is_connect() => {
                 return EmitOutcome::retryable(format!("no response within {:?}", self.timeout))
             }
             Err(e) => {

@@ -283,7 +283,7 @@ impl Report<'_> {
         let s = self.summary;
         let l = self.left;
         let done = format!(
-            "emitted {}  delivered {}  retried {}  dead-lettered {}  held for a route {}  released {}  not applied {}  elapsed {:.2} s  {:.0} delivered/s",
+            "emitted {}  delivered {}  retried {}  dead-lettered {}  route failures {}  released {}  not applied {}  elapsed {:.2} s  {:.0} delivered/s",
             s.emitted, s.delivered, s.retried, s.dead_lettered, s.route_failures, s.released,
             s.not_applied, self.elapsed_secs, self.rate()
         );

@@ -228,15 +228,19 @@ impl<'a> Batch<'a> {
         {
             self.emitted.route_failures += 1;
             let failure = (*fault, destination.as_str(), error.as_str());
-            let now = drain.clock.now();
+            let (owner, policy, now) = (
+                &drain.options.owner,
+                &drain.options.route,
+                drain.clock.now(),
+            );
             if drain
                 .route
-                .failed(&drain.options.owner, drain.emitter.name(), failure, now)
+                .failed(owner, drain.emitter.name(), failure, policy, now)
             {
                 self.emitted.held = true;
             }
         } else {
-            drain.route.passed();
+            drain.route.passed(&drain.options.owner, id);
         }
         if self.held.contains_key(&id) {
             self.finished.push(id);

@@ -324,7 +324,8 @@ impl Drain {
             total.errors += 1;
         }
         failures.stopped(owner);
-        self.route.stopped(owner);
+        self.route
+            .stopped(owner, &self.options.route, self.clock.now());
         total
     }
 

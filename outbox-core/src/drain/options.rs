@@ -244,8 +244,10 @@ impl DrainOptions {
         self
     }
 
-    /// Stops the drain once a route has failed for longer than `limit` without an
-    /// emission getting through (default `None`: wait for it however long): its
+    /// Stops the drain once a route has failed for longer than `limit`: a destination
+    /// whose failures go back further than that, none of the entries held for it having
+    /// got through since, fails again (default `None`: wait for it however long). Other
+    /// destinations carrying meanwhile do not reset it. Its
     /// [`super::DrainSummary::route_gave_up`] is then set, for deployments that would
     /// rather crash-loop visibly than wait. The held entries stay held, no attempt
     /// counted; the next drain takes them.

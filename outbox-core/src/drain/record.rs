@@ -221,7 +221,9 @@ impl Drain {
                 destination,
                 error,
             } => Completion::Deferred {
-                until: self.route.hold(entry.id, &self.options.route, now),
+                until: self
+                    .route
+                    .hold(entry.id, destination, &self.options.route, now),
                 reason: Some(super::hold_reason(*fault, destination, error)),
             },
             EmitOutcome::Delivered {
@@ -259,7 +261,11 @@ impl Drain {
             }
             EmitOutcome::Deferred { until, reason } => Completion::Deferred {
                 until: *until,
-                reason: reason.clone(),
+                // Without a reason the last error would stay, and a route hold's would
+                // still read as one.
+                reason: reason.clone().or_else(|| {
+                    super::RouteHold::of(entry).map(|_| "deferred by the provider".into())
+                }),
             },
             EmitOutcome::Retryable { error, .. } if attempts >= self.options.max_attempts => {
                 Completion::DeadLettered {

@@ -5,12 +5,19 @@
 //! counted, the drain's max age not applied) with a last error naming the route, the
 //! batch's unstarted claims are released, and the drain backs off (the route policy:
 //! bounded, with jitter), then probes with one emission at a time. The first emission
-//! that is not a route failure ends the probing; a cycle with none at all ends the
-//! streak. A streak is warned about once per destination, summed up when it ends, and
-//! every failure is counted in [`crate::metric_names::ROUTE_FAILURES`]. Held entries keep
-//! their place: an ordered drain's key waits behind its held head.
+//! that is not a route failure ends the probing.
+//!
+//! Each destination has a streak of its own: it starts with the destination's first
+//! failure (warned about once), holds its entries longer the more cycles it failed in,
+//! and ends (summed up) when an entry held for it gets through, or once it has been quiet
+//! for twice the longest hold and a minute at least (another worker delivered what this
+//! one held). Healthy
+//! destinations carrying meanwhile change none of that, so one missing topic among many
+//! is told once, backs off on its own, and can reach the drain's limit. Every failure is
+//! counted in [`crate::metric_names::ROUTE_FAILURES`]. Held entries keep their place: an
+//! ordered drain's key waits behind its held head.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -128,30 +135,38 @@ pub(super) fn default_policy() -> RetryPolicy {
     }
 }
 
-/// A drain's view of its route (see the module comment).
+/// A drain's view of its routes (see the module comment).
 #[derive(Debug, Default)]
 pub(super) struct RouteWatch {
     state: Mutex<Watch>,
     /// One emission at a time until one is not a route failure (read per emission, so
     /// outside the lock).
     probing: AtomicBool,
+    /// Whether any entry is held, so an emission that passes takes the lock only then.
+    holding: AtomicBool,
 }
 
 #[derive(Debug, Default)]
 struct Watch {
-    streak: Option<Streak>,
-    /// Cycles with a route failure in this streak: the backoff's step.
+    /// The failing routes, by destination.
+    streaks: BTreeMap<String, Streak>,
+    /// Cycles in a row whose every emission met a failing route: the pause's step.
     held_cycles: u32,
-    /// The entries this drain held, while they may still be held.
-    held: HashSet<EntryId>,
+    /// Cycles ended so far, so a destination's failing cycles are counted once each.
+    cycle: u64,
+    /// The entries this drain held, and the destination each was held for.
+    held: HashMap<EntryId, String>,
 }
 
-/// Route failures in a row.
+/// The failures of one destination since it last carried.
 #[derive(Debug, Clone)]
 struct Streak {
     since: DateTime<Utc>,
     failures: u64,
-    destinations: BTreeSet<String>,
+    /// The cycles it failed in: its holds' step.
+    cycles: u32,
+    last_cycle: u64,
+    last_at: DateTime<Utc>,
     last: String,
 }
 
@@ -165,6 +180,16 @@ impl Streak {
             self.last,
         )
     }
+
+    /// Whether it failed recently: within twice the longest hold, and at least a minute
+    /// (the drain's idle waits come on top of the holds). A route quiet for longer carried
+    /// for others (another worker delivered what this one held).
+    fn is_live(&self, policy: &RetryPolicy, now: DateTime<Utc>) -> bool {
+        let recent = (policy.max * 2).max(Duration::from_secs(60));
+        (now - self.last_at)
+            .to_std()
+            .map_or(true, |quiet| quiet <= recent)
+    }
 }
 
 /// What the drain does after a cycle.
@@ -175,7 +200,7 @@ pub(super) enum AfterCycle {
     /// Everything emitted met a failing route: release what is claimed ahead and wait this
     /// long before the next claim.
     BackOff(Duration),
-    /// The route has failed for longer than the drain's limit: stop.
+    /// A route has failed for longer than the drain's limit: stop.
     GiveUp,
 }
 
@@ -190,13 +215,14 @@ impl RouteWatch {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One emission met a failing route: counted, warned about when the streak or its
-    /// destination is new. Returns whether the batch should stop (it was a probe).
+    /// One emission met a failing route: counted, warned about when its destination's
+    /// streak is new. Returns whether the batch should stop (it was a probe).
     pub(super) fn failed(
         &self,
         owner: &str,
         emitter: &'static str,
         (fault, destination, error): (RouteFault, &str, &str),
+        policy: &RetryPolicy,
         now: DateTime<Utc>,
     ) -> bool {
         metrics::counter!(
@@ -206,46 +232,83 @@ impl RouteWatch {
         )
         .increment(1);
         let mut w = self.lock();
-        let streak = w.streak.get_or_insert_with(|| Streak {
-            since: now,
-            failures: 0,
-            destinations: BTreeSet::new(),
-            last: String::new(),
-        });
-        streak.failures += 1;
-        streak.last = hold_reason(fault, destination, error);
-        if streak.destinations.insert(destination.to_owned()) {
+        let cycle = w.cycle;
+        if w.streaks
+            .get(destination)
+            .is_some_and(|s| !s.is_live(policy, now))
+        {
+            w.end(destination, true);
+        }
+        let streak = w.streaks.entry(destination.to_owned()).or_insert_with(|| {
             tracing::warn!(
                 owner,
                 emitter,
                 kind = fault.as_str(),
                 destination,
                 error,
-                "route {} ({destination}): {error}; holding its entries (no attempt counted) \
-                 and backing off until it carries again (repeats are counted, not logged)",
+                "route {} ({destination}): {error}; holding its entries (no attempt \
+                     counted) and backing off until it carries again (repeats are counted, \
+                     not logged)",
                 fault.as_str(),
             );
+            Streak {
+                since: now,
+                failures: 0,
+                cycles: 0,
+                last_cycle: u64::MAX,
+                last_at: now,
+                last: String::new(),
+            }
+        });
+        streak.failures += 1;
+        streak.last_at = now;
+        streak.last = hold_reason(fault, destination, error);
+        if streak.last_cycle != cycle {
+            streak.last_cycle = cycle;
+            streak.cycles = streak.cycles.saturating_add(1);
         }
         self.probing.swap(true, Ordering::Relaxed)
     }
 
-    /// One emission got past the route (whatever the provider then said of the entry).
-    pub(super) fn passed(&self) {
+    /// The emission of `entry` got past the route (whatever the provider then said of the
+    /// entry): probing ends, and if the entry was held, its destination carries again.
+    pub(super) fn passed(&self, owner: &str, entry: EntryId) {
         if self.probing() {
             self.probing.store(false, Ordering::Relaxed);
         }
+        if !self.holding.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut w = self.lock();
+        if let Some(destination) = w.held.remove(&entry) {
+            if let Some(ended) = w.end(&destination, false) {
+                let failures = ended.failures;
+                tracing::warn!(
+                    owner,
+                    failures,
+                    destination,
+                    "the route to {destination} carries again: {}",
+                    ended.summary()
+                );
+            }
+        }
+        self.holding.store(!w.held.is_empty(), Ordering::Relaxed);
     }
 
-    /// `entry` is held: when it may be claimed again, and it is remembered until then.
+    /// `entry` is held for `destination`: when it may be claimed again (later, the more
+    /// cycles the destination failed in), and it is remembered until it gets through.
     pub(super) fn hold(
         &self,
         entry: EntryId,
+        destination: &str,
         policy: &RetryPolicy,
         now: DateTime<Utc>,
     ) -> DateTime<Utc> {
         let mut w = self.lock();
-        w.held.insert(entry);
-        now + policy.delay(w.held_cycles.saturating_add(1))
+        let step = w.streaks.get(destination).map_or(1, |s| s.cycles.max(1));
+        w.held.insert(entry, destination.to_owned());
+        self.holding.store(true, Ordering::Relaxed);
+        now + policy.delay(step)
     }
 
     /// Takes in how a cycle's emissions went: `route_failures` of `emitted`.
@@ -259,52 +322,41 @@ impl RouteWatch {
         now: DateTime<Utc>,
     ) -> AfterCycle {
         let mut w = self.lock();
+        let cycle = w.cycle;
+        w.cycle += 1;
+        if route_failures < emitted {
+            // Something got past the routes: no pause.
+            w.held_cycles = 0;
+        }
         if route_failures == 0 {
-            if emitted > 0 {
-                if let Some(ended) = w.streak.take() {
-                    let failures = ended.failures;
-                    tracing::warn!(
-                        owner,
-                        failures,
-                        "the route carries again: {}",
-                        ended.summary()
-                    );
-                }
-                w.held_cycles = 0;
-                self.probing.store(false, Ordering::Relaxed);
-            }
             return AfterCycle::Go;
         }
-        w.held_cycles = w.held_cycles.saturating_add(1);
-        let down_for = w
-            .streak
-            .as_ref()
-            .and_then(|s| (now - s.since).to_std().ok())
-            .unwrap_or_default();
-        if let Some(limit) = limit.filter(|l| down_for > *l) {
-            let last = w
-                .streak
-                .as_ref()
-                .map(|s| s.last.clone())
-                .unwrap_or_default();
+        let over = limit.and_then(|limit| {
+            w.streaks
+                .values()
+                .filter(|s| s.last_cycle == cycle)
+                .find(|s| (now - s.since).to_std().is_ok_and(|down| down > limit))
+                .map(|s| (limit, s.summary()))
+        });
+        if let Some((limit, summary)) = over {
             tracing::error!(
                 owner,
-                "the route has failed for {down_for:.0?}, over the drain's limit of {limit:?} \
-                 ({last}); stopping (its entries stay held, with no attempt counted)"
+                "a route has failed for longer than the drain's limit of {limit:?}: \
+                 {summary}; stopping (its entries stay held, with no attempt counted)"
             );
             return AfterCycle::GiveUp;
         }
         if route_failures < emitted {
             return AfterCycle::Go;
         }
-        let pause = policy.delay(w.held_cycles).to_std().unwrap_or_default();
-        AfterCycle::BackOff(pause)
+        w.held_cycles = w.held_cycles.saturating_add(1);
+        AfterCycle::BackOff(policy.delay(w.held_cycles).to_std().unwrap_or_default())
     }
 
     /// The entries this drain held that may still be held, to look up before it calls the
     /// outbox done.
     pub(super) fn held(&self) -> Vec<EntryId> {
-        self.lock().held.iter().copied().collect()
+        self.lock().held.keys().copied().collect()
     }
 
     /// Forgets held entries that are held no longer.
@@ -313,19 +365,38 @@ impl RouteWatch {
         for id in ids {
             w.held.remove(id);
         }
+        self.holding.store(!w.held.is_empty(), Ordering::Relaxed);
     }
 
-    /// The drain stops: a streak still running is summed up.
-    pub(super) fn stopped(&self, owner: &str) {
-        if let Some(s) = self.lock().streak.take() {
-            let failures = s.failures;
-            tracing::warn!(
-                owner,
-                failures,
-                "still failing when the drain stopped: {}",
-                s.summary()
-            );
+    /// The drain stops: the routes still failing are summed up.
+    pub(super) fn stopped(&self, owner: &str, policy: &RetryPolicy, now: DateTime<Utc>) {
+        let mut w = self.lock();
+        for (destination, s) in std::mem::take(&mut w.streaks) {
+            if s.is_live(policy, now) {
+                let failures = s.failures;
+                tracing::warn!(
+                    owner,
+                    failures,
+                    destination,
+                    "still failing when the drain stopped: {}",
+                    s.summary()
+                );
+            }
         }
+    }
+}
+
+impl Watch {
+    /// Ends `destination`'s streak. A streak gone quiet (`stale`) also forgets the entries
+    /// held for it: their holds ran out long ago, so they are due, and any count of the
+    /// outbox shows them. The other entries held for a route that carries again are kept,
+    /// to be waited for: they may not be due yet.
+    fn end(&mut self, destination: &str, stale: bool) -> Option<Streak> {
+        let ended = self.streaks.remove(destination)?;
+        if stale {
+            self.held.retain(|_, d| d != destination);
+        }
+        Some(ended)
     }
 }
 
@@ -381,50 +452,110 @@ mod tests {
         assert_eq!(holds[0].2, b);
     }
 
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            jitter: 0.0,
+            ..default_policy()
+        }
+    }
+
     #[test]
     fn a_probe_that_fails_stops_the_batch_and_one_that_passes_ends_probing() {
         let watch = RouteWatch::default();
         let failure = (RouteFault::Missing, "topic \"t\"", "gone");
-        assert!(!watch.failed("w", "test", failure, Utc::now()));
+        let now = Utc::now();
+        assert!(!watch.failed("w", "test", failure, &policy(), now));
         assert!(watch.probing());
-        assert!(watch.failed("w", "test", failure, Utc::now()));
-        watch.passed();
+        assert!(watch.failed("w", "test", failure, &policy(), now));
+        watch.passed("w", EntryId::new());
         assert!(!watch.probing());
+    }
+
+    #[test]
+    fn holds_grow_with_the_cycles_their_destination_failed_in_and_end_when_one_gets_through() {
+        let watch = RouteWatch::default();
+        let p = policy();
+        let t0 = Utc::now();
+        let a = (RouteFault::Missing, "topic \"a\"", "gone");
+        let ids: Vec<EntryId> = (0..4).map(|_| EntryId::new()).collect();
+        let mut until = Vec::new();
+        for id in &ids {
+            // One cycle each, topic a failing while others carry.
+            watch.failed("w", "test", a, &p, t0);
+            until.push(watch.hold(*id, "topic \"a\"", &p, t0) - t0);
+            assert_eq!(watch.after_cycle("w", 5, 1, &p, None, t0), AfterCycle::Go);
+        }
+        let ms: Vec<i64> = until
+            .iter()
+            .map(chrono::TimeDelta::num_milliseconds)
+            .collect();
+        assert_eq!(
+            ms,
+            [500, 1_000, 2_000, 4_000],
+            "healthy cycles do not reset it"
+        );
+        assert_eq!(watch.held().len(), 4);
+        watch.passed("w", ids[0]);
+        assert_eq!(
+            watch.held().len(),
+            3,
+            "the others held for it are still waited for"
+        );
+        watch.failed("w", "test", a, &p, t0);
+        assert_eq!(
+            watch.hold(ids[1], "topic \"a\"", &p, t0) - t0,
+            chrono::TimeDelta::milliseconds(500),
+            "a new streak starts from the first step"
+        );
     }
 
     #[test]
     fn cycles_back_off_while_all_fail_and_give_up_past_the_limit() {
         let watch = RouteWatch::default();
-        let policy = RetryPolicy {
-            jitter: 0.0,
-            ..default_policy()
-        };
+        let p = policy();
         let t0 = Utc::now();
-        let failure = (RouteFault::Unreachable, "broker", "refused");
-        watch.failed("w", "test", failure, t0);
-        let after = |emitted, failed, at| {
-            watch.after_cycle(
-                "w",
-                emitted,
-                failed,
-                &policy,
-                Some(Duration::from_secs(60)),
-                at,
-            )
-        };
+        let limit = Some(Duration::from_secs(60));
+        let down = (RouteFault::Unreachable, "broker", "refused");
+        watch.failed("w", "test", down, &p, t0);
+        let back_off = |ms| AfterCycle::BackOff(Duration::from_millis(ms));
+        assert_eq!(watch.after_cycle("w", 8, 8, &p, limit, t0), back_off(500));
+        watch.failed("w", "test", down, &p, t0);
+        assert_eq!(watch.after_cycle("w", 1, 1, &p, limit, t0), back_off(1_000));
+        watch.failed("w", "test", down, &p, t0);
         assert_eq!(
-            after(8, 8, t0),
-            AfterCycle::BackOff(Duration::from_millis(500))
+            watch.after_cycle("w", 5, 1, &p, limit, t0),
+            AfterCycle::Go,
+            "some got through: no pause"
         );
-        assert_eq!(after(1, 1, t0), AfterCycle::BackOff(Duration::from_secs(1)));
-        assert_eq!(after(5, 1, t0), AfterCycle::Go, "some got through");
-        let late = t0 + chrono::TimeDelta::seconds(61);
-        assert_eq!(after(1, 1, late), AfterCycle::GiveUp);
-        assert_eq!(after(3, 0, late), AfterCycle::Go);
+        let late = t0 + chrono::TimeDelta::seconds(50);
+        watch.failed("w", "test", down, &p, late);
         assert_eq!(
-            after(1, 1, late),
-            AfterCycle::BackOff(Duration::from_millis(500)),
-            "a new streak starts from the first step, and without the old one's age"
+            watch.after_cycle("w", 1, 1, &p, limit, late),
+            back_off(500),
+            "the pause starts over, the streak does not"
+        );
+        let later = t0 + chrono::TimeDelta::seconds(61);
+        assert_eq!(
+            watch.after_cycle("w", 0, 0, &p, limit, later),
+            AfterCycle::Go,
+            "only a route failing in the cycle is judged"
+        );
+        watch.failed("w", "test", down, &p, later);
+        assert_eq!(
+            watch.after_cycle("w", 3, 1, &p, limit, later),
+            AfterCycle::GiveUp,
+            "down past the limit, other routes carrying or not"
+        );
+        let quiet = later + chrono::TimeDelta::seconds(61);
+        assert!(
+            p.max * 2 <= Duration::from_secs(60),
+            "the minute is the floor here"
+        );
+        watch.failed("w", "test", down, &p, quiet);
+        assert_eq!(
+            watch.after_cycle("w", 1, 1, &p, limit, quiet),
+            back_off(500),
+            "a route quiet for a minute (twice the longest hold, or more) starts a new streak"
         );
     }
 }

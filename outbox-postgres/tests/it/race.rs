@@ -42,17 +42,24 @@ async fn leases_that_expire_under_slow_emissions_never_let_a_stale_holder_comple
     no_stale_completion(Arc::new(support::store(&db, 8).await)).await;
 }
 
-/// The expiring-lease race on `store`: some lease surely ran out under a slow emission.
+/// The expiring-lease race on `store`, in rounds until one saw a lease run out under a
+/// slow emission and get reclaimed (at most three: whether a reclaim lands in a round is
+/// up to the scheduler, and through a pooler with two server connections the workers
+/// can keep pace). Every round checks that no stale holder completed.
 pub(crate) async fn no_stale_completion(store: Arc<PgClaimStore>) {
-    let report = outbox_testkit::race::expiring_leases(
-        store,
-        outbox_testkit::race::ExpiryRaceConfig::default(),
-    )
-    .await;
-    assert!(
-        report.reclaimed > 0,
-        "no lease ran out under a slow emission: {report:?}"
-    );
+    let mut reports = Vec::new();
+    for _ in 0..3 {
+        let report = outbox_testkit::race::expiring_leases(
+            store.clone(),
+            outbox_testkit::race::ExpiryRaceConfig::default(),
+        )
+        .await;
+        if report.reclaimed > 0 {
+            return;
+        }
+        reports.push(report);
+    }
+    panic!("no lease ran out under a slow emission in three rounds: {reports:?}");
 }
 
 /// Eight workers drain 1,000 keys in per-key order, some emissions outliving their

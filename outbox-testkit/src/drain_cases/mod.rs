@@ -481,7 +481,8 @@ macro_rules! drain_suite {
             the_batch_claimed_ahead_is_emitted_before_the_running_one_ends,
             a_failing_route_holds_entries_and_delivers_them_when_it_returns,
             an_entry_refusal_still_dead_letters_beside_a_route_hold,
-            a_drain_gives_up_on_a_route_down_past_its_limit);
+            a_drain_gives_up_on_a_route_down_past_its_limit,
+            one_missing_destination_among_healthy_ones_is_held_on_its_own);
     };
 }
 

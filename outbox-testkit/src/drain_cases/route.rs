@@ -159,6 +159,41 @@ pub async fn a_drain_gives_up_on_a_route_down_past_its_limit(s: DrainSubject) {
     }
 }
 
+/// One destination missing among healthy ones: the healthy entries are all delivered, the
+/// missing one's held (never dead-lettered, no attempt counted), and the drain's limit
+/// counts its streak while the others carry (route.rs's tests show its holds growing
+/// across the healthy cycles).
+pub async fn one_missing_destination_among_healthy_ones_is_held_on_its_own(s: DrainSubject) {
+    let mut payloads = vec!["ok"; 40];
+    payloads[3] = "missing";
+    let ids = enqueue(&s, &payloads).await;
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let options = quick(options("w")).route_down_limit(Some(Duration::from_secs(5)));
+    let d = drain(&s, &emitter, options);
+    let ticking = keep_time_moving(s.clock.clone());
+    let summary =
+        tokio::time::timeout(Duration::from_secs(60), d.run(std::future::pending::<()>()))
+            .await
+            .expect("the drain gives up on the missing route");
+    ticking.abort();
+    assert!(summary.route_gave_up, "{summary:?}");
+    assert_eq!(
+        (summary.delivered, summary.dead_lettered),
+        (39, 0),
+        "{summary:?}"
+    );
+    let missing = row(&s, ids[3]).await;
+    assert_eq!(
+        (missing.status, missing.attempt_count),
+        (EmissionStatus::Deferred, 0)
+    );
+    assert_eq!(
+        summary.route_failures,
+        emitter.counts()[&ids[3]] as u64,
+        "only the missing one met a failing route"
+    );
+}
+
 /// Ordered drains, two workers: while the route is down and after, every key's entries
 /// are emitted in their order (a later one never before an earlier one has gone), and
 /// each is delivered once.
