@@ -61,7 +61,7 @@ impl Drain {
                 &emitted.outcomes,
                 &emitted.unstarted,
                 &emitted.lost,
-                emitted.held,
+                emitted.route_held,
                 &mut summary,
             );
             tokio::pin!(record);

@@ -53,7 +53,7 @@ pub(super) struct Emitted {
     pub(super) route_failures: u64,
     /// A probe met a failing route: nothing more of the batch was started, and what was
     /// not is released.
-    pub(super) held: bool,
+    pub(super) route_held: bool,
 }
 
 /// The state of one batch being emitted.
@@ -237,7 +237,7 @@ impl<'a> Batch<'a> {
                 .route
                 .failed(owner, drain.emitter.name(), failure, policy, now)
             {
-                self.emitted.held = true;
+                self.emitted.route_held = true;
             }
         } else {
             drain.route.passed(&drain.options.owner, id);
@@ -330,7 +330,7 @@ impl Drain {
         let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             let stopping = *stop.borrow();
-            if !stopping && !batch.emitted.held {
+            if !stopping && !batch.emitted.route_held {
                 batch.take_in_ahead(prefetch, period).await;
                 batch.start_emissions();
             }

@@ -55,7 +55,7 @@ impl Drain {
         outcomes: &HashMap<EntryId, EmitOutcome>,
         unstarted: &[EntryId],
         lost: &[EntryId],
-        held: bool,
+        route_held: bool,
         summary: &mut DrainSummary,
     ) -> Result<()> {
         let now = self.clock.now();
@@ -68,7 +68,14 @@ impl Drain {
             let completion = match (outcomes.get(&id), item) {
                 (Some(outcome), _) => self.completion_for(item.entry(), outcome, now),
                 (None, Work::Claimed(_)) if unstarted.contains(&id) => Completion::Release {
-                    reason: Some(if held { super::HELD } else { super::STOPPING }.into()),
+                    reason: Some(
+                        if route_held {
+                            super::HELD
+                        } else {
+                            super::STOPPING
+                        }
+                        .into(),
+                    ),
                 },
                 // A found entry holds no lease: one never emitted needs no write.
                 (None, _) => continue,

@@ -30,6 +30,21 @@ fn keep_time_moving(clock: Arc<ManualClock>) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// Runs `d` with time moving until it gives up on a route (its limit), and what it did.
+async fn run_until_it_gives_up(
+    s: &DrainSubject,
+    d: outbox_core::drain::Drain,
+) -> outbox_core::drain::DrainSummary {
+    let ticking = keep_time_moving(s.clock.clone());
+    let summary =
+        tokio::time::timeout(Duration::from_secs(60), d.run(std::future::pending::<()>()))
+            .await
+            .expect("the drain gives up on the route");
+    ticking.abort();
+    assert!(summary.route_gave_up, "{summary:?}");
+    summary
+}
+
 /// Whether the store has nothing pending or retry-ready to find (as `--until-empty` asks):
 /// entries held for the route, deferred and not yet due, are neither.
 async fn drained(store: crate::DynStore) -> bool {
@@ -140,14 +155,7 @@ pub async fn a_drain_gives_up_on_a_route_down_past_its_limit(s: DrainSubject) {
     let emitter = ScriptedEmitter::new(s.clock.clone());
     emitter.route_down(true);
     let options = quick(options("w")).route_down_limit(Some(Duration::from_secs(2)));
-    let d = drain(&s, &emitter, options);
-    let ticking = keep_time_moving(s.clock.clone());
-    let summary =
-        tokio::time::timeout(Duration::from_secs(60), d.run(std::future::pending::<()>()))
-            .await
-            .expect("the drain gives up");
-    ticking.abort();
-    assert!(summary.route_gave_up, "{summary:?}");
+    let summary = run_until_it_gives_up(&s, drain(&s, &emitter, options)).await;
     assert_eq!(summary.dead_lettered, 0, "{summary:?}");
     for id in ids {
         let r = row(&s, id).await;
@@ -169,14 +177,7 @@ pub async fn one_missing_destination_among_healthy_ones_is_held_on_its_own(s: Dr
     let ids = enqueue(&s, &payloads).await;
     let emitter = ScriptedEmitter::new(s.clock.clone());
     let options = quick(options("w")).route_down_limit(Some(Duration::from_secs(5)));
-    let d = drain(&s, &emitter, options);
-    let ticking = keep_time_moving(s.clock.clone());
-    let summary =
-        tokio::time::timeout(Duration::from_secs(60), d.run(std::future::pending::<()>()))
-            .await
-            .expect("the drain gives up on the missing route");
-    ticking.abort();
-    assert!(summary.route_gave_up, "{summary:?}");
+    let summary = run_until_it_gives_up(&s, drain(&s, &emitter, options)).await;
     assert_eq!(
         (summary.delivered, summary.dead_lettered),
         (39, 0),
