@@ -80,8 +80,11 @@ async fn a_server_turned_read_only_and_back_recycles_the_connections_and_the_dra
         "the drain finished while the server took no writes"
     );
     set_read_only(&server.url, false).await;
+    // The refusal was met: every connection it held was replaced (above). Whether a cycle
+    // failed for it depends on the step that met it: a recording refused is tried again
+    // inside its cycle (see send_until_taken) and counts no failed cycle, so `failed` is
+    // told, not required (CI once saw 0).
     let (twice, failed) = running.finish().await;
-    assert!(failed > 0, "the drain never met the refusal");
     eprintln!(
         "read-only: connections {before:?} replaced; all {ENTRIES} delivered; {twice} emitted \
          twice; {failed} failed cycles"
