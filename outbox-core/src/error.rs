@@ -30,13 +30,61 @@ pub enum OutboxError {
         /// What was missing, as the database reported it.
         detail: String,
     },
-    /// The schema exists but at a version this store does not speak.
-    #[error("the outbox schema is at version {found}, this store needs version {expected}")]
+    /// The schema is older than this store: the migrations of this release were not
+    /// applied yet.
+    #[error(
+        "the outbox schema is at version {found}, this store needs version {expected}: apply \
+         this release's migrations first (`outbox migrate`, or the store crate's `migrate`)"
+    )]
     SchemaVersionMismatch {
         /// The migration version this build of the store requires.
         expected: i64,
         /// The version recorded in the database.
         found: i64,
+    },
+    /// The schema is newer than this store and a migration since contracted it past this
+    /// store's version: the store of an older release, outside the schema's compatibility
+    /// window.
+    #[error(
+        "the outbox schema is at version {found}, which runs stores of schema version \
+         {oldest_compatible} or later, and this store is of version {store}: finish the \
+         rollout of the release that migrated it (this release is too old for the schema)"
+    )]
+    SchemaPastWindow {
+        /// The schema version this build of the store was written for.
+        store: i64,
+        /// The version recorded in the database.
+        found: i64,
+        /// The oldest store version the recorded schema runs.
+        oldest_compatible: i64,
+    },
+    /// A migration was edited after the database applied it: its checksum no longer
+    /// matches the one recorded. Nothing was applied.
+    #[error(
+        "migration {file} (version {version}) was edited after it was applied: the database \
+         recorded checksum {recorded}, this build's file has {expected}; restore the file as \
+         it was applied and put the change in a new migration"
+    )]
+    MigrationChecksumMismatch {
+        /// The migration's version.
+        version: i64,
+        /// The migration's file name.
+        file: String,
+        /// The checksum recorded when it was applied.
+        recorded: String,
+        /// The checksum of this build's file.
+        expected: String,
+    },
+    /// A migration that cannot be reverted stands between the schema and the version asked
+    /// for; nothing was reverted.
+    #[error("migration {file} (version {version}) cannot be reverted: {reason}")]
+    IrreversibleMigration {
+        /// The migration's version.
+        version: i64,
+        /// The migration's file name.
+        file: String,
+        /// Why, as its down script says.
+        reason: String,
     },
     /// The database could not be opened or reached, or the connection broke mid-call.
     /// The call may or may not have been applied only where the store says so; claims and
@@ -93,7 +141,8 @@ impl OutboxError {
     /// The error's kind as a stable, low-cardinality name (the variant in snake case), for
     /// metric labels and for telling one kind of failure from another without reading the
     /// message: `invalid_input`, `duplicate_id`, `schema_not_migrated`,
-    /// `schema_version_mismatch`, `connection`, `conflict`, `unsupported`, `corrupt_row`,
+    /// `schema_version_mismatch`, `schema_past_window`, `migration_checksum_mismatch`,
+    /// `irreversible_migration`, `connection`, `conflict`, `unsupported`, `corrupt_row`,
     /// `database`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -101,12 +150,27 @@ impl OutboxError {
             Self::DuplicateId(_) => "duplicate_id",
             Self::SchemaNotMigrated { .. } => "schema_not_migrated",
             Self::SchemaVersionMismatch { .. } => "schema_version_mismatch",
+            Self::SchemaPastWindow { .. } => "schema_past_window",
+            Self::MigrationChecksumMismatch { .. } => "migration_checksum_mismatch",
+            Self::IrreversibleMigration { .. } => "irreversible_migration",
             Self::Connection { .. } => "connection",
             Self::Conflict { .. } => "conflict",
             Self::Unsupported(_) => "unsupported",
             Self::CorruptRow { .. } => "corrupt_row",
             Self::Database { .. } => "database",
         }
+    }
+
+    /// True when the store refuses the schema it found (never migrated, older than the
+    /// store, or contracted past its window): retrying will not help until an operator
+    /// migrates or finishes a rollout.
+    pub fn is_schema_refusal(&self) -> bool {
+        matches!(
+            self,
+            Self::SchemaNotMigrated { .. }
+                | Self::SchemaVersionMismatch { .. }
+                | Self::SchemaPastWindow { .. }
+        )
     }
 
     /// True when the error is a refusal of the caller's input (nothing was written).

@@ -171,21 +171,6 @@ pub fn claims_in_order(mut entries: Vec<OutboxEntry>) -> Result<Vec<Claim>> {
         .collect()
 }
 
-/// Whether a table at schema version `found` (`None`: never migrated) is the `required`
-/// one; `table` names it in the error.
-pub fn judge_schema_version(found: Option<i64>, required: i64, table: &str) -> Result<()> {
-    match found {
-        None => Err(OutboxError::SchemaNotMigrated {
-            detail: format!("no migration of {table} has been applied"),
-        }),
-        Some(v) if v == required => Ok(()),
-        Some(v) => Err(OutboxError::SchemaVersionMismatch {
-            expected: required,
-            found: v,
-        }),
-    }
-}
-
 /// Rows deleted per statement by [`delete_in_batches`]: few enough that no statement holds
 /// many locks for long.
 pub const DELETE_BATCH: u32 = 1000;
@@ -280,19 +265,6 @@ mod tests {
             renewal_result(&claim, Guarded::Applied(unclaimed)).is_err(),
             "a renewed row must hold a claim"
         );
-    }
-
-    #[test]
-    fn schema_versions_are_judged() {
-        assert!(matches!(
-            judge_schema_version(None, 2, "t"),
-            Err(OutboxError::SchemaNotMigrated { .. })
-        ));
-        assert!(matches!(
-            judge_schema_version(Some(1), 2, "t"),
-            Err(OutboxError::SchemaVersionMismatch { .. })
-        ));
-        judge_schema_version(Some(2), 2, "t").unwrap();
     }
 
     #[tokio::test]

@@ -36,7 +36,7 @@ pub use error::{error_chain, BoxError, OutboxError, Result};
 pub use ident::{Quotes, TableName, MAX_IDENTIFIER_BYTES};
 pub use limits::{StoreLimits, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_PAYLOAD_BYTES, MAX_NAME_BYTES};
 pub use memory::MemoryClaimStore;
-pub use migration::Migration;
+pub use migration::{Migration, RecordedSchema};
 pub use model::slice_hash;
 pub use model::{
     Claim, ClaimRequest, Completion, CompletionRequest, EmissionError, EmissionResult,

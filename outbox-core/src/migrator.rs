@@ -2,17 +2,33 @@
 //! crate describes its schema as a [`Migrator`] (its migrations and the SQL of its
 //! bookkeeping table, as data) and supplies a [`Migrate`] connection that can take the
 //! migration lock and run scripts.
+//!
+//! The bookkeeping table records, per applied migration, the oldest store version that
+//! runs on the schema it left and the checksum of its SQL. A store opens on any schema
+//! inside its window ([`Migrator::judge`]); `migrate` refuses a migration edited since it
+//! was applied, and leaves a newer schema as it is when this build's stores still run on
+//! it (a rollback).
 
 use async_trait::async_trait;
 
+use crate::migration::RecordedSchema;
 use crate::store_kit::latest_version;
 use crate::{Migration, OutboxError, Result, TableName};
 
+/// A connection the schema's recorded facts are read on: one statement, one row of two
+/// nullable integers.
+#[async_trait]
+pub trait ReadSchema: Send {
+    /// The first row's two integer columns (`(None, None)` when there is no row), by the
+    /// rendered `sql`.
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)>;
+}
+
 /// A connection a [`Migrator`] applies migrations on: the few steps that differ between
 /// engines (how the run's transaction begins and takes its lock, how a script and a
-/// bound statement run, how the recorded version is read).
+/// bound statement run, how rows are read).
 #[async_trait]
-pub trait Migrate: Send {
+pub trait Migrate: ReadSchema {
     /// Begins the transaction one run applies every step in, and takes the lock that
     /// makes two hosts migrating `table` at once take turns.
     async fn begin_locked(&mut self, table: &TableName) -> Result<()>;
@@ -20,17 +36,47 @@ pub trait Migrate: Send {
     /// Runs a script of one or more statements inside that transaction.
     async fn run_script(&mut self, sql: &str) -> Result<()>;
 
-    /// The highest version recorded in the bookkeeping table (`None`: none recorded), by
-    /// the rendered `sql`.
-    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>>;
+    /// Every recorded migration's version and checksum (`None` where a release before
+    /// checksums recorded it), by the rendered `sql`.
+    async fn applied(&mut self, sql: &str) -> Result<Vec<(i64, Option<String>)>>;
 
-    /// Records `migration` as applied, by the rendered `sql` with its version and name
-    /// bound.
-    async fn record(&mut self, sql: &str, migration: &Migration) -> Result<()>;
+    /// Records `migration` as applied (or completes the record an earlier release left),
+    /// by the rendered `sql` with its version, name, oldest compatible version and
+    /// `checksum` bound in that order.
+    async fn record(&mut self, sql: &str, migration: &Migration, checksum: &str) -> Result<()>;
+
+    /// Deletes the record of the migration at `version`, by the rendered `sql`.
+    async fn forget(&mut self, sql: &str, version: i64) -> Result<()>;
 
     /// Ends the transaction: commits when `outcome` is `Ok`, rolls back otherwise.
     /// Returns `outcome`'s error, or the commit's.
     async fn end(&mut self, outcome: Result<()>) -> Result<()>;
+}
+
+/// The SQL of one engine's bookkeeping table, as templates for a table.
+#[derive(Debug, Clone, Copy)]
+pub struct Bookkeeping {
+    /// Creates the table when it does not exist, with every column.
+    pub create: &'static str,
+    /// How many of the columns `oldest_compatible` and `checksum` the table has (one row:
+    /// the count, and a NULL): releases before compatibility windows made it without.
+    pub columns: &'static str,
+    /// Adds those two columns to a table made without them.
+    pub add_columns: &'static str,
+    /// The highest recorded version (one row: it, and a NULL); reads any release's table.
+    pub version: &'static str,
+    /// The highest recorded version and the oldest store version that runs on it (a row
+    /// recorded without one counts as its own version).
+    pub window: &'static str,
+    /// Every recorded version with its checksum, oldest first.
+    pub applied: &'static str,
+    /// Records one migration, or completes its record: version, name, oldest compatible
+    /// version and checksum bound in that order.
+    pub record: &'static str,
+    /// Deletes one migration's record, its version bound.
+    pub forget: &'static str,
+    /// Drops the table.
+    pub drop: &'static str,
 }
 
 /// One engine's schema: its migrations, oldest first, and the SQL templates of the table
@@ -39,17 +85,12 @@ pub trait Migrate: Send {
 pub struct Migrator {
     /// The migrations, oldest first.
     pub migrations: &'static [Migration],
-    /// Creates the bookkeeping table when it does not exist.
-    pub create_bookkeeping: &'static str,
-    /// Reads the highest recorded version (one row, one nullable integer).
-    pub recorded_version: &'static str,
-    /// Records one migration, with its version and name as bound parameters.
-    pub record: &'static str,
-    /// Drops the bookkeeping table.
-    pub drop_bookkeeping: &'static str,
+    /// The bookkeeping table's statements.
+    pub bookkeeping: Bookkeeping,
     /// How the engine renders a template for a table.
     pub render: fn(&TableName, &str) -> String,
-    /// The parameter list of `record`, as the template spells it (`$1, $2`).
+    /// The parameter list of the record statement, as the template spells it
+    /// (`$1, $2, $3, $4`).
     pub record_parameters: &'static str,
     /// The literal values that replace `record_parameters` in a script.
     pub record_literals: fn(&Migration) -> String,
@@ -65,8 +106,13 @@ impl Migrator {
 
     /// Applies every migration `table` does not have yet, in one transaction under the
     /// engine's migration lock; returns the version the schema is at. Safe to run
-    /// concurrently and repeatedly. A schema newer than this build is refused with
-    /// [`OutboxError::SchemaVersionMismatch`] and left as it is.
+    /// concurrently and repeatedly.
+    ///
+    /// Before it applies anything it checks the recorded checksum of every migration
+    /// already applied ([`OutboxError::MigrationChecksumMismatch`] names an edited one)
+    /// and completes the records earlier releases left without one. A schema newer than
+    /// this build is left as it is: `Ok` with its version while this build's stores run
+    /// on it (a rollback), [`OutboxError::SchemaPastWindow`] when they do not.
     pub async fn migrate<M: Migrate + ?Sized>(
         &self,
         conn: &mut M,
@@ -74,34 +120,116 @@ impl Migrator {
     ) -> Result<i64> {
         self.check()?;
         conn.begin_locked(table).await?;
-        let outcome = self.apply_missing(conn, table).await;
+        let mut version = 0;
+        let outcome = async {
+            version = self.apply_missing(conn, table).await?;
+            Ok(())
+        }
+        .await;
         conn.end(outcome).await?;
-        Ok(self.required_version())
+        Ok(version)
     }
 
     async fn apply_missing<M: Migrate + ?Sized>(
         &self,
         conn: &mut M,
         table: &TableName,
-    ) -> Result<()> {
+    ) -> Result<i64> {
         let render = |template: &str| (self.render)(table, template);
-        conn.run_script(&render(self.create_bookkeeping)).await?;
-        let current = conn
-            .recorded_version(&render(self.recorded_version))
-            .await?
-            .unwrap_or(0);
+        self.ensure_bookkeeping(conn, table).await?;
+        let recorded = self.read_window(conn, table).await?;
+        let current = recorded.version.unwrap_or(0);
         if current > self.required_version() {
-            return Err(OutboxError::SchemaVersionMismatch {
-                expected: self.required_version(),
-                found: current,
-            });
+            self.judge(recorded, &table.qualified())?;
+            tracing::info!(
+                table = %table.qualified(),
+                schema = current,
+                store = self.required_version(),
+                "the schema is newer than this release and runs its stores: nothing applied"
+            );
+            return Ok(current);
         }
-        let record = render(self.record);
+        let record = render(self.bookkeeping.record);
+        for (version, recorded) in conn.applied(&render(self.bookkeeping.applied)).await? {
+            let Some(m) = self.migrations.iter().find(|m| m.version == version) else {
+                continue;
+            };
+            let expected = m.checksum();
+            match recorded {
+                Some(recorded) if recorded != expected => {
+                    return Err(OutboxError::MigrationChecksumMismatch {
+                        version,
+                        file: m.file_name(),
+                        recorded,
+                        expected,
+                    })
+                }
+                Some(_) => {}
+                None => conn.record(&record, m, &expected).await?,
+            }
+        }
         for m in self.migrations.iter().filter(|m| m.version > current) {
             conn.run_script(&render(m.up)).await?;
-            conn.record(&record, m).await?;
+            conn.record(&record, m, &m.checksum()).await?;
+        }
+        Ok(self.required_version())
+    }
+
+    /// Creates the bookkeeping table, or adds the columns a release before compatibility
+    /// windows made it without.
+    async fn ensure_bookkeeping<M: Migrate + ?Sized>(
+        &self,
+        conn: &mut M,
+        table: &TableName,
+    ) -> Result<()> {
+        let render = |template: &str| (self.render)(table, template);
+        conn.run_script(&render(self.bookkeeping.create)).await?;
+        if conn.pair(&render(self.bookkeeping.columns)).await?.0 != Some(2) {
+            conn.run_script(&render(self.bookkeeping.add_columns))
+                .await?;
         }
         Ok(())
+    }
+
+    async fn read_window<R: ReadSchema + ?Sized>(
+        &self,
+        conn: &mut R,
+        table: &TableName,
+    ) -> Result<RecordedSchema> {
+        let (version, oldest_compatible) = conn
+            .pair(&(self.render)(table, self.bookkeeping.window))
+            .await?;
+        Ok(RecordedSchema {
+            version,
+            oldest_compatible,
+        })
+    }
+
+    /// What the database records of `table`'s schema, whichever release recorded it.
+    pub async fn read<R: ReadSchema + ?Sized>(
+        &self,
+        conn: &mut R,
+        table: &TableName,
+    ) -> Result<RecordedSchema> {
+        let render = |template: &str| (self.render)(table, template);
+        if conn.pair(&render(self.bookkeeping.columns)).await?.0 == Some(2) {
+            self.read_window(conn, table).await
+        } else {
+            let (version, _) = conn.pair(&render(self.bookkeeping.version)).await?;
+            Ok(RecordedSchema::exact(version))
+        }
+    }
+
+    /// Reads what the database records of `table`'s schema and judges it
+    /// ([`Migrator::judge`]): what a store runs when it is built, and again now and then.
+    pub async fn check_schema<R: ReadSchema + ?Sized>(
+        &self,
+        conn: &mut R,
+        table: &TableName,
+        label: &str,
+    ) -> Result<()> {
+        let recorded = self.read(conn, table).await?;
+        self.judge(recorded, label)
     }
 
     /// Reverts every migration, newest first, and drops the bookkeeping table, in one
@@ -111,17 +239,80 @@ impl Migrator {
         conn: &mut M,
         table: &TableName,
     ) -> Result<()> {
+        self.migrate_down_to(conn, table, 0).await
+    }
+
+    /// Reverts the migrations newer than `target`, newest first, in one transaction under
+    /// the migration lock (on engines whose DDL is transactional); the rows are kept for
+    /// any `target` of 1 or more. `0` reverts them all and drops the bookkeeping table:
+    /// the outbox and everything in it are deleted. Refuses, before it changes anything,
+    /// a schema newer than this build (revert with the release that applied it) and a
+    /// migration on the way whose down script says it cannot be reverted.
+    pub async fn migrate_down_to<M: Migrate + ?Sized>(
+        &self,
+        conn: &mut M,
+        table: &TableName,
+        target: i64,
+    ) -> Result<()> {
         self.check()?;
-        conn.begin_locked(table).await?;
-        let outcome = async {
-            for m in self.migrations.iter().rev() {
-                conn.run_script(&(self.render)(table, m.down)).await?;
-            }
-            conn.run_script(&(self.render)(table, self.drop_bookkeeping))
-                .await
+        if !(0..=self.required_version()).contains(&target) {
+            return Err(OutboxError::invalid(
+                "target",
+                format!(
+                    "the version to revert to must be between 0 and {}",
+                    self.required_version()
+                ),
+            ));
         }
-        .await;
+        conn.begin_locked(table).await?;
+        let outcome = self.revert(conn, table, target).await;
         conn.end(outcome).await
+    }
+
+    async fn revert<M: Migrate + ?Sized>(
+        &self,
+        conn: &mut M,
+        table: &TableName,
+        target: i64,
+    ) -> Result<()> {
+        let render = |template: &str| (self.render)(table, template);
+        self.ensure_bookkeeping(conn, table).await?;
+        let current = self.read_window(conn, table).await?.version.unwrap_or(0);
+        if current > self.required_version() {
+            return Err(OutboxError::invalid(
+                "target",
+                format!(
+                    "the schema is at version {current}, newer than this release's {}: \
+                     revert it with the release that applied it",
+                    self.required_version()
+                ),
+            ));
+        }
+        let steps: Vec<&Migration> = self
+            .migrations
+            .iter()
+            .rev()
+            .filter(|m| m.version > target && m.version <= current)
+            .collect();
+        if let Some((m, reason)) = steps
+            .iter()
+            .find_map(|m| m.irreversible().map(|reason| (m, reason)))
+        {
+            return Err(OutboxError::IrreversibleMigration {
+                version: m.version,
+                file: m.file_name(),
+                reason: reason.to_owned(),
+            });
+        }
+        let forget = render(self.bookkeeping.forget);
+        for m in steps {
+            conn.run_script(&render(m.down)).await?;
+            conn.forget(&forget, m.version).await?;
+        }
+        if target == 0 {
+            conn.run_script(&render(self.bookkeeping.drop)).await?;
+        }
+        Ok(())
     }
 
     /// Every migration as one script for `table`, in one transaction, recording each as it
@@ -129,11 +320,12 @@ impl Migrator {
     pub fn script(&self, table: &TableName) -> String {
         let render = |template: &str| (self.render)(table, template);
         let (open, close) = self.script_frame;
-        let mut script = format!("{open}{}", render(self.create_bookkeeping));
+        let mut script = format!("{open}{}", render(self.bookkeeping.create));
         for m in self.migrations {
             script.push_str(&format!("\n-- migration {}: {}\n", m.version, m.name));
             script.push_str(&render(m.up));
             let record = self
+                .bookkeeping
                 .record
                 .replace(self.record_parameters, &(self.record_literals)(m));
             script.push_str(&format!(
@@ -145,24 +337,60 @@ impl Migrator {
         script
     }
 
-    /// Whether `found` (the recorded version; `None`: never migrated) is the one this
-    /// build requires; `table` names the table in the error.
-    pub fn judge(&self, found: Option<i64>, table: &str) -> Result<()> {
-        crate::store_kit::judge_schema_version(found, self.required_version(), table)
+    /// Whether a store of this build runs on the schema the database records: at this
+    /// build's version, or newer while every migration since keeps this build's stores
+    /// running (its compatibility window). `table` names the table in the error.
+    ///
+    /// Refuses with [`OutboxError::SchemaNotMigrated`] (never migrated),
+    /// [`OutboxError::SchemaVersionMismatch`] (older: run `migrate`) or
+    /// [`OutboxError::SchemaPastWindow`] (contracted past this build: finish the rollout).
+    pub fn judge(&self, recorded: RecordedSchema, table: &str) -> Result<()> {
+        let store = self.required_version();
+        match recorded.version {
+            None => Err(OutboxError::SchemaNotMigrated {
+                detail: format!("no migration of {table} has been applied"),
+            }),
+            Some(found) if found < store => Err(OutboxError::SchemaVersionMismatch {
+                expected: store,
+                found,
+            }),
+            Some(found) => {
+                let oldest_compatible = recorded.oldest_compatible.unwrap_or(found);
+                if oldest_compatible <= store {
+                    Ok(())
+                } else {
+                    Err(OutboxError::SchemaPastWindow {
+                        store,
+                        found,
+                        oldest_compatible,
+                    })
+                }
+            }
+        }
     }
 
-    /// The migrations are numbered 1, 2, 3, … in order, and the record template spells
-    /// the parameters the literals replace: a mistake in an engine crate, caught before it
-    /// touches a database.
+    /// The migrations are numbered 1, 2, 3, … in order, each one's oldest compatible
+    /// version is its own or earlier and never earlier than the one before's, and the
+    /// record template spells the parameters the literals replace: a mistake in an engine
+    /// crate, caught before it touches a database.
     pub fn check(&self) -> Result<()> {
         let numbered = self.migrations.iter().zip(1..).all(|(m, n)| m.version == n);
-        if numbered && self.record.contains(self.record_parameters) {
+        let windows = self
+            .migrations
+            .iter()
+            .all(|m| m.oldest_compatible <= m.version)
+            && self
+                .migrations
+                .windows(2)
+                .all(|w| w[0].oldest_compatible <= w[1].oldest_compatible);
+        if numbered && windows && self.bookkeeping.record.contains(self.record_parameters) {
             Ok(())
         } else {
             Err(OutboxError::invalid(
                 "migrations",
-                "the engine's migrations are not numbered 1, 2, 3, … in order, or its record \
-                 template does not spell its parameters",
+                "the engine's migrations are not numbered 1, 2, 3, … in order, a \
+                 migration's oldest compatible version is newer than itself or older than \
+                 the one before's, or its record template does not spell its parameters",
             ))
         }
     }
@@ -172,32 +400,61 @@ impl Migrator {
 mod tests {
     use super::*;
 
-    static STEPS: [Migration; 2] = [
-        Migration {
-            version: 1,
-            name: "first",
-            up: "CREATE TABLE {table} (x int);",
-            down: "DROP TABLE {table};",
-        },
-        Migration {
-            version: 2,
-            name: "second",
-            up: "ALTER TABLE {table} ADD y int;",
-            down: "ALTER TABLE {table} DROP y;",
-        },
+    static STEPS: [Migration; 3] = [
+        Migration::new(
+            1,
+            "first",
+            "CREATE TABLE {table} (x int);",
+            "DROP TABLE {table};",
+        ),
+        Migration::new(
+            2,
+            "second",
+            "ALTER TABLE {table} ADD y int;",
+            "ALTER TABLE {table} DROP y;",
+        )
+        .compatible_from(1),
+        Migration::new(
+            3,
+            "third",
+            "ALTER TABLE {table} DROP x;",
+            "-- irreversible: x is gone\n",
+        ),
     ];
 
     fn migrator(migrations: &'static [Migration]) -> Migrator {
         Migrator {
             migrations,
-            create_bookkeeping: "CREATE TABLE IF NOT EXISTS {name}_migrations (version int);",
-            recorded_version: "SELECT max(version) FROM {name}_migrations",
-            record: "INSERT INTO {name}_migrations VALUES ($1, $2);\n",
-            drop_bookkeeping: "DROP TABLE {name}_migrations",
+            bookkeeping: Bookkeeping {
+                create: "CREATE TABLE IF NOT EXISTS {name}_migrations (version int);",
+                columns: "SELECT 2, NULL",
+                add_columns: "",
+                version: "SELECT max(version), NULL FROM {name}_migrations",
+                window: "SELECT max(version), max(oldest_compatible) FROM {name}_migrations",
+                applied: "SELECT version, checksum FROM {name}_migrations",
+                record: "INSERT INTO {name}_migrations VALUES ($1, $2, $3, $4);\n",
+                forget: "DELETE FROM {name}_migrations WHERE version = $1",
+                drop: "DROP TABLE {name}_migrations",
+            },
             render: TableName::render,
-            record_parameters: "$1, $2",
-            record_literals: |m| format!("{}, '{}'", m.version, m.name),
+            record_parameters: "$1, $2, $3, $4",
+            record_literals: |m| {
+                format!(
+                    "{}, '{}', {}, '{}'",
+                    m.version,
+                    m.name,
+                    m.oldest_compatible,
+                    m.checksum()
+                )
+            },
             script_frame: ("BEGIN;\n", "COMMIT;\n"),
+        }
+    }
+
+    fn at(version: i64, oldest_compatible: Option<i64>) -> RecordedSchema {
+        RecordedSchema {
+            version: Some(version),
+            oldest_compatible,
         }
     }
 
@@ -208,30 +465,67 @@ mod tests {
         assert!(script.ends_with("COMMIT;\n"));
         let first = script.find("CREATE TABLE \"events\" (x int);").unwrap();
         let recorded = script
-            .find("INSERT INTO events_migrations VALUES (1, 'first');\n")
+            .find(&format!(
+                "INSERT INTO events_migrations VALUES (1, 'first', 1, '{}');\n",
+                STEPS[0].checksum()
+            ))
             .unwrap();
         let second = script.find("ALTER TABLE \"events\" ADD y int;").unwrap();
         assert!(first < recorded && recorded < second, "{script}");
-        assert!(script.contains("VALUES (2, 'second');"), "{script}");
+        assert!(script.contains("VALUES (2, 'second', 1, '"), "{script}");
         assert!(!script.contains('$') && !script.contains('{'), "{script}");
     }
 
     #[test]
-    fn the_required_version_is_the_newest() {
-        assert_eq!(migrator(&STEPS).required_version(), 2);
-        migrator(&STEPS).judge(Some(2), "t").unwrap();
-        assert!(migrator(&STEPS).judge(Some(1), "t").is_err());
+    fn a_store_runs_on_its_own_version_and_on_newer_schemas_inside_its_window() {
+        let m = migrator(&STEPS[..2]);
+        assert_eq!(m.required_version(), 2);
+        m.judge(at(2, Some(1)), "t").unwrap();
+        // One expanding migration newer than this build.
+        m.judge(at(3, Some(2)), "t").unwrap();
+        m.judge(at(5, Some(1)), "t").unwrap();
+        // Recorded by a release before windows: only its own version's stores.
+        m.judge(at(2, None), "t").unwrap();
+        assert!(matches!(
+            m.judge(at(3, None), "t"),
+            Err(OutboxError::SchemaPastWindow {
+                store: 2,
+                found: 3,
+                oldest_compatible: 3
+            })
+        ));
+        let err = m.judge(at(4, Some(3)), "t").unwrap_err();
+        assert!(err.to_string().contains("finish the rollout"), "{err}");
+        let err = m.judge(at(1, Some(1)), "t").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                OutboxError::SchemaVersionMismatch {
+                    expected: 2,
+                    found: 1
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("outbox migrate"), "{err}");
+        assert!(matches!(
+            m.judge(RecordedSchema::exact(None), "t"),
+            Err(OutboxError::SchemaNotMigrated { .. })
+        ));
     }
 
     #[test]
-    fn a_migration_list_with_a_gap_or_an_unspelt_parameter_is_refused() {
-        static GAP: [Migration; 1] = [Migration {
-            version: 2,
-            name: "x",
-            up: "",
-            down: "",
-        }];
+    fn a_migration_list_with_a_gap_a_window_out_of_order_or_an_unspelt_parameter_is_refused() {
+        static GAP: [Migration; 1] = [Migration::new(2, "x", "", "")];
         assert!(migrator(&GAP).check().is_err());
+        static AHEAD: [Migration; 1] = [Migration::new(1, "x", "", "").compatible_from(2)];
+        assert!(migrator(&AHEAD).check().is_err());
+        static BACKWARDS: [Migration; 3] = [
+            Migration::new(1, "x", "", ""),
+            Migration::new(2, "y", "", ""),
+            Migration::new(3, "z", "", "").compatible_from(1),
+        ];
+        assert!(migrator(&BACKWARDS).check().is_err());
         let mut wrong = migrator(&STEPS);
         wrong.record_parameters = "?1, ?2";
         assert!(wrong.check().is_err());

@@ -16,7 +16,8 @@ mod writer;
 
 pub use config::MySqlStoreConfig;
 pub use migrate::{
-    check_schema, migrate, migrate_down, migration_script, migrations, required_version,
+    check_schema, migrate, migrate_down, migrate_down_to, migration_connection, migration_script,
+    migrations, migrator, required_version,
 };
 pub use portable::{portable_store, MySqlBackend, PortableMySqlStore};
 pub use store::MySqlClaimStore;

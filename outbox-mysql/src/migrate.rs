@@ -5,7 +5,7 @@
 //! by itself) recorded right after it succeeds, and a named lock (`GET_LOCK`) held by the
 //! migrating connection makes two hosts migrating at once take turns.
 
-use outbox_core::store_kit::{Migrate, Migrator};
+use outbox_core::store_kit::{Bookkeeping, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::pool::PoolConnection;
 use sqlx::{MySql, MySqlConnection, MySqlPool};
@@ -13,27 +13,40 @@ use sqlx::{MySql, MySqlConnection, MySqlPool};
 use crate::error::map_err;
 use crate::statements::render;
 
-static MIGRATIONS: [Migration; 1] = [Migration {
-    version: 1,
-    name: "create_outbox",
-    up: include_str!("../migrations/0001_create_outbox.up.sql"),
-    down: include_str!("../migrations/0001_create_outbox.down.sql"),
-}];
+static MIGRATIONS: [Migration; 1] = [Migration::new(
+    1,
+    "create_outbox",
+    include_str!("../migrations/0001_create_outbox.up.sql"),
+    include_str!("../migrations/0001_create_outbox.down.sql"),
+)];
 
 /// The schema and its bookkeeping, for the core's migrator.
 static MIGRATOR: Migrator = Migrator {
     migrations: &MIGRATIONS,
-    create_bookkeeping: include_str!("../sql/migrations/create_bookkeeping.sql"),
-    recorded_version: RECORDED_VERSION,
-    record: include_str!("../sql/migrations/record.sql"),
-    drop_bookkeeping: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    bookkeeping: Bookkeeping {
+        create: include_str!("../sql/migrations/create_bookkeeping.sql"),
+        columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
+        add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
+        version: include_str!("../sql/migrations/recorded_version.sql"),
+        window: include_str!("../sql/migrations/recorded_window.sql"),
+        applied: include_str!("../sql/migrations/applied.sql"),
+        record: include_str!("../sql/migrations/record.sql"),
+        forget: include_str!("../sql/migrations/forget.sql"),
+        drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    },
     render,
-    record_parameters: "?, ?",
-    record_literals: |m| format!("{}, '{}'", m.version, m.name),
+    record_parameters: "?, ?, ?, ?",
+    record_literals: |m| {
+        format!(
+            "{}, '{}', {}, '{}'",
+            m.version,
+            m.name,
+            m.oldest_compatible,
+            m.checksum()
+        )
+    },
     script_frame: ("", ""),
 };
-
-const RECORDED_VERSION: &str = include_str!("../sql/migrations/recorded_version.sql");
 
 /// How long a migrating host waits for another one's run to end, in seconds.
 const LOCK_WAIT_SECONDS: i64 = 600;
@@ -78,6 +91,28 @@ impl OnConnection<'_> {
 }
 
 #[async_trait]
+impl ReadSchema for OnConnection<'_> {
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
+        match self.conn.as_mut() {
+            Some(conn) => pair_of(sql, &mut **conn).await,
+            None => pair_of(sql, self.pool).await,
+        }
+    }
+}
+
+/// The first row's two integer columns, as [`ReadSchema::pair`] returns them.
+async fn pair_of<'e, E>(sql: &str, on: E) -> Result<(Option<i64>, Option<i64>)>
+where
+    E: sqlx::Executor<'e, Database = MySql>,
+{
+    let row: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(sql)
+        .fetch_optional(on)
+        .await
+        .map_err(map_err)?;
+    Ok(row.unwrap_or((None, None)))
+}
+
+#[async_trait]
 impl Migrate for OnConnection<'_> {
     async fn begin_locked(&mut self, table: &TableName) -> Result<()> {
         let mut conn = self.pool.acquire().await.map_err(map_err)?;
@@ -105,17 +140,28 @@ impl Migrate for OnConnection<'_> {
         run_script(self.conn()?, sql.to_owned()).await
     }
 
-    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
-        sqlx::query_scalar(sql)
-            .fetch_one(&mut **self.conn()?)
+    async fn applied(&mut self, sql: &str) -> Result<Vec<(i64, Option<String>)>> {
+        sqlx::query_as(sql)
+            .fetch_all(&mut **self.conn()?)
             .await
             .map_err(map_err)
     }
 
-    async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
+    async fn record(&mut self, sql: &str, m: &Migration, checksum: &str) -> Result<()> {
         sqlx::query(sql)
             .bind(m.version)
             .bind(m.name)
+            .bind(m.oldest_compatible)
+            .bind(checksum)
+            .execute(&mut **self.conn()?)
+            .await
+            .map(drop)
+            .map_err(map_err)
+    }
+
+    async fn forget(&mut self, sql: &str, version: i64) -> Result<()> {
+        sqlx::query(sql)
+            .bind(version)
             .execute(&mut **self.conn()?)
             .await
             .map(drop)
@@ -151,26 +197,53 @@ fn run_script(
     })
 }
 
+/// The migrations of the schema and their bookkeeping, for tools that run them through
+/// the core's [`Migrator`] (a host extending the schema, a test playing a later release)
+/// on a [`migration_connection`].
+pub fn migrator() -> &'static Migrator {
+    &MIGRATOR
+}
+
+/// A connection of `pool` the core's [`Migrator`] applies and reverts migrations on,
+/// holding the table's migration lock while a run lasts.
+pub fn migration_connection(pool: &MySqlPool) -> impl Migrate + '_ {
+    OnConnection::new(pool)
+}
+
 /// Applies every migration the database does not have yet under the table's migration
 /// lock; returns the resulting version. Safe to run concurrently and repeatedly.
 pub async fn migrate(pool: &MySqlPool, table: &TableName) -> Result<i64> {
-    MIGRATOR.migrate(&mut OnConnection::new(pool), table).await
-}
-
-/// Reverts every migration, newest first, and drops the bookkeeping table.
-pub async fn migrate_down(pool: &MySqlPool, table: &TableName) -> Result<()> {
     MIGRATOR
-        .migrate_down(&mut OnConnection::new(pool), table)
+        .migrate(&mut migration_connection(pool), table)
         .await
 }
 
-/// Fails with a clear error unless the schema is at exactly the required version.
-pub async fn check_schema(pool: &MySqlPool, table: &TableName) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar(&render(table, RECORDED_VERSION))
-        .fetch_one(pool)
+/// Reverts every migration, newest first, and drops the bookkeeping table: the outbox and
+/// everything in it are deleted.
+pub async fn migrate_down(pool: &MySqlPool, table: &TableName) -> Result<()> {
+    migrate_down_to(pool, table, 0).await
+}
+
+/// Reverts the migrations newer than `version`, newest first, under the table's migration
+/// lock, keeping the rows (`0`: every migration, and the outbox with them). Refuses,
+/// changing nothing, a migration on the way that cannot be reverted.
+pub async fn migrate_down_to(pool: &MySqlPool, table: &TableName, version: i64) -> Result<()> {
+    MIGRATOR
+        .migrate_down_to(&mut migration_connection(pool), table, version)
         .await
-        .map_err(map_err)?;
-    MIGRATOR.judge(found, &table.qualified_in(outbox_core::Quotes::BACKTICKS))
+}
+
+/// Fails with a clear error unless a store of this build runs on the schema: at its
+/// version, or newer inside its compatibility window (see
+/// [`Migration::compatible_from`]).
+pub async fn check_schema(pool: &MySqlPool, table: &TableName) -> Result<()> {
+    MIGRATOR
+        .check_schema(
+            &mut migration_connection(pool),
+            table,
+            &table.qualified_in(outbox_core::Quotes::BACKTICKS),
+        )
+        .await
 }
 
 #[cfg(test)]

@@ -266,3 +266,13 @@ impl Drop for InFlight {
         }
     }
 }
+
+/// The store's connections as the core's migrator reads the schema's records on them.
+pub(crate) struct SchemaReader<'a>(pub(crate) &'a Db);
+
+#[outbox_core::async_trait]
+impl outbox_core::store_kit::ReadSchema for SchemaReader<'_> {
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
+        crate::migrate::pair_of(&query(self.0, sql, &[]).await?)
+    }
+}

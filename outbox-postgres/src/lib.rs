@@ -28,7 +28,8 @@ pub use bulk::COPY_FROM as BULK_COPY_FROM;
 pub use config::{PgStoreConfig, DEFAULT_CALL_TIMEOUT};
 pub use listener::{wake_channel, ListenSession, PgListener};
 pub use migrate::{
-    check_schema, migrate, migrate_down, migration_script, migrations, required_version,
+    check_schema, migrate, migrate_down, migrate_down_to, migration_connection, migration_script,
+    migrations, migrator, required_version,
 };
 pub use ordering::{enable_ordered_claims, ordered_claims_script};
 #[cfg(feature = "sqlx")]

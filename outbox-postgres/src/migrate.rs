@@ -1,76 +1,90 @@
 //! The PostgreSQL schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::{Migrate, Migrator};
+use outbox_core::store_kit::{Bookkeeping, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use tokio_postgres::{Client, Transaction};
 
 use crate::typed::typed;
 
 static MIGRATIONS: [Migration; 8] = [
-    Migration {
-        version: 1,
-        name: "create_outbox",
-        up: include_str!("../migrations/0001_create_outbox.up.sql"),
-        down: include_str!("../migrations/0001_create_outbox.down.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "claim_function",
-        up: include_str!("../migrations/0002_claim_function.up.sql"),
-        down: include_str!("../migrations/0002_claim_function.down.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "plans_without_statistics",
-        up: include_str!("../migrations/0003_plans_without_statistics.up.sql"),
-        down: include_str!("../migrations/0003_plans_without_statistics.down.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "key_heads",
-        up: include_str!("../migrations/0004_key_heads.up.sql"),
-        down: include_str!("../migrations/0004_key_heads.down.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "slices",
-        up: include_str!("../migrations/0005_slices.up.sql"),
-        down: include_str!("../migrations/0005_slices.down.sql"),
-    },
-    Migration {
-        version: 6,
-        name: "claim_from_head",
-        up: include_str!("../migrations/0006_claim_from_head.up.sql"),
-        down: include_str!("../migrations/0006_claim_from_head.down.sql"),
-    },
-    Migration {
-        version: 7,
-        name: "shared_claim_starts",
-        up: include_str!("../migrations/0007_shared_claim_starts.up.sql"),
-        down: include_str!("../migrations/0007_shared_claim_starts.down.sql"),
-    },
-    Migration {
-        version: 8,
-        name: "claim_limits_at_least_zero",
-        up: include_str!("../migrations/0008_claim_limits_at_least_zero.up.sql"),
-        down: include_str!("../migrations/0008_claim_limits_at_least_zero.down.sql"),
-    },
+    Migration::new(
+        1,
+        "create_outbox",
+        include_str!("../migrations/0001_create_outbox.up.sql"),
+        include_str!("../migrations/0001_create_outbox.down.sql"),
+    ),
+    Migration::new(
+        2,
+        "claim_function",
+        include_str!("../migrations/0002_claim_function.up.sql"),
+        include_str!("../migrations/0002_claim_function.down.sql"),
+    ),
+    Migration::new(
+        3,
+        "plans_without_statistics",
+        include_str!("../migrations/0003_plans_without_statistics.up.sql"),
+        include_str!("../migrations/0003_plans_without_statistics.down.sql"),
+    ),
+    Migration::new(
+        4,
+        "key_heads",
+        include_str!("../migrations/0004_key_heads.up.sql"),
+        include_str!("../migrations/0004_key_heads.down.sql"),
+    ),
+    Migration::new(
+        5,
+        "slices",
+        include_str!("../migrations/0005_slices.up.sql"),
+        include_str!("../migrations/0005_slices.down.sql"),
+    ),
+    Migration::new(
+        6,
+        "claim_from_head",
+        include_str!("../migrations/0006_claim_from_head.up.sql"),
+        include_str!("../migrations/0006_claim_from_head.down.sql"),
+    ),
+    Migration::new(
+        7,
+        "shared_claim_starts",
+        include_str!("../migrations/0007_shared_claim_starts.up.sql"),
+        include_str!("../migrations/0007_shared_claim_starts.down.sql"),
+    ),
+    Migration::new(
+        8,
+        "claim_limits_at_least_zero",
+        include_str!("../migrations/0008_claim_limits_at_least_zero.up.sql"),
+        include_str!("../migrations/0008_claim_limits_at_least_zero.down.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema and its bookkeeping, for the core's migrator.
 static MIGRATOR: Migrator = Migrator {
     migrations: &MIGRATIONS,
-    create_bookkeeping: include_str!("../sql/migrations/create_bookkeeping.sql"),
-    recorded_version: RECORDED_VERSION,
-    record: include_str!("../sql/migrations/record.sql"),
-    drop_bookkeeping: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    bookkeeping: Bookkeeping {
+        create: include_str!("../sql/migrations/create_bookkeeping.sql"),
+        columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
+        add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
+        version: include_str!("../sql/migrations/recorded_version.sql"),
+        window: include_str!("../sql/migrations/recorded_window.sql"),
+        applied: include_str!("../sql/migrations/applied.sql"),
+        record: include_str!("../sql/migrations/record.sql"),
+        forget: include_str!("../sql/migrations/forget.sql"),
+        drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    },
     render: TableName::render,
-    record_parameters: "$1, $2",
-    record_literals: |m| format!("{}, '{}'", m.version, m.name),
+    record_parameters: "$1, $2, $3, $4",
+    record_literals: |m| {
+        format!(
+            "{}, '{}', {}, '{}'",
+            m.version,
+            m.name,
+            m.oldest_compatible,
+            m.checksum()
+        )
+    },
     script_frame: ("BEGIN;\n", "COMMIT;\n"),
 };
 
-pub(crate) const RECORDED_VERSION: &str = include_str!("../sql/migrations/recorded_version.sql");
 const LOCK: &str = include_str!("../sql/migrations/lock.sql");
 
 /// The migrations of the PostgreSQL schema, oldest first.
@@ -105,6 +119,13 @@ impl<'a> OnTransaction<'a> {
 }
 
 #[async_trait]
+impl ReadSchema for OnTransaction<'_> {
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
+        pair_of(&self.tx()?.query_typed(sql, &[]).await.map_err(db_err)?)
+    }
+}
+
+#[async_trait]
 impl Migrate for OnTransaction<'_> {
     async fn begin_locked(&mut self, table: &TableName) -> Result<()> {
         self.tx()?
@@ -118,18 +139,32 @@ impl Migrate for OnTransaction<'_> {
         self.tx()?.batch_execute(sql).await.map_err(db_err)
     }
 
-    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
-        Ok(self
-            .tx()?
-            .query_typed_one(sql, &[])
-            .await
-            .map_err(db_err)?
-            .get(0))
+    async fn applied(&mut self, sql: &str) -> Result<Vec<(i64, Option<String>)>> {
+        let rows = self.tx()?.query_typed(sql, &[]).await.map_err(db_err)?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0).map_err(db_err)?, r.try_get(1).map_err(db_err)?)))
+            .collect()
     }
 
-    async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
+    async fn record(&mut self, sql: &str, m: &Migration, checksum: &str) -> Result<()> {
         self.tx()?
-            .execute_typed(sql, &[typed(&m.version), typed(&m.name)])
+            .execute_typed(
+                sql,
+                &[
+                    typed(&m.version),
+                    typed(&m.name),
+                    typed(&m.oldest_compatible),
+                    typed(&checksum),
+                ],
+            )
+            .await
+            .map(drop)
+            .map_err(db_err)
+    }
+
+    async fn forget(&mut self, sql: &str, version: i64) -> Result<()> {
+        self.tx()?
+            .execute_typed(sql, &[typed(&version)])
             .await
             .map(drop)
             .map_err(db_err)
@@ -139,41 +174,90 @@ impl Migrate for OnTransaction<'_> {
         let tx = self.0.take();
         match (outcome, tx) {
             (Ok(()), Some(tx)) => tx.commit().await.map_err(db_err),
-            // Dropping the transaction rolls it back.
-            (outcome, _) => outcome,
+            // Rolled back before the error is returned, so that the caller's next use of
+            // the client (or its closing) does not find the transaction still open; if
+            // the rollback fails, dropping the transaction rolls it back.
+            (outcome, Some(tx)) => {
+                let _ = tx.rollback().await;
+                outcome
+            }
+            (outcome, None) => outcome,
         }
     }
+}
+
+/// The migrations of the PostgreSQL schema and their bookkeeping, for tools that run them
+/// through the core's [`Migrator`] (a host extending the schema, a test playing a later
+/// release) on a [`migration_connection`].
+pub fn migrator() -> &'static Migrator {
+    &MIGRATOR
+}
+
+/// A transaction on `client` the core's [`Migrator`] applies and reverts migrations in,
+/// under an advisory lock per table; it commits when the run succeeds.
+pub async fn migration_connection(client: &mut Client) -> Result<impl Migrate + '_> {
+    let tx = client.transaction().await.map_err(db_err)?;
+    Ok(OnTransaction(Some(tx)))
 }
 
 /// Applies every migration the database does not have yet in one transaction, serialized
 /// against concurrent migrators by an advisory lock; returns the resulting version.
 pub async fn migrate(client: &mut Client, table: &TableName) -> Result<i64> {
-    let tx = client.transaction().await.map_err(db_err)?;
-    MIGRATOR.migrate(&mut OnTransaction(Some(tx)), table).await
-}
-
-/// Reverts every migration, newest first, and drops the bookkeeping table.
-pub async fn migrate_down(client: &mut Client, table: &TableName) -> Result<()> {
-    let tx = client.transaction().await.map_err(db_err)?;
     MIGRATOR
-        .migrate_down(&mut OnTransaction(Some(tx)), table)
+        .migrate(&mut migration_connection(client).await?, table)
         .await
 }
 
-/// Fails with a clear error unless the schema is at exactly the required version.
+/// Reverts every migration, newest first, and drops the bookkeeping table: the outbox and
+/// everything in it are deleted.
+pub async fn migrate_down(client: &mut Client, table: &TableName) -> Result<()> {
+    migrate_down_to(client, table, 0).await
+}
+
+/// Reverts the migrations newer than `version`, newest first, in one transaction, keeping
+/// the rows (`0`: every migration, and the outbox with them). Refuses, changing nothing, a
+/// migration on the way that cannot be reverted.
+pub async fn migrate_down_to(client: &mut Client, table: &TableName, version: i64) -> Result<()> {
+    MIGRATOR
+        .migrate_down_to(&mut migration_connection(client).await?, table, version)
+        .await
+}
+
+/// The first row's two integer columns, as [`ReadSchema::pair`] returns them.
+pub(crate) fn pair_of(rows: &[tokio_postgres::Row]) -> Result<(Option<i64>, Option<i64>)> {
+    match rows.first() {
+        Some(r) => Ok((r.try_get(0).map_err(db_err)?, r.try_get(1).map_err(db_err)?)),
+        None => Ok((None, None)),
+    }
+}
+
+/// A client the schema's records are read on, outside any transaction.
+struct OnClient<'a>(&'a Client);
+
+#[async_trait]
+impl ReadSchema for OnClient<'_> {
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
+        pair_of(&self.0.query_typed(sql, &[]).await.map_err(db_err)?)
+    }
+}
+
+/// Fails with a clear error unless a store of this build runs on the schema: at its
+/// version, or newer inside its compatibility window (see [`Migration::compatible_from`]).
 ///
-/// Its statement is sent unnamed, as every statement of the migrations is: both work
+/// Its statements are sent unnamed, as every statement of the migrations is: both work
 /// through a transaction-mode pooler.
 pub async fn check_schema(client: &Client, table: &TableName) -> Result<()> {
-    let found: Option<i64> = client
-        .query_typed_one(&table.render(RECORDED_VERSION), &[])
+    MIGRATOR
+        .check_schema(&mut OnClient(client), table, &table.qualified())
         .await
-        .map_err(db_err)?
-        .get(0);
-    judge_version(found, table)
 }
 
-/// Judges the version the schema-version query found.
-pub(crate) fn judge_version(found: Option<i64>, table: &TableName) -> Result<()> {
-    MIGRATOR.judge(found, &table.qualified())
+/// The schema facts of `table` read through `reader`, judged as [`check_schema`] does.
+pub(crate) async fn check_schema_on<R: ReadSchema + ?Sized>(
+    reader: &mut R,
+    table: &TableName,
+) -> Result<()> {
+    MIGRATOR
+        .check_schema(reader, table, &table.qualified())
+        .await
 }

@@ -43,8 +43,9 @@ impl PgClaimStore {
     /// Builds the store on `pool` (sized by the host) for the configured table.
     ///
     /// Fails with [`OutboxError::SchemaNotMigrated`] when the migrations were never
-    /// applied, [`OutboxError::SchemaVersionMismatch`] when the schema is at another
-    /// version, and [`OutboxError::InvalidInput`] when the configured listener listens on
+    /// applied, [`OutboxError::SchemaVersionMismatch`] when the schema is older than
+    /// this build, [`OutboxError::SchemaPastWindow`] when it is newer and outside its
+    /// compatibility window, and [`OutboxError::InvalidInput`] when the configured listener listens on
     /// another table's channel. It claims in per-key order if the table was prepared for
     /// it ([`crate::enable_ordered_claims`]), and its first claims start where the table's
     /// other stores shared that theirs do (see the crate docs).
@@ -81,14 +82,7 @@ impl PgClaimStore {
         // behind a transaction pooler fails at its calls, with the error that says why,
         // rather than by chance at its build.
         let once = db.unnamed();
-        let rows = connection::query(&once, &table.render(migrate::RECORDED_VERSION), &[]).await?;
-        let found: Option<i64> = rows
-            .first()
-            .map(|r| r.try_get(0))
-            .transpose()
-            .map_err(crate::error::map_err)?
-            .flatten();
-        migrate::judge_version(found, &table)?;
+        migrate::check_schema_on(&mut connection::SchemaReader(&once), &table).await?;
         let [pending, retry, qualified, trigger] = crate::ordering::prepared_params(&table);
         let rows = connection::query(
             &once,

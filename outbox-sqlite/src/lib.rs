@@ -18,7 +18,8 @@ mod writer;
 
 pub use config::SqliteStoreConfig;
 pub use migrate::{
-    check_schema, migrate, migrate_down, migration_script, migrations, required_version,
+    check_schema, migrate, migrate_down, migrate_down_to, migration_connection, migration_script,
+    migrations, migrator, required_version,
 };
 pub use ordering::{enable_ordered_claims, ordered_claims_script};
 pub use portable::{portable_store, PortableSqliteStore, SqliteBackend};

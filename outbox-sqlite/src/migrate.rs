@@ -1,6 +1,6 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::{Migrate, Migrator};
+use outbox_core::store_kit::{Bookkeeping, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::{SqliteConnection, SqlitePool};
 
@@ -8,46 +8,59 @@ use crate::connection::WriteTx;
 use crate::error::map_err;
 
 static MIGRATIONS: [Migration; 4] = [
-    Migration {
-        version: 1,
-        name: "create_outbox",
-        up: include_str!("../migrations/0001_create_outbox.up.sql"),
-        down: include_str!("../migrations/0001_create_outbox.down.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "rowid_table",
-        up: include_str!("../migrations/0002_rowid_table.up.sql"),
-        down: include_str!("../migrations/0002_rowid_table.down.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "key_heads",
-        up: include_str!("../migrations/0003_key_heads.up.sql"),
-        down: include_str!("../migrations/0003_key_heads.down.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "slice_hash",
-        up: include_str!("../migrations/0004_slice_hash.up.sql"),
-        down: include_str!("../migrations/0004_slice_hash.down.sql"),
-    },
+    Migration::new(
+        1,
+        "create_outbox",
+        include_str!("../migrations/0001_create_outbox.up.sql"),
+        include_str!("../migrations/0001_create_outbox.down.sql"),
+    ),
+    Migration::new(
+        2,
+        "rowid_table",
+        include_str!("../migrations/0002_rowid_table.up.sql"),
+        include_str!("../migrations/0002_rowid_table.down.sql"),
+    ),
+    Migration::new(
+        3,
+        "key_heads",
+        include_str!("../migrations/0003_key_heads.up.sql"),
+        include_str!("../migrations/0003_key_heads.down.sql"),
+    ),
+    Migration::new(
+        4,
+        "slice_hash",
+        include_str!("../migrations/0004_slice_hash.up.sql"),
+        include_str!("../migrations/0004_slice_hash.down.sql"),
+    ),
 ];
 
 /// The SQLite schema and its bookkeeping, for the core's migrator.
 static MIGRATOR: Migrator = Migrator {
     migrations: &MIGRATIONS,
-    create_bookkeeping: include_str!("../sql/migrations/create_bookkeeping.sql"),
-    recorded_version: RECORDED_VERSION,
-    record: include_str!("../sql/migrations/record.sql"),
-    drop_bookkeeping: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    bookkeeping: Bookkeeping {
+        create: include_str!("../sql/migrations/create_bookkeeping.sql"),
+        columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
+        add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
+        version: include_str!("../sql/migrations/recorded_version.sql"),
+        window: include_str!("../sql/migrations/recorded_window.sql"),
+        applied: include_str!("../sql/migrations/applied.sql"),
+        record: include_str!("../sql/migrations/record.sql"),
+        forget: include_str!("../sql/migrations/forget.sql"),
+        drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    },
     render: TableName::render,
-    record_parameters: "?1, ?2, ?3",
-    record_literals: |m| format!("{}, '{}', 0", m.version, m.name),
+    record_parameters: "?1, ?2, ?3, ?4, ?5",
+    record_literals: |m| {
+        format!(
+            "{}, '{}', {}, '{}', 0",
+            m.version,
+            m.name,
+            m.oldest_compatible,
+            m.checksum()
+        )
+    },
     script_frame: ("", ""),
 };
-
-const RECORDED_VERSION: &str = include_str!("../sql/migrations/recorded_version.sql");
 
 /// The migrations of the SQLite schema, oldest first.
 pub fn migrations() -> &'static [Migration] {
@@ -84,6 +97,28 @@ impl OnPool<'_> {
 }
 
 #[async_trait]
+impl ReadSchema for OnPool<'_> {
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
+        match self.tx.as_mut() {
+            Some(tx) => pair_of(sql, &mut **tx).await,
+            None => pair_of(sql, self.pool).await,
+        }
+    }
+}
+
+/// The first row's two integer columns, as [`ReadSchema::pair`] returns them.
+async fn pair_of<'e, E>(sql: &str, on: E) -> Result<(Option<i64>, Option<i64>)>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+{
+    let row: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(sql)
+        .fetch_optional(on)
+        .await
+        .map_err(map_err)?;
+    Ok(row.unwrap_or((None, None)))
+}
+
+#[async_trait]
 impl Migrate for OnPool<'_> {
     async fn begin_locked(&mut self, _table: &TableName) -> Result<()> {
         self.tx = Some(WriteTx::begin(self.pool).await?);
@@ -98,18 +133,29 @@ impl Migrate for OnPool<'_> {
             .map_err(map_err)
     }
 
-    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
-        sqlx::query_scalar(sql)
-            .fetch_one(self.tx()?)
+    async fn applied(&mut self, sql: &str) -> Result<Vec<(i64, Option<String>)>> {
+        sqlx::query_as(sql)
+            .fetch_all(self.tx()?)
             .await
             .map_err(map_err)
     }
 
-    async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
+    async fn record(&mut self, sql: &str, m: &Migration, checksum: &str) -> Result<()> {
         sqlx::query(sql)
             .bind(m.version)
             .bind(m.name)
+            .bind(m.oldest_compatible)
+            .bind(checksum)
             .bind(chrono::Utc::now().timestamp_micros())
+            .execute(self.tx()?)
+            .await
+            .map(drop)
+            .map_err(map_err)
+    }
+
+    async fn forget(&mut self, sql: &str, version: i64) -> Result<()> {
+        sqlx::query(sql)
+            .bind(version)
             .execute(self.tx()?)
             .await
             .map(drop)
@@ -129,26 +175,47 @@ fn script(sql: &str) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::Sqlit
     sqlx::query(sql).persistent(false)
 }
 
+/// The migrations of the SQLite schema and their bookkeeping, for tools that run them
+/// through the core's [`Migrator`] (a host extending the schema, a test playing a later
+/// release) on a [`migration_connection`].
+pub fn migrator() -> &'static Migrator {
+    &MIGRATOR
+}
+
+/// A connection of `pool` the core's [`Migrator`] applies and reverts migrations on, in
+/// one immediate transaction per run.
+pub fn migration_connection(pool: &SqlitePool) -> impl Migrate + '_ {
+    OnPool { pool, tx: None }
+}
+
 /// Applies every migration the database does not have yet, in one immediate transaction;
 /// returns the resulting version. Safe to run concurrently and repeatedly.
 pub async fn migrate(pool: &SqlitePool, table: &TableName) -> Result<i64> {
     MIGRATOR
-        .migrate(&mut OnPool { pool, tx: None }, table)
+        .migrate(&mut migration_connection(pool), table)
         .await
 }
 
-/// Reverts every migration, newest first, and drops the bookkeeping table.
+/// Reverts every migration, newest first, and drops the bookkeeping table: the outbox and
+/// everything in it are deleted.
 pub async fn migrate_down(pool: &SqlitePool, table: &TableName) -> Result<()> {
+    migrate_down_to(pool, table, 0).await
+}
+
+/// Reverts the migrations newer than `version`, newest first, in one immediate
+/// transaction, keeping the rows (`0`: every migration, and the outbox with them).
+/// Refuses, changing nothing, a migration on the way that cannot be reverted.
+pub async fn migrate_down_to(pool: &SqlitePool, table: &TableName, version: i64) -> Result<()> {
     MIGRATOR
-        .migrate_down(&mut OnPool { pool, tx: None }, table)
+        .migrate_down_to(&mut migration_connection(pool), table, version)
         .await
 }
 
-/// Fails with a clear error unless the schema is at exactly the required version.
+/// Fails with a clear error unless a store of this build runs on the schema: at its
+/// version, or newer inside its compatibility window (see
+/// [`Migration::compatible_from`]).
 pub async fn check_schema(pool: &SqlitePool, table: &TableName) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar(&table.render(RECORDED_VERSION))
-        .fetch_one(pool)
+    MIGRATOR
+        .check_schema(&mut migration_connection(pool), table, &table.qualified())
         .await
-        .map_err(map_err)?;
-    MIGRATOR.judge(found, &table.qualified())
 }

@@ -28,7 +28,8 @@ pub use config::SqlServerStoreConfig;
 pub use connect::{redact_url, ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LOCK_TIMEOUT};
 pub use error::{numbers, ServerError};
 pub use migrate::{
-    check_schema, migrate, migrate_down, migration_script, migrations, required_version,
+    check_schema, migrate, migrate_down, migrate_down_to, migration_connection, migration_script,
+    migrations, migrator, required_version,
 };
 pub use pool::{connect, connect_pool, ConnectionManager, SqlClient, SqlServerPool};
 pub use portable::PortableSqlServerStore;

@@ -1,7 +1,7 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::store_kit::{Migrate, Migrator};
+use outbox_core::store_kit::{Bookkeeping, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, Result, TableName};
 use tiberius::{Client, Row};
 
@@ -9,36 +9,51 @@ use crate::error::map_err;
 use crate::table::render;
 
 static MIGRATIONS: [Migration; 3] = [
-    Migration {
-        version: 1,
-        name: "create_outbox",
-        up: include_str!("../migrations/0001_create_outbox.up.sql"),
-        down: include_str!("../migrations/0001_create_outbox.down.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "keys_and_slices",
-        up: include_str!("../migrations/0002_keys_and_slices.up.sql"),
-        down: include_str!("../migrations/0002_keys_and_slices.down.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "shared_claim_starts",
-        up: include_str!("../migrations/0003_shared_claim_starts.up.sql"),
-        down: include_str!("../migrations/0003_shared_claim_starts.down.sql"),
-    },
+    Migration::new(
+        1,
+        "create_outbox",
+        include_str!("../migrations/0001_create_outbox.up.sql"),
+        include_str!("../migrations/0001_create_outbox.down.sql"),
+    ),
+    Migration::new(
+        2,
+        "keys_and_slices",
+        include_str!("../migrations/0002_keys_and_slices.up.sql"),
+        include_str!("../migrations/0002_keys_and_slices.down.sql"),
+    ),
+    Migration::new(
+        3,
+        "shared_claim_starts",
+        include_str!("../migrations/0003_shared_claim_starts.up.sql"),
+        include_str!("../migrations/0003_shared_claim_starts.down.sql"),
+    ),
 ];
 
 /// The SQL Server schema and its bookkeeping, for the core's migrator.
 static MIGRATOR: Migrator = Migrator {
     migrations: &MIGRATIONS,
-    create_bookkeeping: include_str!("../sql/migrations/create_bookkeeping.sql"),
-    recorded_version: include_str!("../sql/migrations/recorded_version.sql"),
-    record: include_str!("../sql/migrations/record.sql"),
-    drop_bookkeeping: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    bookkeeping: Bookkeeping {
+        create: include_str!("../sql/migrations/create_bookkeeping.sql"),
+        columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
+        add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
+        version: include_str!("../sql/migrations/recorded_version.sql"),
+        window: include_str!("../sql/migrations/recorded_window.sql"),
+        applied: include_str!("../sql/migrations/applied.sql"),
+        record: include_str!("../sql/migrations/record.sql"),
+        forget: include_str!("../sql/migrations/forget.sql"),
+        drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    },
     render,
-    record_parameters: "@P1, @P2",
-    record_literals: |m| format!("{}, N'{}'", m.version, m.name),
+    record_parameters: "@P1, @P2, @P3, @P4",
+    record_literals: |m| {
+        format!(
+            "{}, N'{}', {}, N'{}'",
+            m.version,
+            m.name,
+            m.oldest_compatible,
+            m.checksum()
+        )
+    },
     script_frame: (
         "SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n",
         "\nCOMMIT TRANSACTION;\n",
@@ -63,15 +78,14 @@ pub fn migration_script(table: &TableName) -> String {
     MIGRATOR.script(table)
 }
 
-pub(crate) fn schema_version_sql(table: &TableName) -> String {
-    render(table, MIGRATOR.recorded_version)
-}
-
-/// The version a `recorded_version.sql` result holds.
-pub(crate) fn version_of(rows: &[Row]) -> Result<Option<i64>> {
+/// The first row's two integer columns, as [`ReadSchema::pair`] returns them.
+pub(crate) fn pair_of(rows: &[Row]) -> Result<(Option<i64>, Option<i64>)> {
     match rows.first() {
-        Some(r) => r.try_get::<i64, _>("version").map_err(map_err),
-        None => Ok(None),
+        Some(r) => Ok((
+            r.try_get::<i64, _>(0).map_err(map_err)?,
+            r.try_get::<i64, _>(1).map_err(map_err)?,
+        )),
+        None => Ok((None, None)),
     }
 }
 
@@ -87,6 +101,17 @@ where
 struct OnClient<'a, S>(&'a mut Client<S>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send;
+
+#[async_trait]
+impl<S> ReadSchema for OnClient<'_, S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
+        let results = self.0.simple_query(sql).await.map_err(map_err)?;
+        pair_of(&results.into_first_result().await.map_err(map_err)?)
+    }
+}
 
 #[async_trait]
 impl<S> Migrate for OnClient<'_, S>
@@ -111,17 +136,29 @@ where
         run(self.0, sql).await
     }
 
-    async fn recorded_version(&mut self, sql: &str) -> Result<Option<i64>> {
+    async fn applied(&mut self, sql: &str) -> Result<Vec<(i64, Option<String>)>> {
         let results = self.0.simple_query(sql).await.map_err(map_err)?;
-        version_of(&results.into_first_result().await.map_err(map_err)?)
+        let rows = results.into_first_result().await.map_err(map_err)?;
+        rows.iter()
+            .map(|r| {
+                let version = r.try_get::<i64, _>(0).map_err(map_err)?.unwrap_or_default();
+                let checksum = r.try_get::<&str, _>(1).map_err(map_err)?;
+                Ok((version, checksum.map(str::to_owned)))
+            })
+            .collect()
     }
 
-    async fn record(&mut self, sql: &str, m: &Migration) -> Result<()> {
+    async fn record(&mut self, sql: &str, m: &Migration, checksum: &str) -> Result<()> {
         let results = self
             .0
-            .query(sql, &[&m.version, &m.name])
+            .query(sql, &[&m.version, &m.name, &m.oldest_compatible, &checksum])
             .await
             .map_err(map_err)?;
+        results.into_results().await.map(drop).map_err(map_err)
+    }
+
+    async fn forget(&mut self, sql: &str, version: i64) -> Result<()> {
+        let results = self.0.query(sql, &[&version]).await.map_err(map_err)?;
         results.into_results().await.map(drop).map_err(map_err)
     }
 
@@ -137,6 +174,22 @@ where
     }
 }
 
+/// The migrations of the SQL Server schema and their bookkeeping, for tools that run them
+/// through the core's [`Migrator`] (a host extending the schema, a test playing a later
+/// release) on a [`migration_connection`].
+pub fn migrator() -> &'static Migrator {
+    &MIGRATOR
+}
+
+/// `client` as the core's [`Migrator`] applies and reverts migrations on it, in one
+/// transaction per run that holds an application lock on the table's name.
+pub fn migration_connection<S>(client: &mut Client<S>) -> impl Migrate + '_
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    OnClient(client)
+}
+
 /// Applies the migrations `table` lacks, in one transaction that holds an application
 /// lock on the table's name (two hosts migrating at once take turns). Returns the
 /// version the schema is at.
@@ -144,7 +197,9 @@ pub async fn migrate<S>(client: &mut Client<S>, table: &TableName) -> Result<i64
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    MIGRATOR.migrate(&mut OnClient(client), table).await
+    MIGRATOR
+        .migrate(&mut migration_connection(client), table)
+        .await
 }
 
 /// Reverts every migration of `table` and drops its migrations table (test and teardown
@@ -153,28 +208,47 @@ pub async fn migrate_down<S>(client: &mut Client<S>, table: &TableName) -> Resul
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    MIGRATOR.migrate_down(&mut OnClient(client), table).await
+    migrate_down_to(client, table, 0).await
 }
 
-/// Fails unless `table` is at [`required_version`].
+/// Reverts the migrations newer than `version`, newest first, in one transaction, keeping
+/// the rows (`0`: every migration, and the outbox with them). Refuses, changing nothing, a
+/// migration on the way that cannot be reverted.
+pub async fn migrate_down_to<S>(
+    client: &mut Client<S>,
+    table: &TableName,
+    version: i64,
+) -> Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    MIGRATOR
+        .migrate_down_to(&mut migration_connection(client), table, version)
+        .await
+}
+
+/// Fails with a clear error unless a store of this build runs on the schema: at its
+/// version, or newer inside its compatibility window (see
+/// [`Migration::compatible_from`]).
 pub async fn check_schema<S>(client: &mut Client<S>, table: &TableName) -> Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let version = OnClient(client)
-        .recorded_version(&schema_version_sql(table))
-        .await?;
-    judge_version(version, table)
+    check_schema_on(&mut migration_connection(client), table).await
 }
 
-pub(crate) fn judge_version(found: Option<i64>, table: &TableName) -> Result<()> {
-    MIGRATOR.judge(found, &render(table, "{table}"))
+/// The schema facts of `table` read through `reader`, judged as [`check_schema`] does.
+pub(crate) async fn check_schema_on<R: ReadSchema + ?Sized>(
+    reader: &mut R,
+    table: &TableName,
+) -> Result<()> {
+    MIGRATOR
+        .check_schema(reader, table, &render(table, "{table}"))
+        .await
 }
 
 #[cfg(test)]
 mod tests {
-    use outbox_core::OutboxError;
-
     use super::*;
 
     #[test]
@@ -184,9 +258,10 @@ mod tests {
         assert!(script.starts_with("SET XACT_ABORT ON;\nBEGIN TRANSACTION;"));
         assert!(script.trim_end().ends_with("COMMIT TRANSACTION;"));
         assert!(script.contains("CREATE TABLE [app].[events]"));
-        assert!(script.contains(
-            "INSERT INTO [app].[events_migrations] (version, name) VALUES (1, N'create_outbox');"
-        ));
+        assert!(script.contains(&format!(
+            "USING (VALUES (1, N'create_outbox', 1, N'{}'))",
+            migrations()[0].checksum()
+        )));
         assert!(!script.contains('{'), "unrendered placeholder: {script}");
         assert!(!script.contains("@P"), "a parameter in a script: {script}");
     }
@@ -194,20 +269,6 @@ mod tests {
     #[test]
     fn the_migrator_is_well_formed() {
         MIGRATOR.check().unwrap();
-    }
-
-    #[test]
-    fn versions_are_judged() {
-        let t = TableName::default();
-        assert!(matches!(
-            judge_version(None, &t),
-            Err(OutboxError::SchemaNotMigrated { .. })
-        ));
-        assert!(matches!(
-            judge_version(Some(99), &t),
-            Err(OutboxError::SchemaVersionMismatch { .. })
-        ));
-        judge_version(Some(required_version()), &t).unwrap();
     }
 
     #[test]

@@ -238,6 +238,20 @@ pub(crate) async fn query(
         .await
 }
 
+/// The store's pool as the core's migrator reads the schema's records on it.
+pub(crate) struct SchemaReader<'a> {
+    pub(crate) pool: &'a SqlServerPool,
+    pub(crate) retry: &'a RetryPolicy,
+    pub(crate) retried: &'a AtomicU64,
+}
+
+#[outbox_core::async_trait]
+impl outbox_core::store_kit::ReadSchema for SchemaReader<'_> {
+    async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
+        crate::migrate::pair_of(&query(self.pool, self.retry, self.retried, sql, &[]).await?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};

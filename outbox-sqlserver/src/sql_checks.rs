@@ -486,6 +486,20 @@ fn every_statement_parses_as_t_sql() {
             ),
         ),
         (
+            "migrations/bookkeeping_columns.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/bookkeeping_columns.sql"),
+            ),
+        ),
+        (
+            "migrations/add_bookkeeping_columns.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
+            ),
+        ),
+        (
             "migrations/recorded_version.sql",
             render(
                 &table,
@@ -493,8 +507,23 @@ fn every_statement_parses_as_t_sql() {
             ),
         ),
         (
+            "migrations/recorded_window.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/recorded_window.sql"),
+            ),
+        ),
+        (
+            "migrations/applied.sql",
+            render(&table, include_str!("../sql/migrations/applied.sql")),
+        ),
+        (
             "migrations/record.sql",
             render(&table, include_str!("../sql/migrations/record.sql")),
+        ),
+        (
+            "migrations/forget.sql",
+            render(&table, include_str!("../sql/migrations/forget.sql")),
         ),
     ] {
         sources.push((file.into(), sql));

@@ -40,8 +40,9 @@ impl SqlServerClaimStore {
     /// Builds the store on `pool` (see [`crate::connect_pool`]) for the configured table.
     ///
     /// Fails with [`OutboxError::SchemaNotMigrated`] when the migrations were never
-    /// applied and [`OutboxError::SchemaVersionMismatch`] when the schema is at another
-    /// version. Reads where the table's other stores' claims start, so that its own first
+    /// applied and [`OutboxError::SchemaVersionMismatch`] when the schema is older than
+    /// this build, [`OutboxError::SchemaPastWindow`] when it is newer and outside its
+    /// compatibility window. Reads where the table's other stores' claims start, so that its own first
     /// claims start there too (see the crate docs).
     pub async fn new(pool: SqlServerPool, config: SqlServerStoreConfig) -> Result<Self> {
         let SqlServerStoreConfig {
@@ -54,15 +55,15 @@ impl SqlServerClaimStore {
             outbox_core::store_kit::check_full_walk_every(full_walk_every)?,
         );
         let retried = AtomicU64::new(0);
-        let rows = crate::pool::query(
-            &pool,
-            &retry,
-            &retried,
-            &migrate::schema_version_sql(&table),
-            &[],
+        migrate::check_schema_on(
+            &mut crate::pool::SchemaReader {
+                pool: &pool,
+                retry: &retry,
+                retried: &retried,
+            },
+            &table,
         )
         .await?;
-        migrate::judge_version(migrate::version_of(&rows)?, &table)?;
         let sql = Statements::render(&table);
         let rows = crate::pool::query(&pool, &retry, &retried, &sql.shared_starts, &[]).await?;
         starts.told(crate::starts::shared_views(&rows)?);

@@ -48,6 +48,7 @@ pub mod stored_hashes;
 pub mod suite;
 #[cfg(feature = "proxy")]
 pub mod tcp_proxy;
+pub mod upgrades;
 
 pub use fixtures::DynStore;
 

@@ -18,13 +18,12 @@ pub use crate::claim_start::{
 pub use crate::clock::normalize as normalize_time;
 pub use crate::error::from_sqlstate;
 pub use crate::guarded::{
-    claims_in_order, completion_result, completion_results, delete_in_batches,
-    judge_schema_version, renewal_result, renewal_results, save_result, Guarded, GuardedRows,
-    DELETE_BATCH,
+    claims_in_order, completion_result, completion_results, delete_in_batches, renewal_result,
+    renewal_results, save_result, Guarded, GuardedRows, DELETE_BATCH,
 };
 pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
-pub use crate::migration::latest_version;
-pub use crate::migrator::{Migrate, Migrator};
+pub use crate::migration::{checksum, latest_version, RecordedSchema, IRREVERSIBLE};
+pub use crate::migrator::{Bookkeeping, Migrate, Migrator, ReadSchema};
 pub use crate::observe::record_transition;
 
 pub mod portable;

@@ -11,5 +11,6 @@ mod plans;
 mod races;
 mod server_restart;
 mod statements;
+mod upgrades;
 mod writer;
 mod writers;

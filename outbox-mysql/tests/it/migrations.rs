@@ -91,8 +91,8 @@ async fn a_schema_newer_than_this_build_is_refused_and_left_as_it_is() {
         outbox_mysql::check_schema(&pool, &table).await.unwrap_err(),
     ] {
         assert!(
-            matches!(err, OutboxError::SchemaVersionMismatch { expected, found }
-                if expected == latest && found == latest + 1),
+            matches!(err, OutboxError::SchemaPastWindow { store, found, .. }
+                if store == latest && found == latest + 1),
             "{err}"
         );
     }

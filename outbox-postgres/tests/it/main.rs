@@ -25,4 +25,5 @@ mod slices;
 mod store_build;
 mod support;
 mod tls;
+mod upgrades;
 mod writer;

@@ -48,10 +48,11 @@ async fn an_unmigrated_or_mismatched_schema_is_refused_clearly() {
     assert!(
         matches!(
             err,
-            OutboxError::SchemaVersionMismatch {
-                expected,
-                found: 99
-            } if expected == outbox_postgres::required_version()
+            OutboxError::SchemaPastWindow {
+                store,
+                found: 99,
+                oldest_compatible: 99,
+            } if store == outbox_postgres::required_version()
         ),
         "{err}"
     );

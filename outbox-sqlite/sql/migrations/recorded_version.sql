@@ -1,1 +1,1 @@
-SELECT max(version) FROM {schema_prefix}{name}_migrations
+SELECT max(version), NULL FROM {schema_prefix}{name}_migrations

@@ -20,3 +20,4 @@ mod slices;
 mod support;
 mod tmpfs;
 mod transactions;
+mod upgrades;

@@ -47,10 +47,11 @@ async fn a_schema_of_another_version_is_refused() {
     assert!(
         matches!(
             err,
-            OutboxError::SchemaVersionMismatch {
-                expected,
-                found: 99
-            } if expected == outbox_sqlite::required_version()
+            OutboxError::SchemaPastWindow {
+                store,
+                found: 99,
+                oldest_compatible: 99,
+            } if store == outbox_sqlite::required_version()
         ),
         "{err}"
     );

@@ -13,3 +13,4 @@ mod migrations;
 mod portable;
 mod race;
 mod support;
+mod upgrades;

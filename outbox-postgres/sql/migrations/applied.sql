@@ -1,0 +1,1 @@
+SELECT version, checksum FROM {schema_prefix}"{name}_migrations" ORDER BY version

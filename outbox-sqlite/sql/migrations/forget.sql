@@ -1,0 +1,1 @@
+DELETE FROM {schema_prefix}{name}_migrations WHERE version = ?1

@@ -1,0 +1,1 @@
+SELECT version, checksum FROM {migrations} ORDER BY version;

@@ -1,0 +1,1 @@
+DELETE FROM {migrations} WHERE version = @P1;
