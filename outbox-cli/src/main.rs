@@ -46,6 +46,8 @@ mod exit {
     pub(crate) const DEAD_LETTERS: u8 = 3;
     /// `drain --route-down-limit`: a route failed for longer than the limit.
     pub(crate) const ROUTE_DOWN: u8 = 4;
+    /// `drain`: a migration contracted the schema past this release while it ran.
+    pub(crate) const SCHEMA_REFUSED: u8 = 5;
     /// A second Ctrl-C or SIGTERM ended a graceful stop early.
     pub(crate) const FORCED: i32 = 130;
 }

@@ -87,6 +87,10 @@ impl<S: OutboxStore> OutboxStore for Bounded<S> {
         self.inner.wake_signal()
     }
 
+    async fn check_schema(&self) -> Result<()> {
+        self.inner.check_schema().await
+    }
+
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.bound(self.inner.enqueue_batch(entries)).await
     }

@@ -82,6 +82,10 @@ impl<S: OutboxStore> OutboxStore for Observed<S> {
         self.inner.wake_signal()
     }
 
+    async fn check_schema(&self) -> Result<()> {
+        self.inner.check_schema().await
+    }
+
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.inner.enqueue_batch(entries).await
     }

@@ -136,6 +136,15 @@ pub trait OutboxStore: Send + Sync {
         None
     }
 
+    /// Reads the schema version the database records again and judges it as the store's
+    /// build did: a store that opened inside its compatibility window refuses once a
+    /// contracting migration moved the window past it ([`crate::OutboxError::SchemaPastWindow`]).
+    /// The drain calls it every [`crate::DrainOptions::schema_check_interval`]. Stores
+    /// without a schema (in memory) have nothing to check.
+    async fn check_schema(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Writes one new pending entry.
     async fn enqueue(&self, entry: NewEntry) -> Result<OutboxEntry> {
         let mut written = self.enqueue_batch(vec![entry]).await?;

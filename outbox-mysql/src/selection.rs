@@ -31,6 +31,10 @@ impl OutboxStore for MySqlClaimStore {
         &self.config.limits
     }
 
+    async fn check_schema(&self) -> Result<()> {
+        crate::check_schema(&self.pool, &self.config.table).await
+    }
+
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.config.limits.check_new_entries(&entries)?;
         self.detached(|store| async move {

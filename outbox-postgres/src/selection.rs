@@ -36,6 +36,15 @@ impl OutboxStore for PgClaimStore {
         &self.inner.limits
     }
 
+    async fn check_schema(&self) -> Result<()> {
+        let once = self.inner.db.unnamed();
+        crate::migrate::check_schema_on(
+            &mut crate::connection::SchemaReader(&once),
+            &self.inner.table,
+        )
+        .await
+    }
+
     fn wake_signal(&self) -> Option<Arc<dyn WakeSignal>> {
         self.inner
             .listener

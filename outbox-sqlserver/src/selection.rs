@@ -38,6 +38,18 @@ impl OutboxStore for SqlServerClaimStore {
         &self.inner.limits
     }
 
+    async fn check_schema(&self) -> Result<()> {
+        crate::migrate::check_schema_on(
+            &mut crate::pool::SchemaReader {
+                pool: &self.inner.pool,
+                retry: &self.inner.retry,
+                retried: &self.inner.retried,
+            },
+            &self.inner.table,
+        )
+        .await
+    }
+
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
         self.inner.limits.check_new_entries(&entries)?;
         if entries.len() >= BULK_FROM && entries.iter().all(crate::bulk::fits) {

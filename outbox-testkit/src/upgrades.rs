@@ -75,6 +75,9 @@ async fn write_and_deliver(store: &Arc<dyn ClaimStore>, n: usize, deliver: usize
         })
         .collect();
     store.enqueue_batch(entries.clone()).await.expect("enqueue");
+    if deliver == 0 {
+        return entries;
+    }
     let claims = store
         .claim_pending(&ClaimRequest::new(
             "upgrades",
@@ -325,6 +328,53 @@ pub async fn an_irreversible_migration_refuses_to_go_down<H: SchemaHarness>(h: &
     h.open().await.expect("this build's store opens");
 }
 
+/// A drain running while a later release contracts the schema past this build learns of
+/// it at its next schema check and stops (its summary says why), delivering nothing more;
+/// the entries it did not reach stay pending for the later release's drains.
+pub async fn a_running_drain_stops_when_the_schema_contracts_past_it<H: SchemaHarness>(h: &H) {
+    let ours = h.migrator();
+    let v = ours.required_version();
+    h.migrate_with(ours).await.expect("migrate");
+    let store = h.open().await.expect("opens");
+    write_and_deliver(&store, 5, 0).await;
+    let emitter = Arc::new(crate::emitters::PerEntry::default());
+    let drain = outbox_core::Drain::new(
+        store.clone(),
+        emitter.clone(),
+        outbox_core::DrainOptions::new()
+            .owner("before-the-contraction")
+            .schema_check_interval(std::time::Duration::from_secs(1)),
+    )
+    .expect("drain");
+    let running = tokio::spawn(async move { drain.run(std::future::pending()).await });
+    // The drain delivers what there is, then idles.
+    let started = std::time::Instant::now();
+    while emitter.emissions().len() < 5 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "not drained"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (up, down) = h.expanding_sql();
+    let next = later_release(
+        ours,
+        &[
+            ("add_a_note", up, down, v),
+            ("stop_old_stores", "SELECT 1;", "SELECT 1;", v + 1),
+        ],
+    );
+    h.migrate_with(&next)
+        .await
+        .expect("the later release migrates");
+    let summary = tokio::time::timeout(std::time::Duration::from_secs(30), running)
+        .await
+        .expect("the drain stops within its check interval")
+        .expect("the drain's task");
+    assert!(summary.schema_refused, "{summary:?}");
+    assert_eq!(summary.delivered, 5);
+}
+
 /// Runs every upgrade case against fresh tables made by `harness`.
 #[macro_export]
 macro_rules! upgrade_suite {
@@ -335,12 +385,13 @@ macro_rules! upgrade_suite {
             an_edited_migration_is_refused_naming_its_file,
             records_of_an_earlier_release_are_completed,
             every_migration_goes_down_and_up_keeping_the_rows,
-            an_irreversible_migration_refuses_to_go_down
+            an_irreversible_migration_refuses_to_go_down,
+            a_running_drain_stops_when_the_schema_contracts_past_it
         );
     };
     (@case $harness:expr, $($case:ident),+) => {
         $(
-            #[tokio::test]
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $case() {
                 let Some(h) = $harness.await else { return };
                 $crate::upgrades::$case(&h).await;

@@ -71,6 +71,15 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
     } else {
         report.text(to_stderr);
     }
+    if summary.schema_refused {
+        eprintln!(
+            "outbox: the schema was migrated past what this release runs on while it drained \
+             (the log names both versions): finish the rollout of the release that migrated \
+             it (exit code {})",
+            crate::exit::SCHEMA_REFUSED
+        );
+        return Ok(crate::exit::SCHEMA_REFUSED);
+    }
     if summary.route_gave_up {
         eprintln!(
             "outbox: a route failed for longer than --route-down-limit (the log says which); \
@@ -318,6 +327,7 @@ impl Report<'_> {
             "errors": s.errors,
             "route_failures": s.route_failures,
             "route_gave_up": s.route_gave_up,
+            "schema_refused": s.schema_refused,
             "elapsed_seconds": self.elapsed_secs,
             "delivered_per_second": self.rate(),
             "left": {

@@ -241,7 +241,29 @@ impl Drain {
         let mut ahead = ahead::Prefetch::new(true);
         let mut failures = failures::FailedCycles::default();
         let owner = self.options.owner.as_str();
+        let mut schema_checked = self.clock.now();
         while !*stop.borrow() {
+            if self.clock.now() - schema_checked
+                >= chrono::TimeDelta::from_std(self.options.schema_check_interval)
+                    .unwrap_or(chrono::TimeDelta::MAX)
+            {
+                match self.store.check_schema().await {
+                    Err(e) if e.is_schema_refusal() => {
+                        tracing::error!(
+                            owner,
+                            error = %e,
+                            "the outbox schema no longer runs this release's store: the \
+                             drain stops"
+                        );
+                        total.schema_refused = true;
+                        break;
+                    }
+                    // A check that could not run says nothing of the schema: the next
+                    // cycle's statements find the store's state, and the check is tried
+                    // again at the next interval.
+                    _ => schema_checked = self.clock.now(),
+                }
+            }
             let result = self.cycle(&stop, &mut ahead).instrument(self.span()).await;
             let claims_ahead_failed = ahead.take_errors();
             total.not_applied += ahead.take_lost();

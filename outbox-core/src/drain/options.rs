@@ -19,6 +19,7 @@ pub struct DrainOptions {
     pub(crate) lease: TimeDelta,
     pub(crate) emit_concurrency: usize,
     pub(crate) poll_interval: Duration,
+    pub(crate) schema_check_interval: Duration,
     pub(crate) max_idle_interval: Duration,
     pub(crate) retry: RetryPolicy,
     pub(crate) max_attempts: u32,
@@ -57,6 +58,7 @@ impl Default for DrainOptions {
             lease: TimeDelta::seconds(30),
             emit_concurrency: 8,
             poll_interval: Duration::from_millis(250),
+            schema_check_interval: Duration::from_secs(30),
             max_idle_interval: Duration::from_secs(5),
             retry: RetryPolicy::default(),
             max_attempts: 10,
@@ -256,6 +258,17 @@ impl DrainOptions {
         self
     }
 
+    /// How often the drain asks the store to judge the schema again
+    /// ([`crate::OutboxStore::check_schema`]; default 30 s): when a contracting migration
+    /// moved the schema's compatibility window past this release, the drain stops
+    /// claiming, finishes and records what it emits, releases the rest and returns with
+    /// [`super::DrainSummary::schema_refused`] set, instead of failing statement by
+    /// statement once the old schema objects are gone.
+    pub fn schema_check_interval(mut self, every: Duration) -> Self {
+        self.schema_check_interval = every;
+        self
+    }
+
     /// Checks every setting; the store checks owner, batch size and lease again per call.
     pub fn validate(&self) -> Result<()> {
         if self.owner.trim().is_empty() {
@@ -305,6 +318,15 @@ impl DrainOptions {
             return Err(OutboxError::invalid(
                 "max age",
                 "must be positive (or None)",
+            ));
+        }
+        if self.schema_check_interval < Duration::from_secs(1) || self.schema_check_interval > day {
+            return Err(OutboxError::invalid(
+                "schema check interval",
+                format!(
+                    "must be between 1s and 1 day, got {:?}",
+                    self.schema_check_interval
+                ),
             ));
         }
         if self.shutdown_grace > day {

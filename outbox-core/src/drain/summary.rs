@@ -32,6 +32,10 @@ pub struct DrainSummary {
     /// The drain stopped because a route failed for longer than
     /// [`super::DrainOptions::route_down_limit`].
     pub route_gave_up: bool,
+    /// The drain stopped because the store refused the schema it found when it checked
+    /// again ([`super::DrainOptions::schema_check_interval`]): contracted past this
+    /// release's window, or gone. The log names both versions.
+    pub schema_refused: bool,
 }
 
 impl DrainSummary {
@@ -49,6 +53,7 @@ impl DrainSummary {
         self.errors += other.errors;
         self.route_failures += other.route_failures;
         self.route_gave_up |= other.route_gave_up;
+        self.schema_refused |= other.schema_refused;
     }
 
     /// Counts one recorded completion: by what it recorded when it was applied, as not
