@@ -107,6 +107,12 @@ pub(crate) enum Command {
         /// SQL Server's schema has what ordered claims need; there it changes nothing.
         #[arg(long)]
         ordered: bool,
+        /// Revert the migrations newer than VERSION instead, newest first, keeping the
+        /// rows (a rollback of the schema, after the release that needs it is rolled
+        /// back). 0 reverts everything and deletes the outbox. A migration that cannot be
+        /// reverted is refused, with its reason, before anything changes.
+        #[arg(long, value_name = "VERSION", conflicts_with_all = ["print", "ordered"])]
+        down_to: Option<i64>,
     },
     /// Insert test entries.
     Enqueue(EnqueueArgs),

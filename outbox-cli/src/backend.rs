@@ -81,6 +81,9 @@ pub(crate) struct Engine {
     /// Applies the schema, and with `ordered` prepares the table for claims in per-key
     /// order; returns the resulting version.
     pub(crate) migrate: for<'a> fn(&'a Target, bool) -> Fut<'a, i64>,
+    /// Reverts the migrations newer than a version, keeping the rows (0: everything);
+    /// returns the version the schema is then at.
+    pub(crate) migrate_down_to: for<'a> fn(&'a Target, i64) -> Fut<'a, i64>,
     /// The schema as SQL (with `ordered`, the preparation for per-key order after it).
     pub(crate) script: fn(&Target, bool) -> Result<String>,
     /// Opens a store of the requested kind on a migrated database.

@@ -18,6 +18,7 @@ pub(crate) static ENGINE: Engine = Engine {
     has_pool: true,
     key_values: None,
     migrate,
+    migrate_down_to,
     script,
     open,
 };
@@ -36,6 +37,15 @@ fn migrate(target: &Target, _ordered: bool) -> Fut<'_, i64> {
         let version = outbox_mysql::migrate(&pool, &target.table).await;
         pool.close().await;
         version
+    })
+}
+
+fn migrate_down_to(target: &Target, version: i64) -> Fut<'_, i64> {
+    Box::pin(async move {
+        let pool = MySqlClaimStore::open_pool(&target.url, &config(target)).await?;
+        let done = outbox_mysql::migrate_down_to(&pool, &target.table, version).await;
+        pool.close().await;
+        done
     })
 }
 

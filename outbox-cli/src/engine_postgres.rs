@@ -66,6 +66,7 @@ pub(crate) static ENGINE: Engine = Engine {
         example: "host=127.0.0.1 port=5432 user=postgres dbname=app",
     }),
     migrate,
+    migrate_down_to,
     script,
     open,
 };
@@ -180,6 +181,13 @@ fn migrate(target: &Target, ordered: bool) -> Fut<'_, i64> {
             outbox_postgres::enable_ordered_claims(&mut client, &target.table).await?;
         }
         Ok(version)
+    })
+}
+
+fn migrate_down_to(target: &Target, version: i64) -> Fut<'_, i64> {
+    Box::pin(async move {
+        let mut client = connect(target).await?;
+        outbox_postgres::migrate_down_to(&mut client, &target.table, version).await
     })
 }
 

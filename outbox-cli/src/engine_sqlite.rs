@@ -17,6 +17,7 @@ pub(crate) static ENGINE: Engine = Engine {
     has_pool: false,
     key_values: None,
     migrate,
+    migrate_down_to,
     script,
     open,
 };
@@ -44,6 +45,15 @@ fn migrate(target: &Target, ordered: bool) -> Fut<'_, i64> {
         }
         pool.close().await;
         version
+    })
+}
+
+fn migrate_down_to(target: &Target, version: i64) -> Fut<'_, i64> {
+    Box::pin(async move {
+        let pool = SqliteClaimStore::open_pool(&target.url, &config(target)).await?;
+        let done = outbox_sqlite::migrate_down_to(&pool, &target.table, version).await;
+        pool.close().await;
+        done
     })
 }
 

@@ -52,6 +52,7 @@ pub(crate) static ENGINE: Engine = Engine {
         example: "Server=tcp:host,1433;Database=app;User Id=sa;Password=…",
     }),
     migrate,
+    migrate_down_to,
     script,
     open,
 };
@@ -78,6 +79,13 @@ fn migrate(target: &Target, _ordered: bool) -> Fut<'_, i64> {
     Box::pin(async move {
         let mut client = connect(&options(target)?).await?;
         outbox_sqlserver::migrate(&mut client, &target.table).await
+    })
+}
+
+fn migrate_down_to(target: &Target, version: i64) -> Fut<'_, i64> {
+    Box::pin(async move {
+        let mut client = connect(&options(target)?).await?;
+        outbox_sqlserver::migrate_down_to(&mut client, &target.table, version).await
     })
 }
 

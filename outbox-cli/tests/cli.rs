@@ -60,6 +60,28 @@ fn migrate_enqueue_drain_and_stats() {
     );
 }
 
+/// A schema rolled back with `migrate --down-to` keeps its entries: this release refuses
+/// it, saying to migrate, until `migrate` brings it back, and then drains every entry.
+#[test]
+fn migrate_down_to_keeps_the_entries_and_migrate_brings_the_schema_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    let latest = outbox_sqlite::required_version();
+    ok(outbox(&db).args(["enqueue", "--count", "300"]));
+    let out = ok(outbox(&db).args(["migrate", "--down-to", "1"]));
+    assert!(out.contains("is at version 1"), "{out}");
+    fails(outbox(&db).arg("stats"), "outbox migrate");
+    fails(
+        outbox(&db).args(["migrate", "--down-to=99"]),
+        "between 0 and",
+    );
+    let out = ok(outbox(&db).arg("migrate"));
+    assert!(out.contains(&format!("is at version {latest}")), "{out}");
+    assert_eq!(stats(&db)["counts"]["pending"], 300);
+    let out = ok(outbox(&db).args(["drain", "--until-empty", "--emitter", "noop"]));
+    assert!(out.contains("delivered 300"), "{out}");
+}
+
 #[test]
 fn the_portable_store_drains_the_same_table() {
     let dir = tempfile::tempdir().unwrap();

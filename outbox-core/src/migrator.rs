@@ -239,11 +239,12 @@ impl Migrator {
         conn: &mut M,
         table: &TableName,
     ) -> Result<()> {
-        self.migrate_down_to(conn, table, 0).await
+        self.migrate_down_to(conn, table, 0).await.map(drop)
     }
 
     /// Reverts the migrations newer than `target`, newest first, in one transaction under
-    /// the migration lock (on engines whose DDL is transactional); the rows are kept for
+    /// the migration lock (on engines whose DDL is transactional), and returns the version
+    /// the schema is then at; the rows are kept for
     /// any `target` of 1 or more. `0` reverts them all and drops the bookkeeping table:
     /// the outbox and everything in it are deleted. Refuses, before it changes anything,
     /// a schema newer than this build (revert with the release that applied it) and a
@@ -253,7 +254,7 @@ impl Migrator {
         conn: &mut M,
         table: &TableName,
         target: i64,
-    ) -> Result<()> {
+    ) -> Result<i64> {
         self.check()?;
         if !(0..=self.required_version()).contains(&target) {
             return Err(OutboxError::invalid(
@@ -265,8 +266,14 @@ impl Migrator {
             ));
         }
         conn.begin_locked(table).await?;
-        let outcome = self.revert(conn, table, target).await;
-        conn.end(outcome).await
+        let mut version = 0;
+        let outcome = async {
+            version = self.revert(conn, table, target).await?;
+            Ok(())
+        }
+        .await;
+        conn.end(outcome).await?;
+        Ok(version)
     }
 
     async fn revert<M: Migrate + ?Sized>(
@@ -274,7 +281,7 @@ impl Migrator {
         conn: &mut M,
         table: &TableName,
         target: i64,
-    ) -> Result<()> {
+    ) -> Result<i64> {
         let render = |template: &str| (self.render)(table, template);
         self.ensure_bookkeeping(conn, table).await?;
         let current = self.read_window(conn, table).await?.version.unwrap_or(0);
@@ -312,7 +319,7 @@ impl Migrator {
         if target == 0 {
             conn.run_script(&render(self.bookkeeping.drop)).await?;
         }
-        Ok(())
+        Ok(target.min(current))
     }
 
     /// Every migration as one script for `table`, in one transaction, recording each as it

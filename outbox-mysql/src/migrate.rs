@@ -221,13 +221,13 @@ pub async fn migrate(pool: &MySqlPool, table: &TableName) -> Result<i64> {
 /// Reverts every migration, newest first, and drops the bookkeeping table: the outbox and
 /// everything in it are deleted.
 pub async fn migrate_down(pool: &MySqlPool, table: &TableName) -> Result<()> {
-    migrate_down_to(pool, table, 0).await
+    migrate_down_to(pool, table, 0).await.map(drop)
 }
 
 /// Reverts the migrations newer than `version`, newest first, under the table's migration
 /// lock, keeping the rows (`0`: every migration, and the outbox with them). Refuses,
 /// changing nothing, a migration on the way that cannot be reverted.
-pub async fn migrate_down_to(pool: &MySqlPool, table: &TableName, version: i64) -> Result<()> {
+pub async fn migrate_down_to(pool: &MySqlPool, table: &TableName, version: i64) -> Result<i64> {
     MIGRATOR
         .migrate_down_to(&mut migration_connection(pool), table, version)
         .await

@@ -211,13 +211,13 @@ pub async fn migrate(client: &mut Client, table: &TableName) -> Result<i64> {
 /// Reverts every migration, newest first, and drops the bookkeeping table: the outbox and
 /// everything in it are deleted.
 pub async fn migrate_down(client: &mut Client, table: &TableName) -> Result<()> {
-    migrate_down_to(client, table, 0).await
+    migrate_down_to(client, table, 0).await.map(drop)
 }
 
 /// Reverts the migrations newer than `version`, newest first, in one transaction, keeping
 /// the rows (`0`: every migration, and the outbox with them). Refuses, changing nothing, a
 /// migration on the way that cannot be reverted.
-pub async fn migrate_down_to(client: &mut Client, table: &TableName, version: i64) -> Result<()> {
+pub async fn migrate_down_to(client: &mut Client, table: &TableName, version: i64) -> Result<i64> {
     MIGRATOR
         .migrate_down_to(&mut migration_connection(client).await?, table, version)
         .await

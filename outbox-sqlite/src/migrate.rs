@@ -199,13 +199,13 @@ pub async fn migrate(pool: &SqlitePool, table: &TableName) -> Result<i64> {
 /// Reverts every migration, newest first, and drops the bookkeeping table: the outbox and
 /// everything in it are deleted.
 pub async fn migrate_down(pool: &SqlitePool, table: &TableName) -> Result<()> {
-    migrate_down_to(pool, table, 0).await
+    migrate_down_to(pool, table, 0).await.map(drop)
 }
 
 /// Reverts the migrations newer than `version`, newest first, in one immediate
 /// transaction, keeping the rows (`0`: every migration, and the outbox with them).
 /// Refuses, changing nothing, a migration on the way that cannot be reverted.
-pub async fn migrate_down_to(pool: &SqlitePool, table: &TableName, version: i64) -> Result<()> {
+pub async fn migrate_down_to(pool: &SqlitePool, table: &TableName, version: i64) -> Result<i64> {
     MIGRATOR
         .migrate_down_to(&mut migration_connection(pool), table, version)
         .await

@@ -208,7 +208,7 @@ pub async fn migrate_down<S>(client: &mut Client<S>, table: &TableName) -> Resul
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    migrate_down_to(client, table, 0).await
+    migrate_down_to(client, table, 0).await.map(drop)
 }
 
 /// Reverts the migrations newer than `version`, newest first, in one transaction, keeping
@@ -218,7 +218,7 @@ pub async fn migrate_down_to<S>(
     client: &mut Client<S>,
     table: &TableName,
     version: i64,
-) -> Result<()>
+) -> Result<i64>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {

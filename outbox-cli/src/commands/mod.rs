@@ -60,8 +60,20 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             return drain::run(&target, args).await;
         }
         Command::Migrate {
+            down_to: Some(version),
+            ..
+        } => {
+            let version = (target.engine()?.migrate_down_to)(&target, version).await?;
+            out!(
+                "schema of {} is at version {version}",
+                target.table.qualified()
+            );
+            Ok(())
+        }
+        Command::Migrate {
             print: true,
             ordered,
+            ..
         } => {
             out_raw!("{}", (target.engine()?.script)(&target, ordered)?);
             Ok(())
@@ -69,6 +81,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Migrate {
             print: false,
             ordered,
+            ..
         } => {
             let version = (target.engine()?.migrate)(&target, ordered).await?;
             let prepared = if ordered {

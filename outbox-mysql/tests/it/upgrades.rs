@@ -42,6 +42,7 @@ impl SchemaHarness for MariaDb {
         migrator
             .migrate_down_to(&mut conn, &self.table, version)
             .await
+            .map(drop)
     }
 
     async fn open(&self) -> Result<Arc<dyn ClaimStore>> {

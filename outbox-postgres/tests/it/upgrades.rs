@@ -43,6 +43,7 @@ impl SchemaHarness for Postgres {
         migrator
             .migrate_down_to(&mut conn, &self.table, version)
             .await
+            .map(drop)
     }
 
     async fn open(&self) -> Result<Arc<dyn ClaimStore>> {

@@ -44,6 +44,7 @@ impl SchemaHarness for Sqlite {
         migrator
             .migrate_down_to(&mut conn, &self.table, version)
             .await
+            .map(drop)
     }
 
     async fn open(&self) -> Result<Arc<dyn ClaimStore>> {

@@ -45,6 +45,7 @@ impl SchemaHarness for SqlServer {
         migrator
             .migrate_down_to(&mut conn, &self.table, version)
             .await
+            .map(drop)
     }
 
     async fn open(&self) -> Result<Arc<dyn ClaimStore>> {
