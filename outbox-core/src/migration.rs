@@ -93,6 +93,32 @@ pub fn checksum(sql: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A stored function (or trigger function) of an engine's schema, kept in one source file
+/// and applied by `migrate` after the numbered migrations, again whenever its checksum
+/// differs from the one recorded, or when a migration was applied in the same run (a
+/// migration may restate what it needs). Its SQL creates or replaces, so applying it twice
+/// changes nothing.
+///
+/// A definition is the one place its function is written: a change to a function is a
+/// change to its definition, not a new migration. Callers of two releases must coexist
+/// during a deploy, so a change that callers of the previous release could not take (new
+/// parameters, other results) is a function under a new name, and the old name is dropped
+/// by a contracting migration once no release in the window calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Definition {
+    /// Its name, as recorded with its checksum (`claim`: the file `definitions/claim.sql`).
+    pub name: &'static str,
+    /// The SQL that creates or replaces it, a template as a migration's is.
+    pub sql: &'static str,
+}
+
+impl Definition {
+    /// The checksum of its SQL, as [`Migration::checksum`] computes one.
+    pub fn checksum(&self) -> String {
+        checksum(self.sql)
+    }
+}
+
 /// The highest version of `migrations`, which a store requires the database to be at.
 pub fn latest_version(migrations: &[Migration]) -> i64 {
     migrations.iter().map(|m| m.version).max().unwrap_or(0)

@@ -11,7 +11,7 @@
 
 use async_trait::async_trait;
 
-use crate::migration::RecordedSchema;
+use crate::migration::{Definition, RecordedSchema};
 use crate::store_kit::latest_version;
 use crate::{Migration, OutboxError, Result, TableName};
 
@@ -48,6 +48,22 @@ pub trait Migrate: ReadSchema {
     /// Deletes the record of the migration at `version`, by the rendered `sql`.
     async fn forget(&mut self, sql: &str, version: i64) -> Result<()>;
 
+    /// Every recorded definition's name and checksum, by the rendered `sql`. Only engines
+    /// whose schema has [`Definitions`] are asked.
+    async fn recorded_definitions(&mut self, _sql: &str) -> Result<Vec<(String, String)>> {
+        Err(OutboxError::Unsupported(
+            "definitions on this engine".into(),
+        ))
+    }
+
+    /// Records a definition as applied with `checksum` (name and checksum bound in that
+    /// order), by the rendered `sql`.
+    async fn record_definition(&mut self, _sql: &str, _name: &str, _checksum: &str) -> Result<()> {
+        Err(OutboxError::Unsupported(
+            "definitions on this engine".into(),
+        ))
+    }
+
     /// Ends the transaction: commits when `outcome` is `Ok`, rolls back otherwise.
     /// Returns `outcome`'s error, or the commit's.
     async fn end(&mut self, outcome: Result<()>) -> Result<()>;
@@ -79,14 +95,51 @@ pub struct Bookkeeping {
     pub drop: &'static str,
 }
 
-/// One engine's schema: its migrations, oldest first, and the SQL templates of the table
-/// that records which were applied. Built once per engine crate, as a `static`.
+/// An engine's stored functions ([`Definition`]s, applied in order after the migrations)
+/// and the SQL of the table that records their checksums.
+#[derive(Debug, Clone, Copy)]
+pub struct Definitions {
+    /// The definitions, in the order they are applied.
+    pub list: &'static [Definition],
+    /// Creates the table when it does not exist.
+    pub create: &'static str,
+    /// Every recorded name with its checksum.
+    pub recorded: &'static str,
+    /// Records one definition, or replaces its record: name and checksum bound in that
+    /// order.
+    pub record: &'static str,
+    /// The parameter list of `record`, as the template spells it (`$1, $2`).
+    pub record_parameters: &'static str,
+    /// The literal values that replace `record_parameters` in a script.
+    pub record_literals: fn(&Definition) -> String,
+    /// Drops the table.
+    pub drop: &'static str,
+}
+
+impl Definitions {
+    /// An engine whose schema has no stored functions kept as definitions.
+    pub const NONE: Definitions = Definitions {
+        list: &[],
+        create: "",
+        recorded: "",
+        record: "",
+        record_parameters: "",
+        record_literals: |_| String::new(),
+        drop: "",
+    };
+}
+
+/// One engine's schema: its migrations, oldest first, its definitions, and the SQL
+/// templates of the tables that record what was applied. Built once per engine crate, as
+/// a `static`.
 #[derive(Debug, Clone, Copy)]
 pub struct Migrator {
     /// The migrations, oldest first.
     pub migrations: &'static [Migration],
     /// The bookkeeping table's statements.
     pub bookkeeping: Bookkeeping,
+    /// The stored functions applied after the migrations ([`Definitions::NONE`] for none).
+    pub definitions: Definitions,
     /// How the engine renders a template for a table.
     pub render: fn(&TableName, &str) -> String,
     /// The parameter list of the record statement, as the template spells it
@@ -172,7 +225,36 @@ impl Migrator {
             conn.run_script(&render(m.up)).await?;
             conn.record(&record, m, &m.checksum()).await?;
         }
+        self.apply_definitions(conn, table, current < self.required_version())
+            .await?;
         Ok(self.required_version())
+    }
+
+    /// Applies each definition whose checksum differs from the recorded one, or every one
+    /// when `migrated` (a migration applied in this run may have restated a function).
+    async fn apply_definitions<M: Migrate + ?Sized>(
+        &self,
+        conn: &mut M,
+        table: &TableName,
+        migrated: bool,
+    ) -> Result<()> {
+        let defs = &self.definitions;
+        if defs.list.is_empty() {
+            return Ok(());
+        }
+        let render = |template: &str| (self.render)(table, template);
+        conn.run_script(&render(defs.create)).await?;
+        let recorded = conn.recorded_definitions(&render(defs.recorded)).await?;
+        let record = render(defs.record);
+        for d in defs.list {
+            let sum = d.checksum();
+            let same = recorded.iter().any(|(n, c)| n == d.name && *c == sum);
+            if migrated || !same {
+                conn.run_script(&render(d.sql)).await?;
+                conn.record_definition(&record, d.name, &sum).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Creates the bookkeeping table, or adds the columns a release before compatibility
@@ -317,6 +399,9 @@ impl Migrator {
             conn.forget(&forget, m.version).await?;
         }
         if target == 0 {
+            if !self.definitions.list.is_empty() {
+                conn.run_script(&render(self.definitions.drop)).await?;
+            }
             conn.run_script(&render(self.bookkeeping.drop)).await?;
         }
         Ok(target.min(current))
@@ -339,6 +424,21 @@ impl Migrator {
                 "\n{};\n",
                 render(record.trim_end().trim_end_matches(';'))
             ));
+        }
+        let defs = &self.definitions;
+        if !defs.list.is_empty() {
+            script.push_str(&format!("\n{}", render(defs.create)));
+            for d in defs.list {
+                script.push_str(&format!("\n-- definition: {}\n", d.name));
+                script.push_str(&render(d.sql));
+                let record = defs
+                    .record
+                    .replace(defs.record_parameters, &(defs.record_literals)(d));
+                script.push_str(&format!(
+                    "\n{};\n",
+                    render(record.trim_end().trim_end_matches(';'))
+                ));
+            }
         }
         script.push_str(close);
         script
@@ -390,14 +490,21 @@ impl Migrator {
                 .migrations
                 .windows(2)
                 .all(|w| w[0].oldest_compatible <= w[1].oldest_compatible);
-        if numbered && windows && self.bookkeeping.record.contains(self.record_parameters) {
+        let defs = &self.definitions;
+        let definitions = defs.list.is_empty()
+            || (defs.record.contains(defs.record_parameters) && !defs.create.is_empty());
+        if numbered
+            && windows
+            && definitions
+            && self.bookkeeping.record.contains(self.record_parameters)
+        {
             Ok(())
         } else {
             Err(OutboxError::invalid(
                 "migrations",
                 "the engine's migrations are not numbered 1, 2, 3, … in order, a \
                  migration's oldest compatible version is newer than itself or older than \
-                 the one before's, or its record template does not spell its parameters",
+                 the one before's, or a record template does not spell its parameters",
             ))
         }
     }
@@ -443,6 +550,7 @@ mod tests {
                 forget: "DELETE FROM {name}_migrations WHERE version = $1",
                 drop: "DROP TABLE {name}_migrations",
             },
+            definitions: Definitions::NONE,
             render: TableName::render,
             record_parameters: "$1, $2, $3, $4",
             record_literals: |m| {

@@ -1,4 +1,4 @@
--- Claims through the table's claim function (migrations 0002, 0003, 0005 and 0006),
+-- Claims through the table's claim function (definitions/claim.sql),
 -- which takes the batch by an ordered index walk whatever the table's statistics say. $1
 -- now (NULL: the database clock), $2 topic filter (NULL: every topic), $3 batch size, $4
 -- owner, $5 lease in microseconds, $6 take retry-ready rows, $7 take pending rows

@@ -1,5 +1,5 @@
--- Claims in per-key order through the table's ordered claim function (migrations 0004 and
--- 0005): of each partition key only its head, while none of the key's first rows holds a
+-- Claims in per-key order through the table's ordered claim function
+-- (definitions/claim_ordered.sql): of each partition key only its head, while none of the key's first rows holds a
 -- live lease; keyless rows as claim.sql takes them. Parameters as claim.sql's $1 to $7;
 -- a claim of one slice adds $8 the slice count and $9 its index (the line marked
 -- {slice_args}). Its walks start at the beginning of their indexes: a key's next row

@@ -1,6 +1,7 @@
 -- Records many claimed transitions in one statement, through the table's completion
--- function (migration 0003: it locks the batch in id order, judges each claim on the
--- locked row and writes it, with a plan that never depends on the table's statistics).
+-- function (definitions/complete_batch.sql: it locks the batch in id order, judges each
+-- claim on the locked row and writes it, with a plan that never depends on the table's
+-- statistics).
 -- Parameter arrays, one element per completion: $1 id, $2 owner, $3 token, $4 status,
 -- $5 next_retry_at, $6 attempt_count, $7 last_error, $8 dead_letter_reason,
 -- $9 delivered_at, $10 stamp delivered_at with the transition time,

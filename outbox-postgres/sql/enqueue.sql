@@ -6,7 +6,7 @@
 --
 -- The database clock is read when the row is written (clock_timestamp()), not when the
 -- transaction began (now()): a key's order is its entries' creation order, and writers of
--- one key are serialized from their first write of it (migration 0004's trigger), so
+-- one key are serialized from their first write of it (the trigger of definitions/keep_heads.sql), so
 -- creation order is then the order in which they wrote, and committed.
 WITH inserted AS (
     INSERT INTO {table} (id, topic, partition_key, payload, headers, status, created_at,

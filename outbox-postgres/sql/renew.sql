@@ -1,5 +1,5 @@
 -- Extends the leases of many claims in one statement, through the table's renewal
--- function (migration 0003). $1 ids, $2 owners, $3 tokens (one element per claim), $4 now
+-- function (definitions/renew.sql). $1 ids, $2 owners, $3 tokens (one element per claim), $4 now
 -- (NULL: database clock), $5 new lease in microseconds. Only rows that are not terminal
 -- and still hold the claim's owner and token are extended; every locked row comes back
 -- once, whole, with `applied` saying whether it was extended.

@@ -1,6 +1,6 @@
 //! The PostgreSQL schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::{Bookkeeping, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::{Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use tokio_postgres::{Client, Transaction};
 
@@ -57,6 +57,39 @@ static MIGRATIONS: [Migration; 8] = [
     ),
 ];
 
+/// The stored functions, each in one file of definitions/, applied after the migrations
+/// in this order (a claim's body calls the slice hash).
+static DEFINITIONS: [Definition; 7] = [
+    Definition {
+        name: "slice_hash",
+        sql: include_str!("../definitions/slice_hash.sql"),
+    },
+    Definition {
+        name: "keep_heads",
+        sql: include_str!("../definitions/keep_heads.sql"),
+    },
+    Definition {
+        name: "complete_batch",
+        sql: include_str!("../definitions/complete_batch.sql"),
+    },
+    Definition {
+        name: "renew",
+        sql: include_str!("../definitions/renew.sql"),
+    },
+    Definition {
+        name: "claim",
+        sql: include_str!("../definitions/claim.sql"),
+    },
+    Definition {
+        name: "claim_ordered",
+        sql: include_str!("../definitions/claim_ordered.sql"),
+    },
+    Definition {
+        name: "dead_index_entries",
+        sql: include_str!("../definitions/dead_index_entries.sql"),
+    },
+];
+
 /// The PostgreSQL schema and its bookkeeping, for the core's migrator.
 static MIGRATOR: Migrator = Migrator {
     migrations: &MIGRATIONS,
@@ -70,6 +103,15 @@ static MIGRATOR: Migrator = Migrator {
         record: include_str!("../sql/migrations/record.sql"),
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
+    },
+    definitions: Definitions {
+        list: &DEFINITIONS,
+        create: include_str!("../sql/migrations/create_definitions.sql"),
+        recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
+        record: include_str!("../sql/migrations/record_definition.sql"),
+        record_parameters: "$1, $2",
+        record_literals: |d| format!("'{}', '{}'", d.name, d.checksum()),
+        drop: include_str!("../sql/migrations/drop_definitions.sql"),
     },
     render: TableName::render,
     record_parameters: "$1, $2, $3, $4",
@@ -157,6 +199,21 @@ impl Migrate for OnTransaction<'_> {
                     typed(&checksum),
                 ],
             )
+            .await
+            .map(drop)
+            .map_err(db_err)
+    }
+
+    async fn recorded_definitions(&mut self, sql: &str) -> Result<Vec<(String, String)>> {
+        let rows = self.tx()?.query_typed(sql, &[]).await.map_err(db_err)?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0).map_err(db_err)?, r.try_get(1).map_err(db_err)?)))
+            .collect()
+    }
+
+    async fn record_definition(&mut self, sql: &str, name: &str, checksum: &str) -> Result<()> {
+        self.tx()?
+            .execute_typed(sql, &[typed(&name), typed(&checksum)])
             .await
             .map(drop)
             .map_err(db_err)

@@ -112,9 +112,9 @@ mod tests {
     /// attempt count below the column's maximum.
     #[test]
     fn claims_from_a_start_keep_the_plan_settings() {
-        let migration = include_str!("../migrations/0006_claim_from_head.up.sql");
-        let bodies: Vec<&str> = migration
-            .split("CREATE FUNCTION")
+        let definition = include_str!("../definitions/claim.sql");
+        let bodies: Vec<&str> = definition
+            .split("CREATE OR REPLACE FUNCTION")
             .filter(|body| body.contains("_claim\"("))
             .collect();
         assert_eq!(bodies.len(), 2);
@@ -136,9 +136,15 @@ mod tests {
 
     #[test]
     fn claims_use_the_locked_cte_form_never_in_subquery() {
-        let function = include_str!("../migrations/0002_claim_function.up.sql");
-        assert_eq!(function.matches("AS MATERIALIZED").count(), 2, "{function}");
-        assert_eq!(function.matches("FOR UPDATE SKIP LOCKED").count(), 2);
+        // Two functions (every slice, one slice), each of three walks (retry-ready,
+        // pending ahead of the start, pending behind it), each walk a locked CTE.
+        let function = outbox_core::store_kit::without_lines_naming(
+            include_str!("../definitions/claim.sql"),
+            "--",
+        );
+        assert_eq!(function.matches("CREATE OR REPLACE FUNCTION").count(), 2);
+        assert_eq!(function.matches("AS MATERIALIZED").count(), 6, "{function}");
+        assert_eq!(function.matches("FOR UPDATE SKIP LOCKED").count(), 6);
         assert!(!function.contains("IN (SELECT"), "{function}");
         // The plan must not hang on statistics: no sort, no bitmap, no sequential scan.
         for setting in ["enable_sort", "enable_bitmapscan", "enable_seqscan"] {
@@ -165,9 +171,13 @@ mod tests {
         for setting in ["enable_hashjoin", "enable_mergejoin", "jit"] {
             assert!(alter.contains(&format!("SET {setting} = off")), "{alter}");
         }
-        for function in ["complete_batch", "renew"] {
-            let start = settings.find(&format!("\"{{name}}_{function}\"")).unwrap();
-            let body = &settings[start..];
+        for (function, body) in [
+            (
+                "complete_batch",
+                include_str!("../definitions/complete_batch.sql"),
+            ),
+            ("renew", include_str!("../definitions/renew.sql")),
+        ] {
             let body = &body[..body.find("\nEND\n").unwrap()];
             for setting in [
                 "enable_seqscan",

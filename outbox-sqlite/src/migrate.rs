@@ -1,6 +1,6 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::{Bookkeeping, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::{SqliteConnection, SqlitePool};
 
@@ -48,6 +48,7 @@ static MIGRATOR: Migrator = Migrator {
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
     },
+    definitions: Definitions::NONE,
     render: TableName::render,
     record_parameters: "?1, ?2, ?3, ?4, ?5",
     record_literals: |m| {

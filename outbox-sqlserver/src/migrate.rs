@@ -1,7 +1,7 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::store_kit::{Bookkeeping, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, Result, TableName};
 use tiberius::{Client, Row};
 
@@ -43,6 +43,7 @@ static MIGRATOR: Migrator = Migrator {
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
     },
+    definitions: Definitions::NONE,
     render,
     record_parameters: "@P1, @P2, @P3, @P4",
     record_literals: |m| {

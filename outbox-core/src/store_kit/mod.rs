@@ -22,8 +22,8 @@ pub use crate::guarded::{
     renewal_results, save_result, Guarded, GuardedRows, DELETE_BATCH,
 };
 pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
-pub use crate::migration::{checksum, latest_version, RecordedSchema, IRREVERSIBLE};
-pub use crate::migrator::{Bookkeeping, Migrate, Migrator, ReadSchema};
+pub use crate::migration::{checksum, latest_version, Definition, RecordedSchema, IRREVERSIBLE};
+pub use crate::migrator::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
 pub use crate::observe::record_transition;
 
 pub mod portable;

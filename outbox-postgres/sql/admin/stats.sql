@@ -13,7 +13,7 @@
 -- unknown for a slot), and who holds it. Only a role with pg_read_all_stats (granted by
 -- pg_monitor) sees the sessions of other roles. And what the dead versions cost a claim
 -- now: the index entries a walk from the beginning of the pending index steps over before
--- the first pending row (the table's `_dead_index_entries`, migration 0006).
+-- the first pending row (the table's `_dead_index_entries`, definitions/dead_index_entries.sql).
 WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS at),
 counts AS (
     SELECT clock.at,

@@ -1,5 +1,5 @@
 -- The second half of `enable_ordered_claims`, in one transaction, after the indexes: the
--- triggers that keep each key's head (migration 0004's function), and the heads of the
+-- triggers that keep each key's head (definitions/keep_heads.sql), and the heads of the
 -- rows already there, marked afresh. Writers wait for the few moments it takes, so no row
 -- is written between the marking and the triggers; run again, it repairs every flag.
 LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE;

@@ -7,6 +7,7 @@ mod child;
 mod commands;
 mod conformance;
 mod corrupt_rows;
+mod definitions;
 mod drain;
 mod failover;
 mod faults;

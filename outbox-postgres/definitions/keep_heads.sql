@@ -1,0 +1,34 @@
+-- The trigger function that keeps each key's head flag (is_head, migration 0004) on the
+-- key's oldest unfinished row when rows are written, finish or are deleted. The triggers
+-- that call it are created by enable_ordered_claims (sql/ordered/heads.sql).
+
+CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_keep_heads"()
+RETURNS trigger
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+AS $heads$
+DECLARE
+    k text;
+    head uuid;
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        k := OLD.partition_key;
+    ELSE
+        k := NEW.partition_key;
+    END IF;
+    SELECT h.id INTO head
+    FROM {table} AS h
+    WHERE h.partition_key = k AND h.status NOT IN (1, 5)
+    ORDER BY h.created_at, h.id
+    LIMIT 1
+    FOR SHARE;
+    UPDATE {table} AS t SET is_head = false
+    WHERE t.partition_key = k AND t.is_head AND t.status NOT IN (1, 5)
+      AND t.id IS DISTINCT FROM head;
+    UPDATE {table} AS t SET is_head = true
+    WHERE t.id = head AND NOT t.is_head;
+    RETURN NULL;
+END
+$heads$;
