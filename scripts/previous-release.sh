@@ -35,13 +35,14 @@ rm -rf "$out"
 mkdir -p "$out/src" "$out/work"
 git archive "$rev" | tar -x -C "$out/src"
 
-# Both builds share the target directory, so the dependencies compile once; the
-# workspace's own crates are built apart (their paths differ). This release's binary is
-# built last, so target/debug/outbox is this release's again afterwards.
+# The previous release builds in a target directory of its own, one per commit: its
+# crates have the same names, versions and workspace-relative paths as this release's (and
+# as another commit's), and git archive dates their files at the commit, so in a shared
+# target directory cargo would take one's artifacts for the other's. Kept between runs.
+build=$root/target/previous-release-build/$(git rev-parse --short "$rev")
 echo "== building the previous release's outbox"
-CARGO_TARGET_DIR=$root/target cargo build --locked -q -p outbox-cli \
-    --manifest-path "$out/src/Cargo.toml"
-cp "$root/target/debug/outbox" "$out/outbox-previous"
+CARGO_TARGET_DIR=$build cargo build --locked -q -p outbox-cli --manifest-path "$out/src/Cargo.toml"
+cp "$build/debug/outbox" "$out/outbox-previous"
 echo "== building this release's outbox"
 cargo build --locked -q -p outbox-cli
 cp "$root/target/debug/outbox" "$out/outbox-this"
