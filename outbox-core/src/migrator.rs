@@ -112,6 +112,9 @@ pub struct Definitions {
     pub record_parameters: &'static str,
     /// The literal values that replace `record_parameters` in a script.
     pub record_literals: fn(&Definition) -> String,
+    /// A rendered definition as a printed script runs it (where a function must open its
+    /// own batch, the engine wraps it).
+    pub script_form: fn(&str) -> String,
     /// Drops the table.
     pub drop: &'static str,
 }
@@ -125,6 +128,7 @@ impl Definitions {
         record: "",
         record_parameters: "",
         record_literals: |_| String::new(),
+        script_form: str::to_owned,
         drop: "",
     };
 }
@@ -430,7 +434,7 @@ impl Migrator {
             script.push_str(&format!("\n{}", render(defs.create)));
             for d in defs.list {
                 script.push_str(&format!("\n-- definition: {}\n", d.name));
-                script.push_str(&render(d.sql));
+                script.push_str(&(defs.script_form)(&render(d.sql)));
                 let record = defs
                     .record
                     .replace(defs.record_parameters, &(defs.record_literals)(d));

@@ -111,6 +111,7 @@ static MIGRATOR: Migrator = Migrator {
         record: include_str!("../sql/migrations/record_definition.sql"),
         record_parameters: "$1, $2",
         record_literals: |d| format!("'{}', '{}'", d.name, d.checksum()),
+        script_form: str::to_owned,
         drop: include_str!("../sql/migrations/drop_definitions.sql"),
     },
     render: TableName::render,

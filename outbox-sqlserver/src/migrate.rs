@@ -1,7 +1,7 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::store_kit::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::{Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, Result, TableName};
 use tiberius::{Client, Row};
 
@@ -29,6 +29,26 @@ static MIGRATIONS: [Migration; 3] = [
     ),
 ];
 
+/// The stored functions, each in one file of definitions/, applied after the migrations.
+static DEFINITIONS: [Definition; 1] = [Definition {
+    name: "slice_hash",
+    sql: include_str!("../definitions/slice_hash.sql"),
+}];
+
+/// A definition as one statement of a printed script, which runs as one batch: CREATE OR
+/// ALTER FUNCTION must open a batch of its own, so it runs through EXEC, its comment lines
+/// left out and its quotes doubled.
+fn in_exec(sql: &str) -> String {
+    let statement: Vec<&str> = sql
+        .lines()
+        .skip_while(|l| l.trim_start().starts_with("--") || l.trim().is_empty())
+        .collect();
+    format!(
+        "EXEC (N'\n{}\n');",
+        statement.join("\n").replace('\'', "''")
+    )
+}
+
 /// The SQL Server schema and its bookkeeping, for the core's migrator.
 static MIGRATOR: Migrator = Migrator {
     migrations: &MIGRATIONS,
@@ -43,7 +63,16 @@ static MIGRATOR: Migrator = Migrator {
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
     },
-    definitions: Definitions::NONE,
+    definitions: Definitions {
+        list: &DEFINITIONS,
+        create: include_str!("../sql/migrations/create_definitions.sql"),
+        recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
+        record: include_str!("../sql/migrations/record_definition.sql"),
+        record_parameters: "@P1, @P2",
+        record_literals: |d| format!("N'{}', N'{}'", d.name, d.checksum()),
+        script_form: in_exec,
+        drop: include_str!("../sql/migrations/drop_definitions.sql"),
+    },
     render,
     record_parameters: "@P1, @P2, @P3, @P4",
     record_literals: |m| {
@@ -158,6 +187,31 @@ where
         results.into_results().await.map(drop).map_err(map_err)
     }
 
+    async fn recorded_definitions(&mut self, sql: &str) -> Result<Vec<(String, String)>> {
+        let results = self.0.simple_query(sql).await.map_err(map_err)?;
+        let rows = results.into_first_result().await.map_err(map_err)?;
+        rows.iter()
+            .map(|r| {
+                let text = |i: usize| -> Result<String> {
+                    Ok(r.try_get::<&str, _>(i)
+                        .map_err(map_err)?
+                        .unwrap_or_default()
+                        .to_owned())
+                };
+                Ok((text(0)?, text(1)?))
+            })
+            .collect()
+    }
+
+    async fn record_definition(&mut self, sql: &str, name: &str, checksum: &str) -> Result<()> {
+        let results = self
+            .0
+            .query(sql, &[&name, &checksum])
+            .await
+            .map_err(map_err)?;
+        results.into_results().await.map(drop).map_err(map_err)
+    }
+
     async fn forget(&mut self, sql: &str, version: i64) -> Result<()> {
         let results = self.0.query(sql, &[&version]).await.map_err(map_err)?;
         results.into_results().await.map(drop).map_err(map_err)
@@ -265,6 +319,42 @@ mod tests {
         )));
         assert!(!script.contains('{'), "unrendered placeholder: {script}");
         assert!(!script.contains("@P"), "a parameter in a script: {script}");
+    }
+
+    /// The slice hash definition is the function migration 2 creates, word for word: a
+    /// table migrated before definitions and one migrated since have the same function.
+    /// In a printed script it runs through EXEC, quote-free, after every migration.
+    #[test]
+    fn the_slice_hash_definition_is_the_function_of_migration_2() {
+        let migration = include_str!("../migrations/0002_keys_and_slices.up.sql");
+        let start = migration.find("EXEC (N'\n").unwrap() + "EXEC (N'\n".len();
+        let end = migration[start..].find("\n');").unwrap() + start;
+        let created = &migration[start..end];
+        let defined = DEFINITIONS[0]
+            .sql
+            .lines()
+            .skip_while(|l| l.starts_with("--"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            defined.trim_end(),
+            created.replacen("CREATE FUNCTION", "CREATE OR ALTER FUNCTION", 1)
+        );
+        let script = migration_script(&TableName::in_schema("app", "events").unwrap());
+        let wrapped = in_exec(&render(
+            &TableName::in_schema("app", "events").unwrap(),
+            DEFINITIONS[0].sql,
+        ));
+        assert!(wrapped.starts_with("EXEC (N'\nCREATE OR ALTER FUNCTION [app].[events_slice_hash]"));
+        assert!(wrapped.ends_with("\n');"));
+        let inner = &wrapped["EXEC (N'".len()..wrapped.len() - "');".len()];
+        assert!(!inner.contains('\''), "{inner}");
+        let at = script.find(&wrapped).expect("the definition in the script");
+        assert!(at > script.find("-- migration 3:").unwrap());
+        assert!(script.contains(&format!(
+            "USING (VALUES (N'slice_hash', N'{}'))",
+            DEFINITIONS[0].checksum()
+        )));
     }
 
     #[test]

@@ -522,6 +522,34 @@ fn every_statement_parses_as_t_sql() {
             render(&table, include_str!("../sql/migrations/record.sql")),
         ),
         (
+            "migrations/create_definitions.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/create_definitions.sql"),
+            ),
+        ),
+        (
+            "migrations/recorded_definitions.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/recorded_definitions.sql"),
+            ),
+        ),
+        (
+            "migrations/record_definition.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/record_definition.sql"),
+            ),
+        ),
+        (
+            "migrations/drop_definitions.sql",
+            render(
+                &table,
+                include_str!("../sql/migrations/drop_definitions.sql"),
+            ),
+        ),
+        (
             "migrations/forget.sql",
             render(&table, include_str!("../sql/migrations/forget.sql")),
         ),

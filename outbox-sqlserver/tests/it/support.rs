@@ -122,6 +122,7 @@ impl Drop for SqlServerTestDb {
                     let sql = format!(
                         "DROP TABLE IF EXISTS [{schema}].[outbox]; \
                          DROP TABLE IF EXISTS [{schema}].[outbox_migrations]; \
+                         DROP TABLE IF EXISTS [{schema}].[outbox_definitions]; \
                          DROP SCHEMA IF EXISTS [{schema}];"
                     );
                     if let Ok(stream) = client.simple_query(sql).await {

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS {schema_prefix}[{name}_definitions];

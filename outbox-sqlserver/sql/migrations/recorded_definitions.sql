@@ -1,0 +1,1 @@
+SELECT name, checksum FROM {schema_prefix}[{name}_definitions] ORDER BY name;
