@@ -77,6 +77,19 @@ impl Migration {
         checksum(self.up)
     }
 
+    /// Its version, name, oldest compatible version and checksum as SQL literals, in the
+    /// order the record statements bind them, for a printed script; `text` opens each
+    /// string literal (`N` where the engine wants it for Unicode text).
+    pub fn record_literals(&self, text: &str) -> String {
+        format!(
+            "{}, {text}'{}', {}, {text}'{}'",
+            self.version,
+            self.name,
+            self.oldest_compatible,
+            self.checksum()
+        )
+    }
+
     /// Why it cannot be reverted, when its down script opens with [`IRREVERSIBLE`].
     pub fn irreversible(&self) -> Option<&'static str> {
         self.down

@@ -557,15 +557,7 @@ mod tests {
             definitions: Definitions::NONE,
             render: TableName::render,
             record_parameters: "$1, $2, $3, $4",
-            record_literals: |m| {
-                format!(
-                    "{}, '{}', {}, '{}'",
-                    m.version,
-                    m.name,
-                    m.oldest_compatible,
-                    m.checksum()
-                )
-            },
+            record_literals: |m| m.record_literals(""),
             script_frame: ("BEGIN;\n", "COMMIT;\n"),
         }
     }

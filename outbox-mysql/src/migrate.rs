@@ -37,15 +37,7 @@ static MIGRATOR: Migrator = Migrator {
     definitions: Definitions::NONE,
     render,
     record_parameters: "?, ?, ?, ?",
-    record_literals: |m| {
-        format!(
-            "{}, '{}', {}, '{}'",
-            m.version,
-            m.name,
-            m.oldest_compatible,
-            m.checksum()
-        )
-    },
+    record_literals: |m| m.record_literals(""),
     script_frame: ("", ""),
 };
 

@@ -51,15 +51,7 @@ static MIGRATOR: Migrator = Migrator {
     definitions: Definitions::NONE,
     render: TableName::render,
     record_parameters: "?1, ?2, ?3, ?4, ?5",
-    record_literals: |m| {
-        format!(
-            "{}, '{}', {}, '{}', 0",
-            m.version,
-            m.name,
-            m.oldest_compatible,
-            m.checksum()
-        )
-    },
+    record_literals: |m| format!("{}, 0", m.record_literals("")),
     script_frame: ("", ""),
 };
 

@@ -75,15 +75,7 @@ static MIGRATOR: Migrator = Migrator {
     },
     render,
     record_parameters: "@P1, @P2, @P3, @P4",
-    record_literals: |m| {
-        format!(
-            "{}, N'{}', {}, N'{}'",
-            m.version,
-            m.name,
-            m.oldest_compatible,
-            m.checksum()
-        )
-    },
+    record_literals: |m| m.record_literals("N"),
     script_frame: (
         "SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n",
         "\nCOMMIT TRANSACTION;\n",

@@ -66,6 +66,34 @@ fn later_release(
     }
 }
 
+/// A later release that expands the schema, then contracts it past this build: its second
+/// migration raises the window to its first one's version.
+fn contracted<H: SchemaHarness>(h: &H) -> Migrator {
+    let ours = h.migrator();
+    let v = ours.required_version();
+    let (up, down) = h.expanding_sql();
+    later_release(
+        ours,
+        &[
+            ("add_a_note", up, down, v),
+            ("stop_old_stores", "SELECT 1;", "SELECT 1;", v + 1),
+        ],
+    )
+}
+
+/// `base` with the migration at `index` edited after the fact (a comment added to its
+/// SQL), as a careless later commit would.
+fn with_edited(base: &Migrator, index: usize) -> Migrator {
+    let mut migrations = base.migrations.to_vec();
+    let m = migrations[index];
+    let up: &'static str = Box::leak(format!("{}\n-- an edit\n", m.up).into_boxed_str());
+    migrations[index] = Migration { up, ..m };
+    Migrator {
+        migrations: Box::leak(migrations.into_boxed_slice()),
+        ..*base
+    }
+}
+
 /// Writes `n` entries and delivers the first `deliver` of them.
 async fn write_and_deliver(store: &Arc<dyn ClaimStore>, n: usize, deliver: usize) -> Vec<NewEntry> {
     let entries: Vec<NewEntry> = (0..n)
@@ -163,14 +191,7 @@ pub async fn a_store_drains_on_a_schema_one_expanding_migration_newer<H: SchemaH
 pub async fn a_schema_contracted_past_the_window_is_refused<H: SchemaHarness>(h: &H) {
     let ours = h.migrator();
     let v = ours.required_version();
-    let (up, down) = h.expanding_sql();
-    let next = later_release(
-        ours,
-        &[
-            ("add_a_note", up, down, v),
-            ("stop_old_stores", "SELECT 1;", "SELECT 1;", v + 1),
-        ],
-    );
+    let next = contracted(h);
     h.migrate_with(&next)
         .await
         .expect("the later release migrates");
@@ -200,21 +221,11 @@ pub async fn a_schema_contracted_past_the_window_is_refused<H: SchemaHarness>(h:
 pub async fn an_edited_migration_is_refused_naming_its_file<H: SchemaHarness>(h: &H) {
     let ours = h.migrator();
     h.migrate_with(ours).await.expect("migrate");
-    let mut edited = ours.migrations.to_vec();
-    let first = edited[0];
-    let up: &'static str = Box::leak(format!("{}\n-- an edit\n", first.up).into_boxed_str());
-    edited[0] = Migration { up, ..first };
-    let (add, drop) = h.expanding_sql();
-    edited.push(Migration::new(
-        ours.required_version() + 1,
-        "add_a_note",
-        add,
-        drop,
-    ));
-    let edited = Migrator {
-        migrations: Box::leak(edited.into_boxed_slice()),
-        ..*ours
-    };
+    // The first migration edited, and a new one after it that must not be applied.
+    let (up, down) = h.expanding_sql();
+    let next = later_release(ours, &[("add_a_note", up, down, ours.required_version())]);
+    let edited = with_edited(&next, 0);
+    let first = ours.migrations[0];
     let err = h.migrate_with(&edited).await.unwrap_err();
     assert!(
         matches!(&err, OutboxError::MigrationChecksumMismatch { version: 1, file, .. }
@@ -241,14 +252,7 @@ pub async fn records_of_an_earlier_release_are_completed<H: SchemaHarness>(h: &H
     assert_eq!(h.migrate_with(ours).await.unwrap(), ours.required_version());
     h.open().await.expect("opens");
     // Every record now carries its checksum: an edit of any migration is caught.
-    let last = *ours.migrations.last().expect("one");
-    let up: &'static str = Box::leak(format!("{}\n-- an edit\n", last.up).into_boxed_str());
-    let mut edited = ours.migrations.to_vec();
-    *edited.last_mut().expect("one") = Migration { up, ..last };
-    let edited = Migrator {
-        migrations: Box::leak(edited.into_boxed_slice()),
-        ..*ours
-    };
+    let edited = with_edited(ours, ours.migrations.len() - 1);
     assert!(matches!(
         h.migrate_with(&edited).await,
         Err(OutboxError::MigrationChecksumMismatch { .. })
@@ -329,11 +333,9 @@ pub async fn an_irreversible_migration_refuses_to_go_down<H: SchemaHarness>(h: &
 }
 
 /// A drain running while a later release contracts the schema past this build learns of
-/// it at its next schema check and stops (its summary says why), delivering nothing more;
-/// the entries it did not reach stay pending for the later release's drains.
+/// it at its next schema check and stops, its summary saying why.
 pub async fn a_running_drain_stops_when_the_schema_contracts_past_it<H: SchemaHarness>(h: &H) {
     let ours = h.migrator();
-    let v = ours.required_version();
     h.migrate_with(ours).await.expect("migrate");
     let store = h.open().await.expect("opens");
     write_and_deliver(&store, 5, 0).await;
@@ -356,14 +358,7 @@ pub async fn a_running_drain_stops_when_the_schema_contracts_past_it<H: SchemaHa
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let (up, down) = h.expanding_sql();
-    let next = later_release(
-        ours,
-        &[
-            ("add_a_note", up, down, v),
-            ("stop_old_stores", "SELECT 1;", "SELECT 1;", v + 1),
-        ],
-    );
+    let next = contracted(h);
     h.migrate_with(&next)
         .await
         .expect("the later release migrates");
