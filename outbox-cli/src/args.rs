@@ -376,6 +376,10 @@ pub(crate) struct DrainArgs {
     /// entries and waiting for it. The entries stay held, no attempt counted, for the next drain.
     #[arg(long, value_parser = parse_duration)]
     pub(crate) route_down_limit: Option<TimeDelta>,
+    /// How often the drain has the store judge the schema again (1s to 1d): a migration
+    /// that contracts it past this release stops the drain with exit code 5 within this.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub(crate) schema_check_interval: TimeDelta,
     /// With --until-empty: exit with code 3 when entries were dead-lettered during the run.
     #[arg(long, requires = "until_empty")]
     pub(crate) fail_on_dead_letters: bool,

@@ -82,6 +82,71 @@ fn migrate_down_to_keeps_the_entries_and_migrate_brings_the_schema_back() {
     assert!(out.contains("delivered 300"), "{out}");
 }
 
+/// A drain running when a later release's migration contracts the schema past this one
+/// stops within its check interval with exit code 5, saying why.
+#[test]
+fn a_drain_stops_with_exit_5_when_the_schema_contracts_past_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args(["enqueue", "--count", "50"]));
+    let mut drain = outbox(&db)
+        .args([
+            "drain",
+            "--emitter",
+            "noop",
+            "--schema-check-interval",
+            "1s",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while stats(&db)["counts"]["delivered"] != 50 {
+        assert!(started.elapsed().as_secs() < 60, "not drained");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // What a later release's contracting migration records.
+    record_a_contracting_migration(&db, outbox_sqlite::required_version() + 1);
+    let status = loop {
+        if let Some(status) = drain.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed().as_secs() < 90, "the drain did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(drain.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("finish the rollout"), "{stderr}");
+}
+
+/// Records migration `version` in the SQLite file's bookkeeping as a later release's
+/// contracting migration does: it runs only stores of its own version.
+fn record_a_contracting_migration(db: &Path, version: i64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let pool = outbox_sqlite::SqliteClaimStore::open_pool(
+            db.to_str().unwrap(),
+            &outbox_sqlite::SqliteStoreConfig::new(),
+        )
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO outbox_migrations (version, name, applied_at, oldest_compatible, \
+             checksum) VALUES (?1, 'contracted', 0, ?1, 'x')",
+        )
+        .bind(version)
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+    });
+}
+
 #[test]
 fn the_portable_store_drains_the_same_table() {
     let dir = tempfile::tempdir().unwrap();

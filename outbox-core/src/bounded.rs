@@ -88,7 +88,7 @@ impl<S: OutboxStore> OutboxStore for Bounded<S> {
     }
 
     async fn check_schema(&self) -> Result<()> {
-        self.inner.check_schema().await
+        self.bound(self.inner.check_schema()).await
     }
 
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {

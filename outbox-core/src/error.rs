@@ -75,6 +75,23 @@ pub enum OutboxError {
         /// The checksum of this build's file.
         expected: String,
     },
+    /// A stored function's definition was applied at this build's revision from other SQL:
+    /// its file changed without its revision being raised. Nothing was applied.
+    #[error(
+        "definition {name} (revision {revision}) was applied from other SQL than this \
+         build's (recorded checksum {recorded}, this build's {expected}): raise its revision \
+         when its SQL changes"
+    )]
+    DefinitionChecksumMismatch {
+        /// The definition's name.
+        name: String,
+        /// The revision both claim.
+        revision: i64,
+        /// The checksum recorded when it was applied.
+        recorded: String,
+        /// The checksum of this build's file.
+        expected: String,
+    },
     /// A migration that cannot be reverted stands between the schema and the version asked
     /// for; nothing was reverted.
     #[error("migration {file} (version {version}) cannot be reverted: {reason}")]
@@ -142,7 +159,7 @@ impl OutboxError {
     /// metric labels and for telling one kind of failure from another without reading the
     /// message: `invalid_input`, `duplicate_id`, `schema_not_migrated`,
     /// `schema_version_mismatch`, `schema_past_window`, `migration_checksum_mismatch`,
-    /// `irreversible_migration`, `connection`, `conflict`, `unsupported`, `corrupt_row`,
+    /// `irreversible_migration`, `definition_checksum_mismatch`, `connection`, `conflict`, `unsupported`, `corrupt_row`,
     /// `database`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -153,6 +170,7 @@ impl OutboxError {
             Self::SchemaPastWindow { .. } => "schema_past_window",
             Self::MigrationChecksumMismatch { .. } => "migration_checksum_mismatch",
             Self::IrreversibleMigration { .. } => "irreversible_migration",
+            Self::DefinitionChecksumMismatch { .. } => "definition_checksum_mismatch",
             Self::Connection { .. } => "connection",
             Self::Conflict { .. } => "conflict",
             Self::Unsupported(_) => "unsupported",

@@ -90,12 +90,15 @@ impl Migration {
         )
     }
 
-    /// Why it cannot be reverted, when its down script opens with [`IRREVERSIBLE`].
+    /// Why it cannot be reverted, when a line of its down script's opening comments
+    /// starts with [`IRREVERSIBLE`].
     pub fn irreversible(&self) -> Option<&'static str> {
         self.down
-            .trim_start()
-            .strip_prefix(IRREVERSIBLE)
-            .map(|rest| rest.lines().next().unwrap_or("").trim())
+            .lines()
+            .map(str::trim)
+            .take_while(|l| l.is_empty() || l.starts_with("--"))
+            .find_map(|l| l.strip_prefix(IRREVERSIBLE))
+            .map(str::trim)
     }
 }
 
@@ -107,22 +110,37 @@ pub fn checksum(sql: &str) -> String {
 }
 
 /// A stored function (or trigger function) of an engine's schema, kept in one source file
-/// and applied by `migrate` after the numbered migrations, again whenever its checksum
-/// differs from the one recorded, or when a migration was applied in the same run (a
-/// migration may restate what it needs). Its SQL creates or replaces, so applying it twice
-/// changes nothing.
+/// and applied by `migrate` after the numbered migrations. The database records the
+/// revision and checksum it was applied at: `migrate` applies it again when this build's
+/// revision is newer than the recorded one, or when a migration was applied in the same
+/// run (a migration may restate what it needs), and never over a newer revision (an older
+/// release's `migrate`, run after a rollback, leaves the newer release's function). Its
+/// SQL creates or replaces, so applying it twice changes nothing.
 ///
 /// A definition is the one place its function is written: a change to a function is a
-/// change to its definition, not a new migration. Callers of two releases must coexist
-/// during a deploy, so a change that callers of the previous release could not take (new
-/// parameters, other results) is a function under a new name, and the old name is dropped
-/// by a contracting migration once no release in the window calls it.
+/// change to its definition (and a higher revision), not a new migration. Callers of two
+/// releases must coexist during a deploy, so a change that callers of the previous release
+/// could not take (new parameters, other results) is a function under a new name, and the
+/// old name is dropped by a contracting migration once no release in the window calls it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Definition {
     /// Its name, as recorded with its checksum (`claim`: the file `definitions/claim.sql`).
     pub name: &'static str,
+    /// Its revision, counting from 1: raised with every change to its SQL.
+    pub revision: i64,
     /// The SQL that creates or replaces it, a template as a migration's is.
     pub sql: &'static str,
+}
+
+/// What a database records of one applied [`Definition`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedDefinition {
+    /// The definition's name.
+    pub name: String,
+    /// The revision applied.
+    pub revision: i64,
+    /// The checksum of the SQL it was applied from.
+    pub checksum: String,
 }
 
 impl Definition {
@@ -193,5 +211,14 @@ mod tests {
             "\n-- irreversible: the old rows were rewritten\nSELECT 1;\n",
         );
         assert_eq!(m.irreversible(), Some("the old rows were rewritten"));
+        let later = Migration::new(
+            5,
+            "y",
+            "",
+            "-- Back to version 4.\n-- irreversible: x is gone\nSELECT 1;\n",
+        );
+        assert_eq!(later.irreversible(), Some("x is gone"));
+        let in_code = Migration::new(6, "z", "", "SELECT 1;\n-- irreversible: too late\n");
+        assert_eq!(in_code.irreversible(), None);
     }
 }

@@ -11,7 +11,7 @@
 
 use async_trait::async_trait;
 
-use crate::migration::{Definition, RecordedSchema};
+use crate::migration::{Definition, RecordedDefinition, RecordedSchema};
 use crate::store_kit::latest_version;
 use crate::{Migration, OutboxError, Result, TableName};
 
@@ -48,17 +48,22 @@ pub trait Migrate: ReadSchema {
     /// Deletes the record of the migration at `version`, by the rendered `sql`.
     async fn forget(&mut self, sql: &str, version: i64) -> Result<()>;
 
-    /// Every recorded definition's name and checksum, by the rendered `sql`. Only engines
-    /// whose schema has [`Definitions`] are asked.
-    async fn recorded_definitions(&mut self, _sql: &str) -> Result<Vec<(String, String)>> {
+    /// Every recorded definition (name, revision, checksum), by the rendered `sql`. Only
+    /// engines whose schema has [`Definitions`] are asked.
+    async fn recorded_definitions(&mut self, _sql: &str) -> Result<Vec<RecordedDefinition>> {
         Err(OutboxError::Unsupported(
             "definitions on this engine".into(),
         ))
     }
 
-    /// Records a definition as applied with `checksum` (name and checksum bound in that
-    /// order), by the rendered `sql`.
-    async fn record_definition(&mut self, _sql: &str, _name: &str, _checksum: &str) -> Result<()> {
+    /// Records `definition` as applied with `checksum` (name, revision and checksum bound
+    /// in that order), by the rendered `sql`.
+    async fn record_definition(
+        &mut self,
+        _sql: &str,
+        _definition: &Definition,
+        _checksum: &str,
+    ) -> Result<()> {
         Err(OutboxError::Unsupported(
             "definitions on this engine".into(),
         ))
@@ -105,10 +110,10 @@ pub struct Definitions {
     pub create: &'static str,
     /// Every recorded name with its checksum.
     pub recorded: &'static str,
-    /// Records one definition, or replaces its record: name and checksum bound in that
-    /// order.
+    /// Records one definition, or replaces its record: name, revision and checksum bound
+    /// in that order.
     pub record: &'static str,
-    /// The parameter list of `record`, as the template spells it (`$1, $2`).
+    /// The parameter list of `record`, as the template spells it (`$1, $2, $3`).
     pub record_parameters: &'static str,
     /// The literal values that replace `record_parameters` in a script.
     pub record_literals: fn(&Definition) -> String,
@@ -177,14 +182,8 @@ impl Migrator {
     ) -> Result<i64> {
         self.check()?;
         conn.begin_locked(table).await?;
-        let mut version = 0;
-        let outcome = async {
-            version = self.apply_missing(conn, table).await?;
-            Ok(())
-        }
-        .await;
-        conn.end(outcome).await?;
-        Ok(version)
+        let outcome = self.apply_missing(conn, table).await;
+        finish(conn, outcome).await
     }
 
     async fn apply_missing<M: Migrate + ?Sized>(
@@ -206,6 +205,27 @@ impl Migrator {
             );
             return Ok(current);
         }
+        self.verify_checksums(conn, table, true).await?;
+        let record = render(self.bookkeeping.record);
+        for m in self.migrations.iter().filter(|m| m.version > current) {
+            conn.run_script(&render(m.up)).await?;
+            conn.record(&record, m, &m.checksum()).await?;
+        }
+        self.apply_definitions(conn, table, current < self.required_version())
+            .await?;
+        Ok(self.required_version())
+    }
+
+    /// Checks the recorded checksum of every applied migration this build knows
+    /// ([`OutboxError::MigrationChecksumMismatch`] names an edited one); with `complete`,
+    /// records the checksum (and window) where an earlier release recorded none.
+    async fn verify_checksums<M: Migrate + ?Sized>(
+        &self,
+        conn: &mut M,
+        table: &TableName,
+        complete: bool,
+    ) -> Result<()> {
+        let render = |template: &str| (self.render)(table, template);
         let record = render(self.bookkeeping.record);
         for (version, recorded) in conn.applied(&render(self.bookkeeping.applied)).await? {
             let Some(m) = self.migrations.iter().find(|m| m.version == version) else {
@@ -221,21 +241,18 @@ impl Migrator {
                         expected,
                     })
                 }
-                Some(_) => {}
-                None => conn.record(&record, m, &expected).await?,
+                None if complete => conn.record(&record, m, &expected).await?,
+                _ => {}
             }
         }
-        for m in self.migrations.iter().filter(|m| m.version > current) {
-            conn.run_script(&render(m.up)).await?;
-            conn.record(&record, m, &m.checksum()).await?;
-        }
-        self.apply_definitions(conn, table, current < self.required_version())
-            .await?;
-        Ok(self.required_version())
+        Ok(())
     }
 
-    /// Applies each definition whose checksum differs from the recorded one, or every one
-    /// when `migrated` (a migration applied in this run may have restated a function).
+    /// Applies each definition not recorded yet or recorded at an older revision, and,
+    /// when `migrated` (a migration applied in this run may have restated a function),
+    /// every one recorded at this build's revision too. A newer revision is a newer
+    /// release's and is left as it is; this build's revision recorded from other SQL is
+    /// refused.
     async fn apply_definitions<M: Migrate + ?Sized>(
         &self,
         conn: &mut M,
@@ -252,10 +269,31 @@ impl Migrator {
         let record = render(defs.record);
         for d in defs.list {
             let sum = d.checksum();
-            let same = recorded.iter().any(|(n, c)| n == d.name && *c == sum);
-            if migrated || !same {
+            let apply = match recorded.iter().find(|r| r.name == d.name) {
+                None => true,
+                Some(r) if r.revision > d.revision => {
+                    tracing::info!(
+                        definition = d.name,
+                        recorded = r.revision,
+                        ours = d.revision,
+                        "a newer release's definition is in place: left as it is"
+                    );
+                    false
+                }
+                Some(r) if r.revision < d.revision => true,
+                Some(r) if r.checksum != sum => {
+                    return Err(OutboxError::DefinitionChecksumMismatch {
+                        name: d.name.to_owned(),
+                        revision: d.revision,
+                        recorded: r.checksum.clone(),
+                        expected: sum,
+                    })
+                }
+                Some(_) => migrated,
+            };
+            if apply {
                 conn.run_script(&render(d.sql)).await?;
-                conn.record_definition(&record, d.name, &sum).await?;
+                conn.record_definition(&record, d, &sum).await?;
             }
         }
         Ok(())
@@ -352,14 +390,8 @@ impl Migrator {
             ));
         }
         conn.begin_locked(table).await?;
-        let mut version = 0;
-        let outcome = async {
-            version = self.revert(conn, table, target).await?;
-            Ok(())
-        }
-        .await;
-        conn.end(outcome).await?;
-        Ok(version)
+        let outcome = self.revert(conn, table, target).await;
+        finish(conn, outcome).await
     }
 
     async fn revert<M: Migrate + ?Sized>(
@@ -381,6 +413,7 @@ impl Migrator {
                 ),
             ));
         }
+        self.verify_checksums(conn, table, false).await?;
         let steps: Vec<&Migration> = self
             .migrations
             .iter()
@@ -511,6 +544,15 @@ impl Migrator {
                  the one before's, or a record template does not spell its parameters",
             ))
         }
+    }
+}
+
+/// Ends a run's transaction with its outcome: commits and returns the version when it
+/// succeeded, rolls back and returns its error otherwise.
+async fn finish<M: Migrate + ?Sized>(conn: &mut M, outcome: Result<i64>) -> Result<i64> {
+    match outcome {
+        Ok(version) => conn.end(Ok(())).await.map(|()| version),
+        Err(e) => conn.end(Err(e)).await.map(|()| 0),
     }
 }
 

@@ -1,6 +1,8 @@
 //! The PostgreSQL schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::{Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::{
+    Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema, RecordedDefinition,
+};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use tokio_postgres::{Client, Transaction};
 
@@ -62,30 +64,37 @@ static MIGRATIONS: [Migration; 8] = [
 static DEFINITIONS: [Definition; 7] = [
     Definition {
         name: "slice_hash",
+        revision: 1,
         sql: include_str!("../definitions/slice_hash.sql"),
     },
     Definition {
         name: "keep_heads",
+        revision: 1,
         sql: include_str!("../definitions/keep_heads.sql"),
     },
     Definition {
         name: "complete_batch",
+        revision: 1,
         sql: include_str!("../definitions/complete_batch.sql"),
     },
     Definition {
         name: "renew",
+        revision: 1,
         sql: include_str!("../definitions/renew.sql"),
     },
     Definition {
         name: "claim",
+        revision: 1,
         sql: include_str!("../definitions/claim.sql"),
     },
     Definition {
         name: "claim_ordered",
+        revision: 1,
         sql: include_str!("../definitions/claim_ordered.sql"),
     },
     Definition {
         name: "dead_index_entries",
+        revision: 1,
         sql: include_str!("../definitions/dead_index_entries.sql"),
     },
 ];
@@ -109,8 +118,8 @@ static MIGRATOR: Migrator = Migrator {
         create: include_str!("../sql/migrations/create_definitions.sql"),
         recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
         record: include_str!("../sql/migrations/record_definition.sql"),
-        record_parameters: "$1, $2",
-        record_literals: |d| format!("'{}', '{}'", d.name, d.checksum()),
+        record_parameters: "$1, $2, $3",
+        record_literals: |d| format!("'{}', {}, '{}'", d.name, d.revision, d.checksum()),
         script_form: str::to_owned,
         drop: include_str!("../sql/migrations/drop_definitions.sql"),
     },
@@ -197,16 +206,22 @@ impl Migrate for OnTransaction<'_> {
             .map_err(db_err)
     }
 
-    async fn recorded_definitions(&mut self, sql: &str) -> Result<Vec<(String, String)>> {
+    async fn recorded_definitions(&mut self, sql: &str) -> Result<Vec<RecordedDefinition>> {
         let rows = self.tx()?.query_typed(sql, &[]).await.map_err(db_err)?;
         rows.iter()
-            .map(|r| Ok((r.try_get(0).map_err(db_err)?, r.try_get(1).map_err(db_err)?)))
+            .map(|r| {
+                Ok(RecordedDefinition {
+                    name: r.try_get(0).map_err(db_err)?,
+                    revision: r.try_get(1).map_err(db_err)?,
+                    checksum: r.try_get(2).map_err(db_err)?,
+                })
+            })
             .collect()
     }
 
-    async fn record_definition(&mut self, sql: &str, name: &str, checksum: &str) -> Result<()> {
+    async fn record_definition(&mut self, sql: &str, d: &Definition, checksum: &str) -> Result<()> {
         self.tx()?
-            .execute_typed(sql, &[typed(&name), typed(&checksum)])
+            .execute_typed(sql, &[typed(&d.name), typed(&d.revision), typed(&checksum)])
             .await
             .map(drop)
             .map_err(db_err)
@@ -310,4 +325,64 @@ pub(crate) async fn check_schema_on<R: ReadSchema + ?Sized>(
     MIGRATOR
         .check_schema(reader, table, &table.qualified())
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each definition's revision with the checksum of its SQL at that revision: a file
+    /// edited without raising its revision fails here, before a database refuses it.
+    const PINNED: [(&str, i64, &str); 7] = [
+        (
+            "slice_hash",
+            1,
+            "7396072c9026462aba6be4dcad26c2c0034fbde97fe6e085d5cfa533fae5acf1",
+        ),
+        (
+            "keep_heads",
+            1,
+            "e38d04cbf118601bfe0b57a1301d0c860b892cc02a42451ccd93f9a4c0bb71e0",
+        ),
+        (
+            "complete_batch",
+            1,
+            "703b71e751145fcdb2cf9e3e6353efb29e62ab2fbc1c6bd4126e57e20afb395c",
+        ),
+        (
+            "renew",
+            1,
+            "54c0f994bb96bd44632b940f0ea24f7431712c8a86745b95cca332680c3f4e8a",
+        ),
+        (
+            "claim",
+            1,
+            "90b2da180dd5e2bb220ea72c494e329d02b741b149c61c0ad2508107b57e28e6",
+        ),
+        (
+            "claim_ordered",
+            1,
+            "5198cc89a96298c0a6d726528345fa9bd250d207a3b332d4d1972dfc0b9691d0",
+        ),
+        (
+            "dead_index_entries",
+            1,
+            "64f1117160108104e2a2774b7c97b926b6ef6d4fb53c01421a655bcb0a6f36aa",
+        ),
+    ];
+
+    #[test]
+    fn every_definition_change_raises_its_revision() {
+        assert_eq!(DEFINITIONS.len(), PINNED.len());
+        for (d, (name, revision, checksum)) in DEFINITIONS.iter().zip(PINNED) {
+            assert_eq!(d.name, name);
+            assert_eq!(
+                (d.revision, d.checksum().as_str()),
+                (revision, checksum),
+                "definitions/{name}.sql changed: raise its revision in DEFINITIONS and pin \\
+                 its new checksum here"
+            );
+        }
+        MIGRATOR.check().unwrap();
+    }
 }

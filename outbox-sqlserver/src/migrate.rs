@@ -1,7 +1,9 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::store_kit::{Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::{
+    Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema, RecordedDefinition,
+};
 use outbox_core::{async_trait, Migration, Result, TableName};
 use tiberius::{Client, Row};
 
@@ -32,6 +34,7 @@ static MIGRATIONS: [Migration; 3] = [
 /// The stored functions, each in one file of definitions/, applied after the migrations.
 static DEFINITIONS: [Definition; 1] = [Definition {
     name: "slice_hash",
+    revision: 1,
     sql: include_str!("../definitions/slice_hash.sql"),
 }];
 
@@ -68,8 +71,8 @@ static MIGRATOR: Migrator = Migrator {
         create: include_str!("../sql/migrations/create_definitions.sql"),
         recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
         record: include_str!("../sql/migrations/record_definition.sql"),
-        record_parameters: "@P1, @P2",
-        record_literals: |d| format!("N'{}', N'{}'", d.name, d.checksum()),
+        record_parameters: "@P1, @P2, @P3",
+        record_literals: |d| format!("N'{}', {}, N'{}'", d.name, d.revision, d.checksum()),
         script_form: in_exec,
         drop: include_str!("../sql/migrations/drop_definitions.sql"),
     },
@@ -179,7 +182,7 @@ where
         results.into_results().await.map(drop).map_err(map_err)
     }
 
-    async fn recorded_definitions(&mut self, sql: &str) -> Result<Vec<(String, String)>> {
+    async fn recorded_definitions(&mut self, sql: &str) -> Result<Vec<RecordedDefinition>> {
         let results = self.0.simple_query(sql).await.map_err(map_err)?;
         let rows = results.into_first_result().await.map_err(map_err)?;
         rows.iter()
@@ -190,15 +193,19 @@ where
                         .unwrap_or_default()
                         .to_owned())
                 };
-                Ok((text(0)?, text(1)?))
+                Ok(RecordedDefinition {
+                    name: text(0)?,
+                    revision: r.try_get::<i64, _>(1).map_err(map_err)?.unwrap_or_default(),
+                    checksum: text(2)?,
+                })
             })
             .collect()
     }
 
-    async fn record_definition(&mut self, sql: &str, name: &str, checksum: &str) -> Result<()> {
+    async fn record_definition(&mut self, sql: &str, d: &Definition, checksum: &str) -> Result<()> {
         let results = self
             .0
-            .query(sql, &[&name, &checksum])
+            .query(sql, &[&d.name, &d.revision, &checksum])
             .await
             .map_err(map_err)?;
         results.into_results().await.map(drop).map_err(map_err)
@@ -344,9 +351,28 @@ mod tests {
         let at = script.find(&wrapped).expect("the definition in the script");
         assert!(at > script.find("-- migration 3:").unwrap());
         assert!(script.contains(&format!(
-            "USING (VALUES (N'slice_hash', N'{}'))",
+            "USING (VALUES (N'slice_hash', 1, N'{}'))",
             DEFINITIONS[0].checksum()
         )));
+    }
+
+    /// The definition's revision with the checksum of its SQL at that revision: a file
+    /// edited without raising its revision fails here, before a database refuses it.
+    #[test]
+    fn every_definition_change_raises_its_revision() {
+        let pinned = [(
+            "slice_hash",
+            1,
+            "21517582264bf4a084d1c8d4550d73f2dbd02c9fb91261128e97008d5b854f03",
+        )];
+        assert_eq!(DEFINITIONS.len(), pinned.len());
+        for (d, (name, revision, checksum)) in DEFINITIONS.iter().zip(pinned) {
+            assert_eq!(
+                (d.name, d.revision, d.checksum().as_str()),
+                (name, revision, checksum),
+                "definitions/{name}.sql changed: raise its revision and pin its new checksum"
+            );
+        }
     }
 
     #[test]

@@ -303,7 +303,8 @@ pub async fn every_migration_goes_down_and_up_keeping_the_rows<H: SchemaHarness>
 }
 
 /// A migration whose down script says it cannot be reverted makes `migrate --down` refuse
-/// with its reason, before anything is reverted.
+/// with its reason before anything is reverted, even the reversible migrations newer than
+/// it.
 pub async fn an_irreversible_migration_refuses_to_go_down<H: SchemaHarness>(h: &H) {
     let ours = h.migrator();
     let v = ours.required_version();
@@ -311,24 +312,27 @@ pub async fn an_irreversible_migration_refuses_to_go_down<H: SchemaHarness>(h: &
     let next = later_release(
         ours,
         &[
-            ("add_a_note", up, down, v),
             (
                 "rewrite_rows",
                 "SELECT 1;",
-                "-- irreversible: the rows were rewritten in place\n",
+                "-- Back to the version before.\n-- irreversible: the rows were rewritten in place\n",
                 v,
             ),
+            ("add_a_note", up, down, v),
         ],
     );
     h.migrate_with(&next).await.expect("migrate");
     let err = h.migrate_down_with(&next, v).await.unwrap_err();
     assert!(
         matches!(&err, OutboxError::IrreversibleMigration { version, reason, .. }
-            if *version == v + 2 && reason == "the rows were rewritten in place"),
+            if *version == v + 1 && reason == "the rows were rewritten in place"),
         "{err}"
     );
-    // Nothing reverted: the migrations are all still recorded.
+    // Nothing reverted, the newest (reversible) migration included: its column is still
+    // there, which its down would drop a second time.
     assert_eq!(h.migrate_with(&next).await.unwrap(), v + 2);
+    h.run(down).await.expect("the note column was still there");
+    h.run(up).await.expect("and is back");
     h.open().await.expect("this build's store opens");
 }
 

@@ -113,6 +113,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         slice: None,
         until_empty: true,
         route_down_limit: None,
+        schema_check_interval: TimeDelta::seconds(30),
         fail_on_dead_letters: false,
         json: false,
     };

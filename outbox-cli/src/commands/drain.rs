@@ -54,6 +54,19 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
     }
     let started = Instant::now();
     let summary = drain(store.clone(), emitter, &args).await?;
+    // A refused schema is said before anything else reads it (the stats might fail on it).
+    if summary.schema_refused {
+        if let Some(sampler) = &sampler {
+            sampler.abort();
+        }
+        eprintln!(
+            "outbox: the store refused the schema while it drained (the log says why: migrated \
+             past this release, or reverted below it); finish the rollout of the release \
+             that migrated it, or migrate (exit code {})",
+            crate::exit::SCHEMA_REFUSED
+        );
+        return Ok(crate::exit::SCHEMA_REFUSED);
+    }
     let left = store.stats(None).await?;
     if let Some(sampler) = sampler {
         sampler.abort();
@@ -70,15 +83,6 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
         report.json(to_stderr);
     } else {
         report.text(to_stderr);
-    }
-    if summary.schema_refused {
-        eprintln!(
-            "outbox: the schema was migrated past what this release runs on while it drained \
-             (the log names both versions): finish the rollout of the release that migrated \
-             it (exit code {})",
-            crate::exit::SCHEMA_REFUSED
-        );
-        return Ok(crate::exit::SCHEMA_REFUSED);
     }
     if summary.route_gave_up {
         eprintln!(
@@ -143,6 +147,7 @@ pub(crate) async fn drain(
             args.route_down_limit
                 .map(|l| l.to_std().unwrap_or_default()),
         )
+        .schema_check_interval(args.schema_check_interval.to_std().unwrap_or_default())
         .emit_timeout(args.emit_timeout.to_std().unwrap_or_default())
         .shutdown_grace(args.shutdown_grace.to_std().unwrap_or_default())
         .ordered(args.ordered)

@@ -34,7 +34,7 @@ pub struct DrainSummary {
     pub route_gave_up: bool,
     /// The drain stopped because the store refused the schema it found when it checked
     /// again ([`super::DrainOptions::schema_check_interval`]): contracted past this
-    /// release's window, or gone. The log names both versions.
+    /// release's window, reverted below its version, or gone. The log says which.
     pub schema_refused: bool,
 }
 

@@ -22,7 +22,9 @@ pub use crate::guarded::{
     renewal_results, save_result, Guarded, GuardedRows, DELETE_BATCH,
 };
 pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
-pub use crate::migration::{checksum, latest_version, Definition, RecordedSchema, IRREVERSIBLE};
+pub use crate::migration::{
+    checksum, latest_version, Definition, RecordedDefinition, RecordedSchema, IRREVERSIBLE,
+};
 pub use crate::migrator::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
 pub use crate::observe::record_transition;
 

@@ -1,4 +1,5 @@
--- Name and checksum, bound in that order.
-INSERT INTO {schema_prefix}"{name}_definitions" (name, checksum)
-VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()
+-- Name, revision and checksum, bound in that order.
+INSERT INTO {schema_prefix}"{name}_definitions" (name, revision, checksum)
+VALUES ($1, $2, $3)
+ON CONFLICT (name) DO UPDATE
+SET revision = EXCLUDED.revision, checksum = EXCLUDED.checksum, applied_at = now()

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use outbox_core::store_kit::{Definition, Definitions, Migrator};
-use outbox_core::TableName;
+use outbox_core::{OutboxError, TableName};
 use outbox_testkit::postgres::PgTestDb;
 
 /// Every function of `schema`, by signature, as the server prints its definition (the
@@ -80,39 +80,25 @@ async fn the_definitions_are_the_functions_the_migrations_left() {
     }
 }
 
-/// Each recorded definition's checksum and when it was applied.
+/// Each recorded definition's revision, checksum and when it was applied.
 async fn applied(
     client: &tokio_postgres::Client,
     table: &TableName,
-) -> BTreeMap<String, (String, String)> {
+) -> BTreeMap<String, (i64, String, String)> {
     let sql = table.render(
-        "SELECT name, checksum, applied_at::text FROM {schema_prefix}\"{name}_definitions\"",
+        "SELECT name, revision, checksum, applied_at::text \
+         FROM {schema_prefix}\"{name}_definitions\"",
     );
     let rows = client.query(&sql, &[]).await.unwrap();
     rows.iter()
-        .map(|r| (r.get(0), (r.get(1), r.get(2))))
+        .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
         .collect()
 }
 
-/// An edited definition is applied again by the next `migrate` and its checksum recorded;
-/// the unchanged ones are left as they are.
-#[tokio::test]
-async fn an_edited_definition_is_applied_again_and_the_others_are_left() {
-    let Some(db) = PgTestDb::create().await else {
-        return;
-    };
-    let mut client = db.connect().await;
-    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
-    let ours = outbox_postgres::migrator();
-    migrate_with(&mut client, ours, &table).await;
-    let before = applied(&client, &table).await;
-    assert_eq!(before.len(), ours.definitions.list.len());
-    // Nothing changed: a second run applies nothing.
-    migrate_with(&mut client, ours, &table).await;
-    assert_eq!(applied(&client, &table).await, before);
-
-    let mut edited: Vec<Definition> = ours.definitions.list.to_vec();
-    let target = edited
+/// `ours` with the dead-index count's SQL edited (a comment in its body) at `revision`.
+fn with_edited_count(ours: &Migrator, revision: i64) -> Migrator {
+    let mut list: Vec<Definition> = ours.definitions.list.to_vec();
+    let target = list
         .iter_mut()
         .find(|d| d.name == "dead_index_entries")
         .expect("the definition");
@@ -123,28 +109,85 @@ async fn an_edited_definition_is_applied_again_and_the_others_are_left() {
             .into_boxed_str(),
     );
     assert!(target.sql.contains("-- edited"), "{}", target.sql);
-    let edited = Migrator {
+    target.revision = revision;
+    Migrator {
         definitions: Definitions {
-            list: Box::leak(edited.into_boxed_slice()),
+            list: Box::leak(list.into_boxed_slice()),
+            ..ours.definitions
+        },
+        ..*ours
+    }
+}
+
+fn edited_in(functions: &BTreeMap<String, String>) -> bool {
+    functions
+        .iter()
+        .any(|(k, v)| k.contains("outbox_dead_index_entries") && v.contains("-- edited"))
+}
+
+/// A definition at a higher revision (a later release's edit) is applied by the next
+/// `migrate` and recorded; the unchanged ones are left as they are. An older release's
+/// `migrate` (a rollback) leaves the newer revision in place, and a file edited without
+/// raising its revision is refused.
+#[tokio::test]
+async fn a_newer_revision_is_applied_and_never_undone_by_an_older_release() {
+    let Some(db) = PgTestDb::create().await else {
+        return;
+    };
+    let mut client = db.connect().await;
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    let ours = outbox_postgres::migrator();
+    migrate_with(&mut client, ours, &table).await;
+    let before = applied(&client, &table).await;
+    assert_eq!(before.len(), ours.definitions.list.len());
+    assert!(before.values().all(|(revision, ..)| *revision == 1));
+    // Nothing changed: a second run applies nothing.
+    migrate_with(&mut client, ours, &table).await;
+    assert_eq!(applied(&client, &table).await, before);
+
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let later = with_edited_count(ours, 2);
+    migrate_with(&mut client, &later, &table).await;
+    let after = applied(&client, &table).await;
+    for (name, (revision, checksum, at)) in &after {
+        if name == "dead_index_entries" {
+            assert_eq!(*revision, 2);
+            assert_ne!(*checksum, before[name].1);
+            assert_ne!(*at, before[name].2, "applied again");
+        } else {
+            assert_eq!(
+                (revision, checksum, at),
+                (&1, &before[name].1, &before[name].2),
+                "{name}"
+            );
+        }
+    }
+    assert!(edited_in(&functions(&client, &db.schema).await));
+
+    // The older release's migrate, after a rollback, leaves the newer function.
+    migrate_with(&mut client, ours, &table).await;
+    assert_eq!(applied(&client, &table).await, after);
+    assert!(edited_in(&functions(&client, &db.schema).await));
+
+    // The same revision from other SQL: refused, nothing applied.
+    let sloppy = with_edited_count(ours, 1);
+    let other = Migrator {
+        definitions: Definitions {
+            list: sloppy.definitions.list,
             ..ours.definitions
         },
         ..*ours
     };
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    migrate_with(&mut client, &edited, &table).await;
-    let after = applied(&client, &table).await;
-    for (name, (checksum, at)) in &after {
-        if name == "dead_index_entries" {
-            assert_ne!(*checksum, before[name].0);
-            assert_ne!(*at, before[name].1, "applied again");
-        } else {
-            assert_eq!((checksum, at), (&before[name].0, &before[name].1), "{name}");
-        }
-    }
-    let body = functions(&client, &db.schema).await;
+    let fresh = PgTestDb::create().await.expect("a second schema");
+    let other_table = TableName::in_schema(&fresh.schema, "outbox").unwrap();
+    migrate_with(&mut client, ours, &other_table).await;
+    let mut conn = outbox_postgres::migration_connection(&mut client)
+        .await
+        .unwrap();
+    let err = other.migrate(&mut conn, &other_table).await.unwrap_err();
     assert!(
-        body.iter()
-            .any(|(k, v)| k.contains("outbox_dead_index_entries") && v.contains("-- edited")),
-        "the edit is in the function"
+        matches!(&err, OutboxError::DefinitionChecksumMismatch { name, revision: 1, .. }
+            if name == "dead_index_entries"),
+        "{err}"
     );
 }

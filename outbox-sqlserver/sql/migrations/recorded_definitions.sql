@@ -1,1 +1,1 @@
-SELECT name, checksum FROM {schema_prefix}[{name}_definitions] ORDER BY name;
+SELECT name, revision, checksum FROM {schema_prefix}[{name}_definitions] ORDER BY name;
