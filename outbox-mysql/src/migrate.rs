@@ -98,11 +98,11 @@ async fn pair_of<'e, E>(sql: &str, on: E) -> Result<(Option<i64>, Option<i64>)>
 where
     E: sqlx::Executor<'e, Database = MySql>,
 {
-    let row: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(sql)
-        .fetch_optional(on)
-        .await
-        .map_err(map_err)?;
-    Ok(row.unwrap_or((None, None)))
+    // Read to the end, as the SQLite store does: no statement is left mid-result on a
+    // pooled connection.
+    let rows: Vec<(Option<i64>, Option<i64>)> =
+        sqlx::query_as(sql).fetch_all(on).await.map_err(map_err)?;
+    Ok(rows.into_iter().next().unwrap_or((None, None)))
 }
 
 #[async_trait]

@@ -104,11 +104,12 @@ async fn pair_of<'e, E>(sql: &str, on: E) -> Result<(Option<i64>, Option<i64>)>
 where
     E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
 {
-    let row: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(sql)
-        .fetch_optional(on)
-        .await
-        .map_err(map_err)?;
-    Ok(row.unwrap_or((None, None)))
+    // Read to the end: a statement left mid-result would keep its connection's read
+    // snapshot open in the pool (SQLite's WAL), and later statements on it would see an
+    // older schema.
+    let rows: Vec<(Option<i64>, Option<i64>)> =
+        sqlx::query_as(sql).fetch_all(on).await.map_err(map_err)?;
+    Ok(rows.into_iter().next().unwrap_or((None, None)))
 }
 
 #[async_trait]
