@@ -27,6 +27,18 @@ pub fn broken(results: &Results) -> Vec<String> {
             broken.push(format!("{cell}: claimed nothing"));
         }
     }
+    for x in &results.reading {
+        if !x.delivered_estimated && x.delivered_read != x.delivered_exact {
+            broken.push(format!(
+                "reading {} behind {} delivered: the live stats counted {} delivered, not an \
+                 estimate, and the full count {}",
+                x.engine.label(),
+                x.delivered,
+                x.delivered_read,
+                x.delivered_exact
+            ));
+        }
+    }
     for c in &results.costs {
         let wanted = match c.path {
             StorePath::Optimized => 1.0,

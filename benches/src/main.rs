@@ -47,7 +47,7 @@ enum Command {
         /// Where the results and the report go.
         #[arg(long, default_value = "target/bench")]
         out: PathBuf,
-        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs, ordered, statements).
+        /// Only these scenarios (claims, races, drains, overlap, flow, brokers, enqueue, ceiling, scale, held, soak, costs, ordered, statements, reading).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Only these engines (sqlite, postgres, mariadb); all by default.
@@ -90,7 +90,7 @@ enum Command {
     },
 }
 
-const SCENARIOS: [&str; 14] = [
+const SCENARIOS: [&str; 15] = [
     "claims",
     "races",
     "drains",
@@ -105,6 +105,7 @@ const SCENARIOS: [&str; 14] = [
     "costs",
     "ordered",
     "statements",
+    "reading",
 ];
 
 #[tokio::main]
@@ -337,6 +338,9 @@ async fn run(plan: Plan, only: &[String], selected: Selected) -> Results {
     }
     if wanted("statements") {
         scenarios::statements::run(&mut ctx).await;
+    }
+    if wanted("reading") {
+        scenarios::reading::run(&mut ctx).await;
     }
     // It restarts the server: after every scenario that shares it.
     if wanted("soak") {

@@ -68,6 +68,12 @@ pub struct Plan {
     pub soak_sample_every: Duration,
     /// Payload bytes of every loaded entry.
     pub payload_bytes: u32,
+    /// Pending entries of both reading tables (what is live).
+    pub reading_live: u64,
+    /// Delivered entries behind them in the second reading table.
+    pub reading_history: u64,
+    /// Timed calls of the live stats per table (the full count: at most 5).
+    pub reading_calls: u32,
 }
 
 impl Plan {
@@ -105,6 +111,9 @@ impl Plan {
             soak_lease: Duration::from_secs(3),
             soak_sample_every: Duration::from_secs(1),
             payload_bytes: 256,
+            reading_live: 3_000,
+            reading_history: 20_000,
+            reading_calls: 5,
         }
     }
 
@@ -145,6 +154,9 @@ impl Plan {
             soak_lease: Duration::from_secs(5),
             soak_sample_every: Duration::from_secs(10),
             payload_bytes: 1_024,
+            reading_live: 30_000,
+            reading_history: 2_000_000,
+            reading_calls: 30,
         }
     }
 }

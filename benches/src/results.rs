@@ -462,6 +462,32 @@ pub struct Results {
     /// PostgreSQL's statement modes, direct and through a pooler (absent from older runs).
     #[serde(default)]
     pub statements: Vec<StatementRow>,
+    /// What `outbox stats` costs, live and exact, with and without history (absent from
+    /// older runs).
+    #[serde(default)]
+    pub reading: Vec<ReadingRow>,
+}
+
+/// `outbox stats` on one table: the live stats and the full count, each the median of
+/// calls made one at a time on one connection.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReadingRow {
+    /// Engine.
+    pub engine: Engine,
+    /// Pending entries in the table (all of what is live).
+    pub live: u64,
+    /// Delivered entries behind them (the history).
+    pub delivered: u64,
+    /// The live stats, median milliseconds.
+    pub live_ms: f64,
+    /// The full count (`--exact`), median milliseconds.
+    pub exact_ms: f64,
+    /// Delivered as the live stats gave it.
+    pub delivered_read: u64,
+    /// Whether the live stats said it was an estimate.
+    pub delivered_estimated: bool,
+    /// Delivered as the full count gave it.
+    pub delivered_exact: u64,
 }
 
 impl Results {
@@ -487,6 +513,7 @@ impl Results {
             "ordered" => self.ordered = take(&mut newer.ordered),
             "statements" => self.statements = take(&mut newer.statements),
             "costs" => self.costs = take(&mut newer.costs),
+            "reading" => self.reading = take(&mut newer.reading),
             other => panic!("no scenario {other:?}"),
         }
         let e = &newer.environment;

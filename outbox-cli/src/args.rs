@@ -120,10 +120,17 @@ pub(crate) enum Command {
     Drain(DrainArgs),
     /// Counts by status, oldest pending age, leases in flight and expired; on PostgreSQL,
     /// dead rows and the oldest snapshot held elsewhere, with a warning past a threshold.
+    /// What is live is counted exactly at the cost of what is live, whatever the history;
+    /// the delivered count may be the engine's estimate (said so), and the claims made are
+    /// left out, unless `--exact`.
     Stats {
         /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Count every row, delivered history included (reads the whole table): the
+        /// delivered count exact and the claims made summed.
+        #[arg(long)]
+        exact: bool,
         /// Warn (on standard error) when a snapshot held by another session has been open
         /// this long: it keeps dead rows from being removed, and claims slow down
         /// [default: 5m].

@@ -35,7 +35,8 @@ pub(crate) fn serve(
     tokio::spawn(sample(store, every, |_| {}))
 }
 
-/// Samples `store`'s stats every `every` into the gauges, and hands each sample to
+/// Samples `store`'s live stats (what is live, exactly; delivered possibly estimated:
+/// [`outbox_core::OutboxAdmin::live_stats`]) every `every` into the gauges, and hands each sample to
 /// `also`, until the task is dropped.
 pub(crate) async fn sample(
     store: Arc<dyn AdminClaimStore>,
@@ -43,7 +44,7 @@ pub(crate) async fn sample(
     mut also: impl FnMut(&outbox_core::OutboxStats) + Send,
 ) {
     loop {
-        match store.stats(None).await {
+        match store.live_stats(None).await {
             Ok(stats) => {
                 outbox_core::metric_names::record_stats(&stats);
                 also(&stats);

@@ -52,6 +52,19 @@ fn migrate_enqueue_drain_and_stats() {
         after["cleanup"].is_null(),
         "SQLite keeps no dead rows: {after}"
     );
+    // The live picture (the default) counts SQLite's delivered rows exactly, by the row
+    // count its triggers keep, and leaves the claims made out; `--exact` sums them.
+    assert_eq!(after["delivered_estimated"], false, "{after}");
+    assert!(after["claims_made"].is_null(), "{after}");
+    let exact = Db::sqlite(&db).exact_stats();
+    assert_eq!(exact["counts"], after["counts"]);
+    assert!(
+        exact["claims_made"].as_u64().is_some_and(|n| n >= 1200),
+        "{exact}"
+    );
+    let text = ok(outbox(&db).arg("stats"));
+    assert!(!text.contains("claims made"), "{text}");
+    assert!(ok(outbox(&db).args(["stats", "--exact"])).contains("claims made"));
     let seen = emissions(&jsonl);
     assert_eq!(seen.len(), 1200);
     assert!(

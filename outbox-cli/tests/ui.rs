@@ -276,6 +276,7 @@ fn health_metrics_and_bad_input_over_plain_http() {
         ("/entries?status=pending&after=nope", 400),
         ("/entries?status=pending&limit=0", 400),
         ("/entries/not-an-id", 400),
+        ("/lookup?id=nope", 400),
         ("/entries/0193a1b2-0000-7000-8000-000000000000", 404),
         ("/", 200),
     ] {

@@ -26,8 +26,13 @@ pub struct OutboxStats {
     pub expired_leases: u64,
     /// Claims made of the rows in the table so far: the sum of their claim counts. Rows
     /// deleted (pruned, purged) take theirs with them, so only the difference between two
-    /// pictures taken shortly apart makes a rate (claims per second).
-    pub claims_made: u64,
+    /// pictures taken shortly apart makes a rate (claims per second). `None` in a picture
+    /// taken by [`OutboxAdmin::live_stats`]: the sum reads every row ever kept.
+    pub claims_made: Option<u64>,
+    /// True when the delivered count is an estimate: the engine's own idea of how many
+    /// rows the table holds, less the rows counted in every other status. Every other
+    /// count is exact. Only [`OutboxAdmin::live_stats`] estimates.
+    pub delivered_estimated: bool,
     /// Dead row versions and the oldest snapshot keeping them, on engines that keep old
     /// row versions (PostgreSQL); `None` elsewhere.
     pub cleanup: Option<crate::CleanupStats>,
@@ -43,7 +48,8 @@ impl OutboxStats {
             retry_ready: 0,
             claims_in_flight: 0,
             expired_leases: 0,
-            claims_made: 0,
+            claims_made: Some(0),
+            delivered_estimated: false,
             cleanup: None,
         }
     }
@@ -130,6 +136,17 @@ pub trait OutboxAdmin: Send + Sync {
     /// `now` (`None`: the store's clock).
     async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats>;
 
+    /// The same picture at the cost of what is live, whatever the history behind it: what
+    /// monitoring samples every few seconds. Pending, deferred, failed, retryable,
+    /// dead-lettered, the oldest pending row and the lease counts are exact, read through
+    /// the indexes that bound those rows. Delivered rows are the history: their count may
+    /// be an estimate ([`OutboxStats::delivered_estimated`]), and the claims made of them
+    /// are not summed ([`OutboxStats::claims_made`] is `None`). A store without a cheaper
+    /// way answers with [`OutboxAdmin::stats`], which is exact.
+    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.stats(now).await
+    }
+
     /// Up to `limit` dead-lettered entries, most recently dead-lettered first.
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>>;
 
@@ -189,7 +206,8 @@ pub fn stats_of<'a>(
     let mut stats = OutboxStats::empty(now);
     for row in rows {
         *stats.counts.entry(row.status).or_default() += 1;
-        stats.claims_made += u64::from(row.claim_attempt_count);
+        stats.claims_made =
+            Some(stats.claims_made.unwrap_or(0) + u64::from(row.claim_attempt_count));
         if row.status == EmissionStatus::Pending {
             stats.oldest_pending_created_at = Some(match stats.oldest_pending_created_at {
                 Some(t) => t.min(row.created_at),

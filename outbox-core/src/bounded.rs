@@ -153,6 +153,10 @@ impl<S: OutboxAdmin> OutboxAdmin for Bounded<S> {
         self.bound(self.inner.stats(now)).await
     }
 
+    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.bound(self.inner.live_stats(now)).await
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.bound(self.inner.dead_letters(limit)).await
     }

@@ -153,6 +153,10 @@ impl<S: crate::OutboxAdmin> crate::OutboxAdmin for Observed<S> {
         self.inner.stats(now).await
     }
 
+    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<crate::OutboxStats> {
+        self.inner.live_stats(now).await
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.inner.dead_letters(limit).await
     }

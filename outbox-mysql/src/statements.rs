@@ -19,6 +19,7 @@ pub(crate) struct Statements {
     pub(crate) prune_delivered: String,
     pub(crate) insert_entries: String,
     pub(crate) stats: String,
+    pub(crate) live_stats: String,
     pub(crate) dead_letters: String,
     pub(crate) requeue: String,
     pub(crate) list_entries: String,
@@ -29,6 +30,14 @@ pub(crate) struct Statements {
 /// Renders a template for `table` as these engines quote names.
 pub(crate) fn render(table: &TableName, template: &str) -> String {
     table.render_in(template, Quotes::BACKTICKS)
+}
+
+/// The table's schema as a string literal, or the connection's database: names are
+/// validated (lowercase letters, digits, underscores), so quoting never needs escaping.
+fn schema_literal(table: &TableName) -> String {
+    table
+        .schema()
+        .map_or_else(|| "DATABASE()".to_owned(), |s| format!("'{s}'"))
 }
 
 impl Statements {
@@ -56,6 +65,8 @@ impl Statements {
             prune_delivered: r(include_str!("../sql/prune_delivered.sql")),
             insert_entries: r(include_str!("../sql/insert_entries.sql")),
             stats: r(include_str!("../sql/admin/stats.sql")),
+            live_stats: r(&include_str!("../sql/admin/live_stats.sql")
+                .replace("{schema_literal}", &schema_literal(table))),
             dead_letters: r(include_str!("../sql/admin/dead_letters.sql")),
             requeue: r(include_str!("../sql/admin/requeue.sql")),
             list_entries: r(include_str!("../sql/admin/list_entries.sql")),
@@ -101,6 +112,7 @@ mod tests {
             &s.prune_delivered,
             &insert,
             &s.stats,
+            &s.live_stats,
             &s.dead_letters,
             &s.requeue,
             &s.list_entries,

@@ -18,6 +18,7 @@ use crate::{row, PgClaimStore};
 #[derive(Debug)]
 pub(crate) struct AdminStatements {
     stats: String,
+    live_stats: String,
     dead_letters: String,
     requeue: String,
     purge: String,
@@ -28,7 +29,8 @@ pub(crate) struct AdminStatements {
 impl AdminStatements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            stats: table.render(include_str!("../sql/admin/stats.sql")),
+            stats: stats_with(table, include_str!("../sql/admin/exact_counts.sql")),
+            live_stats: stats_with(table, include_str!("../sql/admin/live_counts.sql")),
             dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
             requeue: table.render(include_str!("../sql/admin/requeue.sql")),
             purge: table.render(include_str!("../sql/admin/purge.sql")),
@@ -37,6 +39,12 @@ impl AdminStatements {
                 .render(include_str!("../sql/admin/count_delivered_before.sql")),
         }
     }
+}
+
+/// The stats statement with its counts read by `counts` (exact_counts.sql or
+/// live_counts.sql).
+fn stats_with(table: &TableName, counts: &str) -> String {
+    table.render(&include_str!("../sql/admin/stats.sql").replace("{counts}", counts))
 }
 
 fn selection(which: DeadLetterSelection) -> Option<Uuid> {
@@ -77,17 +85,12 @@ fn cleanup(row: &tokio_postgres::Row) -> Result<CleanupStats> {
     })
 }
 
-#[async_trait]
-impl OutboxAdmin for PgClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+impl PgClaimStore {
+    /// The stats as `sql` (exact or live) reads them.
+    async fn stats_by(&self, sql: &str, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
         let now = now.map(normalize_time);
         let name = self.inner.table.qualified();
-        let rows = query(
-            &self.inner.db,
-            &self.inner.admin_sql.stats,
-            &[typed(&now), typed(&name)],
-        )
-        .await?;
+        let rows = query(&self.inner.db, sql, &[typed(&now), typed(&name)]).await?;
         let row = rows.first().ok_or_else(|| OutboxError::Database {
             message: "the stats query returned no row".into(),
             source: None,
@@ -100,9 +103,22 @@ impl OutboxAdmin for PgClaimStore {
         stats.retry_ready = count(row, "retry_ready")?;
         stats.claims_in_flight = count(row, "in_flight")?;
         stats.expired_leases = count(row, "expired")?;
-        stats.claims_made = count(row, "claims_made")?;
+        let claims: Option<i64> = row.try_get("claims_made").map_err(map_err)?;
+        stats.claims_made = claims.map(|n| u64::try_from(n).unwrap_or(0));
+        stats.delivered_estimated = row.try_get("delivered_estimated").map_err(map_err)?;
         stats.cleanup = Some(cleanup(row)?);
         Ok(stats)
+    }
+}
+
+#[async_trait]
+impl OutboxAdmin for PgClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.stats_by(&self.inner.admin_sql.stats, now).await
+    }
+
+    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.stats_by(&self.inner.admin_sql.live_stats, now).await
     }
 
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {

@@ -8,7 +8,7 @@ use tokio_postgres::{Client, Transaction};
 
 use crate::typed::typed;
 
-static MIGRATIONS: [Migration; 8] = [
+static MIGRATIONS: [Migration; 9] = [
     Migration::new(
         1,
         "create_outbox",
@@ -57,11 +57,18 @@ static MIGRATIONS: [Migration; 8] = [
         include_str!("../migrations/0008_claim_limits_at_least_zero.up.sql"),
         include_str!("../migrations/0008_claim_limits_at_least_zero.down.sql"),
     ),
+    Migration::new(
+        9,
+        "operator_reads",
+        include_str!("../migrations/0009_operator_reads.up.sql"),
+        include_str!("../migrations/0009_operator_reads.down.sql"),
+    )
+    .compatible_from(8),
 ];
 
 /// The stored functions, each in one file of definitions/, applied after the migrations
 /// in this order (a claim's body calls the slice hash).
-static DEFINITIONS: [Definition; 7] = [
+static DEFINITIONS: [Definition; 8] = [
     Definition {
         name: "slice_hash",
         revision: 1,
@@ -96,6 +103,11 @@ static DEFINITIONS: [Definition; 7] = [
         name: "dead_index_entries",
         revision: 1,
         sql: include_str!("../definitions/dead_index_entries.sql"),
+    },
+    Definition {
+        name: "live_counts",
+        revision: 1,
+        sql: include_str!("../definitions/live_counts.sql"),
     },
 ];
 
@@ -333,7 +345,7 @@ mod tests {
 
     /// Each definition's revision with the checksum of its SQL at that revision: a file
     /// edited without raising its revision fails here, before a database refuses it.
-    const PINNED: [(&str, i64, &str); 7] = [
+    const PINNED: [(&str, i64, &str); 8] = [
         (
             "slice_hash",
             1,
@@ -368,6 +380,11 @@ mod tests {
             "dead_index_entries",
             1,
             "64f1117160108104e2a2774b7c97b926b6ef6d4fb53c01421a655bcb0a6f36aa",
+        ),
+        (
+            "live_counts",
+            1,
+            "8907dc41d99893309c79e95d18e442c84182f628afdc3893bd839eafaaba0b39",
         ),
     ];
 

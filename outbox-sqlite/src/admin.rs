@@ -27,11 +27,11 @@ fn count(row: &sqlx::sqlite::SqliteRow, column: &str) -> Result<u64> {
     })
 }
 
-#[async_trait]
-impl OutboxAdmin for SqliteClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+impl SqliteClaimStore {
+    /// The stats as `sql` (exact or live) reads them.
+    async fn stats_by(&self, sql: &str, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
         let now = self.now(now);
-        let row = sqlx::query(&self.sql.stats)
+        let row = sqlx::query(sql)
             .bind(micros(now))
             .fetch_one(&self.pool)
             .await
@@ -45,8 +45,22 @@ impl OutboxAdmin for SqliteClaimStore {
         stats.retry_ready = count(&row, "retry_ready")?;
         stats.claims_in_flight = count(&row, "in_flight")?;
         stats.expired_leases = count(&row, "expired")?;
-        stats.claims_made = count(&row, "claims_made")?;
+        let claims: Option<i64> = row.try_get("claims_made").map_err(map_err)?;
+        stats.claims_made = claims.map(|n| u64::try_from(n).unwrap_or(0));
+        let estimated: i64 = row.try_get("delivered_estimated").map_err(map_err)?;
+        stats.delivered_estimated = estimated != 0;
         Ok(stats)
+    }
+}
+
+#[async_trait]
+impl OutboxAdmin for SqliteClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.stats_by(&self.sql.stats, now).await
+    }
+
+    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.stats_by(&self.sql.live_stats, now).await
     }
 
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {

@@ -7,7 +7,7 @@ use sqlx::{SqliteConnection, SqlitePool};
 use crate::connection::WriteTx;
 use crate::error::map_err;
 
-static MIGRATIONS: [Migration; 4] = [
+static MIGRATIONS: [Migration; 5] = [
     Migration::new(
         1,
         "create_outbox",
@@ -32,6 +32,13 @@ static MIGRATIONS: [Migration; 4] = [
         include_str!("../migrations/0004_slice_hash.up.sql"),
         include_str!("../migrations/0004_slice_hash.down.sql"),
     ),
+    Migration::new(
+        5,
+        "operator_reads",
+        include_str!("../migrations/0005_operator_reads.up.sql"),
+        include_str!("../migrations/0005_operator_reads.down.sql"),
+    )
+    .compatible_from(4),
 ];
 
 /// The SQLite schema and its bookkeeping, for the core's migrator.

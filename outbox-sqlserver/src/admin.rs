@@ -20,12 +20,10 @@ fn count(row: &Row, column: &str) -> Result<u64> {
         })
 }
 
-#[async_trait]
-impl OutboxAdmin for SqlServerClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
-        let rows = self
-            .query(&self.inner.sql.stats, &params::stats(now))
-            .await?;
+impl SqlServerClaimStore {
+    /// The stats as `sql` (exact or live) reads them.
+    async fn stats_by(&self, sql: &str, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        let rows = self.query(sql, &params::stats(now)).await?;
         let row = rows.first().ok_or_else(|| OutboxError::Database {
             message: "the stats query returned no row".into(),
             source: None,
@@ -41,8 +39,21 @@ impl OutboxAdmin for SqlServerClaimStore {
         stats.retry_ready = count(row, "retry_ready")?;
         stats.claims_in_flight = count(row, "in_flight")?;
         stats.expired_leases = count(row, "expired")?;
-        stats.claims_made = count(row, "claims_made")?;
+        let claims: Option<i64> = row.try_get("claims_made").map_err(crate::error::map_err)?;
+        stats.claims_made = claims.map(|n| u64::try_from(n).unwrap_or(0));
+        stats.delivered_estimated = count(row, "delivered_estimated")? != 0;
         Ok(stats)
+    }
+}
+
+#[async_trait]
+impl OutboxAdmin for SqlServerClaimStore {
+    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.stats_by(&self.inner.sql.stats, now).await
+    }
+
+    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.stats_by(&self.inner.sql.live_stats, now).await
     }
 
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {

@@ -10,7 +10,7 @@ use tiberius::{Client, Row};
 use crate::error::map_err;
 use crate::table::render;
 
-static MIGRATIONS: [Migration; 3] = [
+static MIGRATIONS: [Migration; 4] = [
     Migration::new(
         1,
         "create_outbox",
@@ -29,6 +29,13 @@ static MIGRATIONS: [Migration; 3] = [
         include_str!("../migrations/0003_shared_claim_starts.up.sql"),
         include_str!("../migrations/0003_shared_claim_starts.down.sql"),
     ),
+    Migration::new(
+        4,
+        "operator_reads",
+        include_str!("../migrations/0004_operator_reads.up.sql"),
+        include_str!("../migrations/0004_operator_reads.down.sql"),
+    )
+    .compatible_from(3),
 ];
 
 /// The stored functions, each in one file of definitions/, applied after the migrations.

@@ -226,6 +226,7 @@ pub(crate) fn prune(req: &PruneRequest) -> Result<Params> {
 }
 
 /// `admin/stats.sql`.
+/// `admin/stats.sql` and `admin/live_stats.sql`.
 pub(crate) fn stats(now: Option<DateTime<Utc>>) -> Params {
     vec![time(now)]
 }

@@ -136,6 +136,7 @@ fn every_builder_binds_the_declared_kinds_in_order() {
             .unwrap(),
         ),
         (statements::STATS, params::stats(now)),
+        (statements::LIVE_STATS, params::stats(now)),
         (statements::DEAD_LETTERS, params::dead_letters(10).unwrap()),
         (
             statements::LIST,
@@ -322,11 +323,11 @@ fn transactions_are_balanced_and_abort_on_error() {
     }
 }
 
-/// The stats reader takes its columns by name (`admin.rs`): the statement names each,
-/// with the claims made summed as `bigint` so a large table cannot overflow `int`.
+/// The stats reader takes its columns by name (`admin.rs`): both statements name each,
+/// the full one with the claims made summed as `bigint` so a large table cannot overflow
+/// `int`, the live one with none.
 #[test]
 fn stats_name_every_column_the_reader_takes() {
-    let sql = statements::STATS.template;
     let statuses = EmissionStatus::ALL.map(EmissionStatus::as_str);
     let others = [
         "oldest_pending",
@@ -334,17 +335,58 @@ fn stats_name_every_column_the_reader_takes() {
         "in_flight",
         "expired",
         "claims_made",
+        "delivered_estimated",
     ];
-    for column in statuses.iter().chain(&others) {
+    for spec in [statements::STATS, statements::LIVE_STATS] {
+        let sql = spec.template;
+        for column in statuses.iter().chain(&others) {
+            assert!(
+                sql.contains(&format!("AS {column}")),
+                "{} names no {column}",
+                spec.file
+            );
+        }
+        assert!(sql.contains("SELECT @now AS at"), "{sql}");
+    }
+    assert!(
+        statements::STATS
+            .template
+            .contains("THEN CAST(claim_attempt_count AS bigint) END"),
+        "the full count sums the claims as bigint"
+    );
+    assert!(statements::LIVE_STATS
+        .template
+        .contains("CAST(NULL AS bigint) AS claims_made"));
+}
+
+/// The live stats never read the history: each of its reads of the table names a filtered
+/// index whose filter leaves delivered rows out, and the delivered count comes from the
+/// server's row count.
+#[test]
+fn live_stats_read_only_the_filtered_indexes() {
+    let sql = statements::LIVE_STATS.template;
+    let reads: Vec<&str> = sql
+        .match_indices("FROM {table}")
+        .map(|(i, _)| &sql[i..])
+        .collect();
+    assert_eq!(reads.len(), 2, "{sql}");
+    for read in reads {
+        let line = read.lines().next().unwrap_or("");
         assert!(
-            sql.contains(&format!("AS {column}")),
-            "stats.sql names no {column}"
+            line.contains("WITH (INDEX([{name}_pending_ix]))")
+                || line.contains("WITH (INDEX([{name}_parked_ix]))"),
+            "a read of the table without a filtered index: {line}"
         );
     }
-    assert!(sql.contains("SELECT @now AS at"), "{sql}");
+    assert!(sql.contains("FROM sys.partitions"), "{sql}");
+    let migration = include_str!("../migrations/0004_operator_reads.up.sql");
     assert!(
-        sql.contains("THEN CAST(claim_attempt_count AS bigint) END"),
-        "{sql}"
+        migration.contains("WHERE status IN (2, 3, 4, 5)"),
+        "{migration}"
+    );
+    assert!(
+        migration.contains("INCLUDE (next_retry_at, claim_expires_at)"),
+        "the parked index carries what the live stats judge: {migration}"
     );
 }
 

@@ -125,6 +125,7 @@ spec!(CLOCK, "clock.sql", []);
 spec!(SHARED_STARTS, "shared_starts.sql", []);
 spec!(ENQUEUE, "enqueue.sql", []);
 spec!(STATS, "admin/stats.sql", [("now", Time)]);
+spec!(LIVE_STATS, "admin/live_stats.sql", [("now", Time)]);
 spec!(DEAD_LETTERS, "admin/dead_letters.sql", [("limit", Int)]);
 spec!(
     LIST,
@@ -167,7 +168,7 @@ pub(crate) const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
 
 /// Every statement, for the checks.
 #[cfg(test)]
-pub(crate) const ALL: [Spec; 17] = [
+pub(crate) const ALL: [Spec; 18] = [
     CLAIM,
     COMPLETE_BATCH,
     RENEW,
@@ -179,6 +180,7 @@ pub(crate) const ALL: [Spec; 17] = [
     CLOCK,
     ENQUEUE,
     STATS,
+    LIVE_STATS,
     DEAD_LETTERS,
     LIST,
     PURGE,
@@ -203,6 +205,7 @@ pub(crate) struct Statements {
     enqueue: String,
     enqueue_row: String,
     pub(crate) stats: String,
+    pub(crate) live_stats: String,
     pub(crate) dead_letters: String,
     pub(crate) list: String,
     pub(crate) purge: String,
@@ -228,6 +231,7 @@ impl Statements {
             enqueue: r(ENQUEUE),
             enqueue_row: include_str!("../sql/enqueue_row.sql").trim().to_owned(),
             stats: r(STATS),
+            live_stats: r(LIVE_STATS),
             dead_letters: r(DEAD_LETTERS),
             list: r(LIST),
             purge: r(PURGE),

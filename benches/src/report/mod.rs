@@ -13,7 +13,7 @@ use crate::scenarios::scale::ANALYZED;
 
 use crate::results::{
     BrokerCeilingRow, CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow,
-    HeldRow, OverlapRow, Results, ScaleRow, SoakRow, StorePath,
+    HeldRow, OverlapRow, ReadingRow, Results, ScaleRow, SoakRow, StorePath,
 };
 
 /// Writes REPORT.md, claims.svg and scale.svg into `dir` (created if missing).
@@ -540,7 +540,49 @@ fn target_rows(r: &Results) -> Vec<Target> {
     t.extend(mariadb_targets(r));
     t.extend(ordered_targets(r));
     t.extend(held_targets(r));
+    t.extend(reading_targets(r));
     t.extend(soak_targets(r));
+    t
+}
+
+/// `row`'s figure (`of`) over the same engine's figure on the table without history.
+fn reading_ratio(r: &Results, row: &ReadingRow, of: fn(&ReadingRow) -> f64) -> Option<f64> {
+    let base = r
+        .reading
+        .iter()
+        .find(|b| b.engine == row.engine && b.delivered == 0 && b.live == row.live)?;
+    (row.delivered > 0)
+        .then(|| div(of(row), of(base)))
+        .flatten()
+}
+
+/// `outbox stats` behind the history ÷ without it: the live stats under 3×, the full
+/// count reported.
+fn reading_targets(r: &Results) -> Vec<Target> {
+    let mut t = Vec::new();
+    let engines = [Engine::Postgres, Engine::Mysql, Engine::Sqlite];
+    for engine in engines {
+        let behind = || {
+            r.reading
+                .iter()
+                .filter(move |x| x.engine == engine && x.delivered > 0)
+        };
+        let history = behind().map(|x| x.delivered).max().unwrap_or(0);
+        let what = format!(
+            "{}: `outbox stats` (live) behind {} delivered ÷ without them",
+            engine.label(),
+            count(history)
+        );
+        let v = behind().filter_map(|x| reading_ratio(r, x, |y| y.live_ms));
+        t.push(Rule::Below(3.0).judge(what, v, ratio));
+        let what = format!(
+            "{}: `outbox stats --exact` behind {} delivered ÷ without them",
+            engine.label(),
+            count(history)
+        );
+        let v = behind().filter_map(|x| reading_ratio(r, x, |y| y.exact_ms));
+        t.push(Rule::Reported.judge(what, v, ratio));
+    }
     t
 }
 

@@ -456,9 +456,51 @@ pub(super) fn all(md: &mut String, r: &Results) {
 
     held(md, r);
     soak(md, r);
+    reading(md, r);
 
     md.push_str("## Plots\n\n![claims/s against batch](claims.svg)\n\n");
     md.push_str("![drain rate against backlog](scale.svg)\n\n");
+}
+
+/// `outbox stats`, live and exact, on the same live rows with and without history.
+fn reading(md: &mut String, r: &Results) {
+    md.push_str(
+        "## Reading the outbox\n\nWhat `outbox stats` costs (and the drain's metrics \
+         sampler and the dashboard, which take the live form): two tables per engine hold \
+         the same pending entries, one alone, one behind a delivered history. The live \
+         stats count every status but delivered through the indexes that hold them alone \
+         and take delivered from the engine's row count (PostgreSQL's and MariaDB's \
+         estimates; SQLite's count kept by triggers, exact); the full count \
+         (`outbox stats --exact`) reads every row. Medians of calls made one at a time on \
+         one connection; PostgreSQL's tables vacuumed and analyzed after the load, as \
+         autovacuum leaves them.\n\n",
+    );
+    table(
+        md,
+        &r.reading,
+        &[
+            ("engine", &|x| x.engine.label().into()),
+            ("pending", &|x| count(x.live)),
+            ("delivered", &|x| count(x.delivered)),
+            ("live stats ms", &|x| ms(x.live_ms)),
+            ("÷ no history", &|x| {
+                or_dash(reading_ratio(r, x, |y| y.live_ms), ratio)
+            }),
+            ("exact ms", &|x| ms(x.exact_ms)),
+            ("÷ no history ", &|x| {
+                or_dash(reading_ratio(r, x, |y| y.exact_ms), ratio)
+            }),
+            ("delivered, live", &|x| {
+                let n = count(x.delivered_read);
+                if x.delivered_estimated {
+                    format!("{n} (estimate)")
+                } else {
+                    n
+                }
+            }),
+            ("delivered, exact", &|x| count(x.delivered_exact)),
+        ],
+    );
 }
 
 /// Drain rounds with and without a transaction held open on another connection.

@@ -14,6 +14,7 @@ mod held_peer;
 pub mod ordered;
 pub mod overlap;
 pub mod race;
+pub mod reading;
 pub mod scale;
 pub mod soak;
 pub mod statements;

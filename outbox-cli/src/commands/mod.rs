@@ -98,6 +98,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Enqueue(args) => enqueue::run(&target, args).await,
         Command::Stats {
             json,
+            exact,
             warn_snapshot_age,
             warn_dead_rows,
             warn_dead_index_entries,
@@ -112,7 +113,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             if let Some(entries) = warn_dead_index_entries {
                 limits.dead_index_entries = entries;
             }
-            stats::run(&target, json, &limits).await
+            stats::run(&target, json, exact, &limits).await
         }
         Command::Show { id, json } => show::run(&target, id, json).await,
         Command::List(args) => list::list(&target, args).await,

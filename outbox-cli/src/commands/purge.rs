@@ -19,7 +19,7 @@ pub(crate) async fn run(
         let store = target.open_for_reading().await?;
         let n = match which.id {
             Some(id) => u64::from(store.get(id).await?.is_some_and(|e| e.status == from)),
-            None => store.stats(None).await?.count(from),
+            None => store.live_stats(None).await?.count(from),
         };
         return Err(OutboxError::invalid(
             "--yes",

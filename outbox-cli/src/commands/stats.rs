@@ -21,6 +21,7 @@ pub(crate) fn to_json(stats: &OutboxStats) -> serde_json::Value {
         "claims_in_flight": stats.claims_in_flight,
         "expired_leases": stats.expired_leases,
         "claims_made": stats.claims_made,
+        "delivered_estimated": stats.delivered_estimated,
         "cleanup": stats.cleanup.as_ref().map(cleanup_json),
     })
 }
@@ -46,7 +47,13 @@ fn cleanup_json(c: &CleanupStats) -> serde_json::Value {
 pub(crate) fn to_text(stats: &OutboxStats) -> String {
     let mut out = String::new();
     for s in EmissionStatus::ALL {
-        out.push_str(&format!("{:<18} {:>10}\n", s.as_str(), stats.count(s)));
+        let estimated = s == EmissionStatus::Delivered && stats.delivered_estimated;
+        let note = if estimated { "  (estimate)" } else { "" };
+        out.push_str(&format!(
+            "{:<18} {:>10}{note}\n",
+            s.as_str(),
+            stats.count(s)
+        ));
     }
     let oldest = match stats.oldest_pending_created_at {
         Some(t) => format!("{:.1} s", (stats.at - t).num_milliseconds() as f64 / 1000.0),
@@ -65,10 +72,9 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
         "{:<18} {:>10}\n",
         "expired leases", stats.expired_leases
     ));
-    out.push_str(&format!(
-        "{:<18} {:>10}\n",
-        "claims made", stats.claims_made
-    ));
+    if let Some(claims) = stats.claims_made {
+        out.push_str(&format!("{:<18} {:>10}\n", "claims made", claims));
+    }
     if let Some(c) = &stats.cleanup {
         out.push_str(&format!("{:<18} {:>10}\n", "dead rows", c.dead_rows));
         out.push_str(&format!("{:<18} {:>10}\n", "live rows", c.live_rows));
@@ -90,9 +96,18 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
     out
 }
 
-pub(crate) async fn run(target: &Target, json: bool, limits: &CleanupThresholds) -> Result<()> {
+pub(crate) async fn run(
+    target: &Target,
+    json: bool,
+    exact: bool,
+    limits: &CleanupThresholds,
+) -> Result<()> {
     let store = target.open_for_reading().await?;
-    let stats = store.stats(None).await?;
+    let stats = if exact {
+        store.stats(None).await?
+    } else {
+        store.live_stats(None).await?
+    };
     let holds = crate::route_holds::read(&*store).await?;
     if json {
         let mut value = to_json(&stats);

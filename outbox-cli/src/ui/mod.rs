@@ -106,6 +106,7 @@ fn router(ui: Arc<Ui>) -> Router {
         .route("/", get(overview))
         .route("/entries", get(list))
         .route("/entries/{id}", get(one))
+        .route("/lookup", get(lookup))
         .route("/actions", post(act))
         .route("/metrics", get(metrics))
         .layer(middleware::from_fn_with_state(ui.clone(), guard))
@@ -243,7 +244,7 @@ fn same_secret(given: &str, secret: &str) -> bool {
 
 async fn overview(State(ui): State<Arc<Ui>>) -> Response {
     let read = async {
-        let stats = ui.store.stats(None).await?;
+        let stats = ui.store.live_stats(None).await?;
         let holds = crate::route_holds::read(&*ui.store).await?;
         Ok::<_, outbox_core::OutboxError>((stats, holds))
     };
@@ -345,6 +346,20 @@ async fn one(
         )
             .into_response(),
         Err(e) => failed(&e),
+    }
+}
+
+/// The query of `/lookup`: an entry id typed into the header's search box.
+#[derive(Debug, serde::Deserialize)]
+struct LookupQuery {
+    id: String,
+}
+
+/// `/lookup?id=ID`: the entry's page, or a plain refusal of what is not an entry id.
+async fn lookup(Query(q): Query<LookupQuery>) -> Response {
+    match q.id.trim().parse::<EntryId>() {
+        Ok(id) => axum::response::Redirect::to(&format!("/entries/{id}")).into_response(),
+        Err(e) => failed(&OutboxError::invalid("entry id", e.to_string())),
     }
 }
 

@@ -10,14 +10,14 @@ use outbox_core::{EmissionStatus, OutboxStats};
 /// How far back the chart looks.
 const WINDOW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
-/// One sample: when, rows delivered so far, rows in the table, claims made of them, rows
-/// pending.
+/// One sample: when, rows delivered so far, rows in the table, claims made of them (when
+/// the picture summed them), rows pending.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Sample {
     at: DateTime<Utc>,
     delivered: u64,
     total: u64,
-    claims: u64,
+    claims: Option<u64>,
     pending: u64,
 }
 
@@ -35,8 +35,9 @@ pub(crate) struct Point {
     /// Entries delivered per second since the sample before.
     pub(crate) delivered_per_s: f64,
     /// Claims made per second since the sample before (a claim of ten entries is ten;
-    /// rows removed in between hide claims: never below zero).
-    pub(crate) claimed_per_s: f64,
+    /// rows removed in between hide claims: never below zero), where both samples summed
+    /// the claims.
+    pub(crate) claimed_per_s: Option<f64>,
     /// Entries written per second since the sample before (rows removed by a prune in
     /// between hide writes: never below zero).
     pub(crate) enqueued_per_s: f64,
@@ -70,7 +71,10 @@ impl Samples {
                 (seconds > 0.0).then(|| Point {
                     at: b.at,
                     delivered_per_s: b.delivered.saturating_sub(a.delivered) as f64 / seconds,
-                    claimed_per_s: b.claims.saturating_sub(a.claims) as f64 / seconds,
+                    claimed_per_s: a
+                        .claims
+                        .zip(b.claims)
+                        .map(|(a, b)| b.saturating_sub(a) as f64 / seconds),
                     enqueued_per_s: b.total.saturating_sub(a.total) as f64 / seconds,
                     pending: b.pending,
                 })
@@ -92,21 +96,31 @@ pub(crate) fn chart(points: &[Point]) -> String {
     let span = (points[points.len() - 1].at - first)
         .num_milliseconds()
         .max(1) as f64;
+    // Claims per second only where every sample summed them (full counts); live samples
+    // do not, since the sum reads the whole history.
+    let claimed: Option<Vec<f64>> = points.iter().map(|p| p.claimed_per_s).collect();
     let top = points
         .iter()
-        .map(|p| p.delivered_per_s.max(p.claimed_per_s).max(p.enqueued_per_s))
+        .map(|p| p.delivered_per_s.max(p.enqueued_per_s))
+        .chain(claimed.iter().flatten().copied())
         .fold(1.0_f64, f64::max);
     let x = |p: &Point| left + (p.at - first).num_milliseconds() as f64 / span * (w - left - 8.0);
     let y = |v: f64| (h - bottom) - v / top * (h - bottom - 10.0);
-    let line = |value: &dyn Fn(&Point) -> f64| {
+    let line = |values: &mut dyn Iterator<Item = f64>| {
         points
             .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p), y(value(p))))
+            .zip(values)
+            .map(|(p, v)| format!("{:.1},{:.1}", x(p), y(v)))
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let named = if claimed.is_some() {
+        "delivered, claimed and enqueued"
+    } else {
+        "delivered and enqueued"
+    };
     let mut svg = format!(
-        "<svg id=\"chart\" role=\"img\" aria-label=\"delivered, claimed and enqueued per second, last hour\" \
+        "<svg id=\"chart\" role=\"img\" aria-label=\"{named} per second, last hour\" \
          viewBox=\"0 0 {w} {h}\" width=\"100%\" style=\"max-width:{w}px\">"
     );
     let _ = write!(
@@ -115,22 +129,31 @@ pub(crate) fn chart(points: &[Point]) -> String {
          <text x=\"2\" y=\"14\">{top:.0}/s</text><text x=\"2\" y=\"{b}\">0</text>",
         b = h - bottom
     );
-    let _ = write!(
-        svg,
+    if let Some(claimed) = &claimed {
         // Claimed/s is wide and pale beneath delivered/s: where every claim is delivered
         // at once the two lines coincide and both stay visible.
-        "<polyline class=\"claimed\" fill=\"none\" stroke=\"#d97706\" stroke-opacity=\"0.55\" stroke-width=\"5\" points=\"{}\"/>\
-         <polyline class=\"delivered\" fill=\"none\" stroke=\"#16a34a\" stroke-width=\"2\" points=\"{}\"/>\
+        let _ = write!(
+            svg,
+            "<polyline class=\"claimed\" fill=\"none\" stroke=\"#d97706\" stroke-opacity=\"0.55\" stroke-width=\"5\" points=\"{}\"/>",
+            line(&mut claimed.iter().copied())
+        );
+    }
+    let _ = write!(
+        svg,
+        "<polyline class=\"delivered\" fill=\"none\" stroke=\"#16a34a\" stroke-width=\"2\" points=\"{}\"/>\
          <polyline class=\"enqueued\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\" points=\"{}\"/>",
-        line(&|p| p.claimed_per_s),
-        line(&|p| p.delivered_per_s),
-        line(&|p| p.enqueued_per_s)
+        line(&mut points.iter().map(|p| p.delivered_per_s)),
+        line(&mut points.iter().map(|p| p.enqueued_per_s))
     );
+    let claimed_legend = if claimed.is_some() {
+        "<span style=\"color:#d97706\">▬ claimed/s</span> · "
+    } else {
+        ""
+    };
     let _ = write!(
         svg,
         "<text x=\"{left}\" y=\"{h}\">{}</text><text x=\"{}\" y=\"{h}\" text-anchor=\"end\">{}</text></svg>\
-         <p><span style=\"color:#16a34a\">━ delivered/s</span> · \
-         <span style=\"color:#d97706\">▬ claimed/s</span> · \
+         <p><span style=\"color:#16a34a\">━ delivered/s</span> · {claimed_legend}\
          <span style=\"color:#2563eb\">╍ enqueued/s</span></p>",
         first.format("%H:%M:%S"),
         w - 8.0,
@@ -148,7 +171,7 @@ mod tests {
         s.counts.insert(EmissionStatus::Delivered, delivered);
         s.counts.insert(EmissionStatus::Pending, pending);
         // Every delivered row was claimed twice (a first attempt that failed).
-        s.claims_made = 2 * delivered;
+        s.claims_made = Some(2 * delivered);
         s
     }
 
@@ -162,7 +185,7 @@ mod tests {
         assert_eq!(points.len(), 2);
         assert_eq!(points[0].delivered_per_s, 5.0);
         assert_eq!(points[0].enqueued_per_s, 1.0);
-        assert_eq!(points[0].claimed_per_s, 10.0);
+        assert_eq!(points[0].claimed_per_s, Some(10.0));
         assert_eq!(
             (points[1].delivered_per_s, points[1].enqueued_per_s),
             (0.0, 1.0)
@@ -172,6 +195,18 @@ mod tests {
         for line in ["delivered", "claimed", "enqueued"] {
             assert!(svg.contains(&format!("class=\"{line}\"")), "{line}: {svg}");
         }
+        let mut live = Samples::default();
+        for (at, delivered) in [(0, 0), (10, 50), (20, 60)] {
+            let mut s = stats(at, delivered, 0);
+            s.claims_made = None;
+            live.add(&s);
+        }
+        let svg = chart(&live.points());
+        assert!(
+            !svg.contains("class=\"claimed\""),
+            "no claims summed: {svg}"
+        );
+        assert!(svg.contains("class=\"delivered\""), "{svg}");
         samples.add(&stats(20 + 3_600, 60, 0));
         assert_eq!(
             samples.points().len(),

@@ -57,7 +57,7 @@ impl<B: PortableBackend> PortableStore<B> {
         stats.retry_ready = count(retry_ready)?;
         stats.claims_in_flight = count(in_flight)?;
         stats.expired_leases = count(expired)?;
-        stats.claims_made = count(claims)?;
+        stats.claims_made = Some(count(claims)?);
         let oldest = B::fetch_entries(conn, &self.sql.oldest_pending, vec![at.into()]).await?;
         stats.oldest_pending_created_at = oldest.first().map(|(_, e)| e.created_at);
         Ok(stats)

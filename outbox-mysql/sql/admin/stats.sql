@@ -18,6 +18,7 @@ SELECT
         AND t.claim_expires_at <= p.clock_now), 0) AS SIGNED) AS expired,
     CAST(COALESCE(SUM(CASE WHEN t.claim_attempt_count > 0
         THEN t.claim_attempt_count END), 0) AS SIGNED) AS claims_made,
+    CAST(0 AS SIGNED) AS delivered_estimated,
     MAX(p.clock_now) AS clock_now
 FROM (SELECT CAST(COALESCE(?, UTC_TIMESTAMP(6)) AS DATETIME(6)) AS clock_now) AS p
 LEFT JOIN {table} AS t ON TRUE

@@ -1,9 +1,8 @@
--- Everything `outbox stats` shows, in one statement and one row.
---
--- Counts by status (0 pending, 1 delivered, 2 deferred, 3 failed, 4 retryable failure,
--- 5 dead-lettered), the oldest pending row and lease states, judged at $1 or the
--- database's clock, and the claims made of the rows (their claim counts summed; a
--- negative one, in a row edited by hand, adds nothing), in one pass. The outer join keeps one row for an empty table.
+-- Everything `outbox stats` shows, in one statement and one row. The counts come from one of
+-- exact_counts.sql (every row read) and live_counts.sql (the live rows read, delivered
+-- estimated): a CTE body with the columns at, one per status, oldest_pending,
+-- retry_ready, in_flight, expired, claims_made and delivered_estimated. $1 is the time
+-- the leases are judged at (NULL: the database's clock).
 --
 -- Beside them, what holds back the removal of the table's dead row versions: its dead
 -- and live row counts as the server's statistics last had them ($2 is the table's
@@ -16,22 +15,7 @@
 -- the first pending row (the table's `_dead_index_entries`, definitions/dead_index_entries.sql).
 WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS at),
 counts AS (
-    SELECT clock.at,
-           count(*) FILTER (WHERE status = 0) AS pending,
-           count(*) FILTER (WHERE status = 1) AS delivered,
-           count(*) FILTER (WHERE status = 2) AS deferred,
-           count(*) FILTER (WHERE status = 3) AS failed,
-           count(*) FILTER (WHERE status = 4) AS retryable_failure,
-           count(*) FILTER (WHERE status = 5) AS dead_lettered,
-           min(created_at) FILTER (WHERE status = 0) AS oldest_pending,
-           count(*) FILTER (WHERE status IN (2, 4)
-                              AND (next_retry_at IS NULL OR next_retry_at <= clock.at)) AS retry_ready,
-           count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at > clock.at) AS in_flight,
-           count(*) FILTER (WHERE status NOT IN (1, 5) AND claim_expires_at <= clock.at) AS expired,
-           coalesce(sum(claim_attempt_count) FILTER (WHERE claim_attempt_count > 0), 0)::bigint
-               AS claims_made
-    FROM clock LEFT JOIN {table} ON true
-    GROUP BY clock.at
+{counts}
 ),
 held AS (
     -- A session idle in a writing transaction has no snapshot between statements, but

@@ -21,6 +21,7 @@ mod plan_bounds;
 mod pooler;
 mod race;
 mod race_processes;
+mod reading_plans;
 mod skip_locked;
 mod slices;
 mod store_build;

@@ -44,7 +44,7 @@ pub(crate) async fn table() -> Option<(PgTestDb, Client)> {
 
 /// Loads `n` rows with `status`: pending rows are due, parked ones retry in an hour,
 /// delivered ones were delivered an hour ago.
-async fn load(db: &PgTestDb, client: &Client, n: i64, status: i16) {
+pub(crate) async fn load(db: &PgTestDb, client: &Client, n: i64, status: i16) {
     let sql = support::table(db).render(
         "INSERT INTO {table} (id, topic, payload, status, created_at, updated_at, \
          next_retry_at, delivered_at, stamp) \
@@ -85,14 +85,14 @@ pub(crate) async fn assert_stats(db: &PgTestDb, client: &Client, stats: Stats) {
 
 /// What one statement read of the outbox table.
 #[derive(Debug)]
-struct Read {
-    seq_scans: i64,
-    rows_fetched: i64,
+pub(crate) struct Read {
+    pub(crate) seq_scans: i64,
+    pub(crate) rows_fetched: i64,
 }
 
 /// Runs `sql` in a transaction of its own and returns its rows with what it read of the
 /// table, from the counters PostgreSQL keeps for the running transaction.
-async fn reading(
+pub(crate) async fn reading(
     db: &PgTestDb,
     client: &mut Client,
     sql: &str,

@@ -14,5 +14,6 @@ SELECT
     coalesce(sum(status NOT IN (1, 5) AND claim_expires_at <= ?1), 0) AS expired,
     coalesce(sum(CASE WHEN typeof(claim_attempt_count) = 'integer'
                        AND claim_attempt_count BETWEEN 1 AND 4294967295
-                      THEN claim_attempt_count END), 0) AS claims_made
+                      THEN claim_attempt_count END), 0) AS claims_made,
+    0 AS delivered_estimated
 FROM {table}

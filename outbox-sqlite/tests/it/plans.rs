@@ -110,6 +110,30 @@ fn assert_completion_plan(lines: &[String]) {
     );
 }
 
+/// The live stats read each status but delivered through the partial index that holds it
+/// alone, and never the table itself: the history is never walked.
+fn assert_live_stats_plan(lines: &[String]) {
+    let text = lines.join("\n");
+    for index in [
+        "outbox_pending_idx",
+        "outbox_retry_idx",
+        "outbox_parked_idx",
+    ] {
+        assert!(
+            text.contains(index),
+            "the live stats do not read {index}:\n{text}"
+        );
+    }
+    for line in lines {
+        if line.contains(" outbox ") || line.ends_with(" outbox") {
+            assert!(
+                line.contains("INDEX outbox_"),
+                "a read of the whole table: {line}\n{text}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn batch_statements_walk_indexes_whatever_the_statistics() {
     let (store, _dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
@@ -126,6 +150,8 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     assert_ordered_claim_plan(&plan(pool, &ordered, 9).await);
     assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
+    let live_stats = render(include_str!("../../sql/admin/live_stats.sql"));
+    assert_live_stats_plan(&plan(pool, &live_stats, 1).await);
 
     // Statistics that make the partial indexes look poor: a large delivered history, many
     // parked retries, few pending rows.
@@ -162,4 +188,5 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     assert_ordered_claim_plan(&plan(pool, &ordered, 9).await);
     assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
+    assert_live_stats_plan(&plan(pool, &live_stats, 1).await);
 }

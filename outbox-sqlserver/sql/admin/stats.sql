@@ -17,5 +17,6 @@ SELECT @now AS at,
        COUNT_BIG(CASE WHEN status NOT IN (1, 5) AND claim_expires_at > @now THEN 1 END) AS in_flight,
        COUNT_BIG(CASE WHEN status NOT IN (1, 5) AND claim_expires_at <= @now THEN 1 END) AS expired,
        COALESCE(SUM(CASE WHEN claim_attempt_count > 0
-                         THEN CAST(claim_attempt_count AS bigint) END), 0) AS claims_made
+                         THEN CAST(claim_attempt_count AS bigint) END), 0) AS claims_made,
+       CAST(0 AS bigint) AS delivered_estimated
 FROM {table};
