@@ -29,11 +29,7 @@ pub(crate) fn list(
     limit: u32,
     shown: &Shown<'_>,
 ) -> String {
-    let current = if status == EmissionStatus::DeadLettered {
-        "Dead letters"
-    } else {
-        "Entries"
-    };
+    let current = section(status);
     let mut body = format!("<h1>{}</h1>{}", escape(status.as_str()), shown.notice);
     body.push_str(
         "<form method=\"get\" action=\"/entries\"><label>status <select name=\"status\">",
@@ -65,6 +61,9 @@ pub(crate) fn list(
             }
         }
         let mut headings = vec!["id", "topic", "key", "created", "attempts", "last error"];
+        if status == EmissionStatus::DeadLettered {
+            headings.push("dead-letter reason");
+        }
         let mut rows: Vec<Vec<String>> = entries.iter().map(row).collect();
         if writable && shown.writes.is_some() {
             headings.push("");
@@ -98,21 +97,33 @@ pub(crate) fn list(
     frame(status.as_str(), current, &body)
 }
 
-/// One line of the list.
+/// The navigation's section for entries in `status`: dead letters have their own.
+fn section(status: EmissionStatus) -> &'static str {
+    if status == EmissionStatus::DeadLettered {
+        "Dead letters"
+    } else {
+        "Entries"
+    }
+}
+
+/// One line of the list: the error the last attempt met, and for dead letters the reason
+/// they were dead-lettered beside it.
 fn row(e: &OutboxEntry) -> Vec<String> {
-    let error = e
-        .dead_letter_reason
-        .as_deref()
-        .or(e.last_error.as_deref())
-        .unwrap_or("");
-    vec![
+    let mut cells = vec![
         format!("<a href=\"/entries/{0}\"><code>{0}</code></a>", e.id),
         escape(&e.topic),
         escape(e.partition_key.as_deref().unwrap_or("")),
         e.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
         e.attempt_count.to_string(),
-        escape(&shortened(error, 120)),
-    ]
+        escape(&shortened(e.last_error.as_deref().unwrap_or(""), 120)),
+    ];
+    if e.status == EmissionStatus::DeadLettered {
+        cells.push(escape(&shortened(
+            e.dead_letter_reason.as_deref().unwrap_or(""),
+            120,
+        )));
+    }
+    cells
 }
 
 /// `text` cut to `max` characters, marked when cut.
@@ -178,7 +189,7 @@ pub(crate) fn one(e: &OutboxEntry, shown: &Shown<'_>) -> String {
         e.payload.len(),
         escape(&text)
     );
-    frame(&format!("Entry {}", e.id), "Entries", &body)
+    frame(&format!("Entry {}", e.id), section(e.status), &body)
 }
 
 /// The payload as text to show (escaped by the caller), and what it is: JSON

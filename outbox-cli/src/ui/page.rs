@@ -51,7 +51,10 @@ pub(crate) fn frame(title: &str, current: &str, body: &str) -> String {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{} · outbox</title><style>{STYLE}</style></head>\
-         <body><header><strong>outbox</strong><nav>{nav}</nav></header>\
+         <body><header><strong>outbox</strong><nav>{nav}</nav>\
+         <form method=\"get\" action=\"/lookup\" role=\"search\">\
+         <input name=\"id\" id=\"lookup\" placeholder=\"entry id\" aria-label=\"entry id\" \
+         size=\"38\" required></form></header>\
          <main>{body}</main></body></html>\n",
         escape(title)
     )
@@ -80,7 +83,7 @@ const STYLE: &str = "\
 :root{color-scheme:light dark;--line:#8884;--muted:#888;--warn:#b45309;--accent:#2563eb}\
 body{font:15px/1.45 system-ui,sans-serif;margin:0}\
 header{display:flex;gap:2rem;align-items:center;padding:.7rem 1.5rem;border-bottom:1px solid var(--line)}\
-nav{display:flex;gap:1.2rem}nav a{text-decoration:none}nav a[aria-current]{font-weight:600;text-decoration:underline}\
+header form{margin-left:auto}nav{display:flex;gap:1.2rem}nav a{text-decoration:none}nav a[aria-current]{font-weight:600;text-decoration:underline}\
 main{padding:1rem 1.5rem;max-width:75rem}\
 table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{padding:.3rem .8rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}\

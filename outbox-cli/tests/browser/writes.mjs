@@ -31,11 +31,32 @@ try {
   check(forged[0] === 403, `a post without the form's token is refused, not answered ${forged[0]}`);
 
   if (mode === 'read-only') {
+    // The error the webhook answered beside the reason the entry was dead-lettered.
+    const headings = await page.locator('thead th').allTextContents();
+    const cell = async (name) => (await rows.first().locator('td').nth(headings.indexOf(name)).textContent()).trim();
+    check(headings.includes('last error') && headings.includes('dead-letter reason'),
+      `the list shows the last error and the dead-letter reason: ${headings}`);
+    const [error, reason] = [await cell('last error'), await cell('dead-letter reason')];
+    check(error.includes('400') && error !== reason,
+      `the last error is the webhook's answer (${error}), not the reason (${reason})`);
+    check((await page.locator('nav a[aria-current="page"]').textContent()) === 'Dead letters',
+      'the list marks Dead letters in the navigation');
     check(await page.locator('form[action="/actions"]').count() === 0, 'the list offers no write');
     check(await page.locator('.readonly').count() === 1, 'the list says how to allow writes');
     await rows.first().locator('a').click();
     await page.waitForURL((u) => u.pathname === `/entries/${id}`);
+    check((await page.locator('nav a[aria-current="page"]').textContent()) === 'Dead letters',
+      "a dead letter's page marks Dead letters in the navigation");
     check(await page.locator('form[action="/actions"]').count() === 0, 'the entry offers no write');
+    // Lookup by id from the header of any page.
+    await page.goto(`${base}/`);
+    await page.fill('#lookup', ` ${id} `);
+    await page.press('#lookup', 'Enter');
+    await page.waitForURL((u) => u.pathname === `/entries/${id}`);
+    check((await page.locator('h1').textContent()).includes(id), 'the lookup opens the entry');
+    await page.fill('#lookup', 'not-an-id');
+    const [refused] = await Promise.all([page.waitForNavigation(), page.press('#lookup', 'Enter')]);
+    check(refused.status() === 400, `a malformed id is refused plainly, not answered ${refused.status()}`);
     const tokened = await post(page, { token: 'x'.repeat(64), action: 'requeue', status: 'dead_lettered', id });
     check(tokened[0] === 403 && tokened[1].includes('--allow-writes'),
       `a write is refused by read-only pages, saying how to allow it: ${tokened}`);
