@@ -73,7 +73,16 @@ pub(crate) fn render(stats: &OutboxStats, holds: &Holds, points: &[Point]) -> St
                     query_component(s.as_str()),
                     escape(s.as_str())
                 ),
-                format!("<span class=\"n\">{}</span>", stats.count(s)),
+                {
+                    let estimated = s == EmissionStatus::Delivered && stats.delivered_estimated;
+                    let note = if estimated {
+                        " <span class=\"muted\" title=\"the engine's row count less the live \
+                         rows; outbox stats --exact counts every row\">(estimate)</span>"
+                    } else {
+                        ""
+                    };
+                    format!("<span class=\"n\">{}</span>{note}", stats.count(s))
+                },
             ]
         })
         .collect();
@@ -124,6 +133,16 @@ pub(crate) fn age(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_estimated_delivered_count_says_so() {
+        let mut stats = OutboxStats::empty(chrono::Utc::now());
+        stats.counts.insert(EmissionStatus::Delivered, 7);
+        let holds = crate::route_holds::Holds::default();
+        assert!(!render(&stats, &holds, &[]).contains("(estimate)"));
+        stats.delivered_estimated = true;
+        assert!(render(&stats, &holds, &[]).contains("(estimate)"));
+    }
 
     #[test]
     fn ages_read_as_a_person_says_them() {

@@ -26,7 +26,7 @@ FROM (
     SELECT CAST(COALESCE(?, UTC_TIMESTAMP(6)) AS DATETIME(6)) AS clock_now,
            -- A scalar subquery: as a joined table, MariaDB would read every database's
            -- tables to find this one.
-           (SELECT TABLE_ROWS FROM information_schema.TABLES
+           (SELECT CAST(TABLE_ROWS AS SIGNED) FROM information_schema.TABLES
             WHERE TABLE_SCHEMA = {schema_literal} AND TABLE_NAME = '{name}') AS table_rows
 ) AS p
 LEFT JOIN {table} AS t FORCE INDEX ({name}_pending) ON t.status IN (0, 2, 3, 4, 5)
