@@ -156,7 +156,8 @@ pub(crate) enum Command {
     /// Inspect, requeue or delete dead-lettered entries.
     #[command(subcommand, name = "dead-letters")]
     DeadLetters(DeadLetterCommand),
-    /// Entries in one status, oldest first, one page at a time.
+    /// Entries in one status, one page at a time: oldest first, delivered entries newest
+    /// delivery first.
     List(ListArgs),
     /// Serve the outbox to a browser: an overview with the last hour's chart, entries by
     /// status and topic, one entry's every field; /healthz and /metrics beside them.
@@ -216,6 +217,9 @@ pub(crate) struct ListArgs {
     /// Only this topic.
     #[arg(long)]
     pub(crate) topic: Option<String>,
+    /// Only entries with this partition key.
+    #[arg(long)]
+    pub(crate) partition_key: Option<String>,
     /// Entries per page.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) limit: u32,
@@ -428,6 +432,20 @@ pub(crate) struct Selection {
     /// Every entry in the status (every dead letter).
     #[arg(long)]
     pub(crate) all: bool,
+    /// Every entry in the status with this topic.
+    #[arg(long)]
+    pub(crate) topic: Option<String>,
+}
+
+impl Selection {
+    /// The store's selection: one entry, one topic's, or every one.
+    pub(crate) fn which(&self) -> outbox_core::DeadLetterSelection {
+        match (self.id, &self.topic) {
+            (Some(id), _) => outbox_core::DeadLetterSelection::One(id),
+            (None, Some(topic)) => outbox_core::DeadLetterSelection::Topic(topic.clone()),
+            (None, None) => outbox_core::DeadLetterSelection::All,
+        }
+    }
 }
 
 /// A slice, `INDEX/COUNT`.

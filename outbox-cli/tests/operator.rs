@@ -446,6 +446,76 @@ fn destructive_commands_say_what_they_would_touch() {
     assert_eq!(Db::sqlite(&db).stats()["counts"]["dead_lettered"], 0);
 }
 
+/// Requeue, purge and list narrowed to one topic or one partition key touch and show only
+/// those entries; a blank topic is refused and changes nothing.
+#[test]
+fn one_topic_is_requeued_and_purged_and_one_key_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = migrated(&dir);
+    ok(outbox(&db).args([
+        "enqueue",
+        "--count",
+        "2",
+        "--topic",
+        "a",
+        "--partition-key",
+        "ka",
+    ]));
+    ok(outbox(&db).args([
+        "enqueue",
+        "--count",
+        "3",
+        "--topic",
+        "b",
+        "--partition-key",
+        "kb",
+    ]));
+    let (url, _) = webhook_server(400, None, "content-type");
+    ok(outbox(&db)
+        .args(["drain", "--until-empty", "--emitter"])
+        .arg(format!("webhook:{url}")));
+    fails_with(
+        outbox(&db).args(["purge", "--status", "dead_lettered", "--topic", "a"]),
+        2,
+        "would purge 2 dead letters; run again with --yes",
+    );
+    fails_with(
+        outbox(&db).args(["dead-letters", "requeue", "--topic", " "]),
+        2,
+        "topic",
+    );
+    fails_with(
+        outbox(&db).args(["dead-letters", "requeue", "--topic", "b", "--all"]),
+        2,
+        "cannot be used with",
+    );
+    assert_eq!(Db::sqlite(&db).stats()["counts"]["dead_lettered"], 5);
+    let out = ok(outbox(&db).args(["dead-letters", "requeue", "--topic", "b"]));
+    assert_eq!(out.trim(), "requeued 3 dead letters");
+    let listed = ok(outbox(&db).args(["list", "--status", "pending", "--partition-key", "kb"]));
+    assert_eq!(
+        listed.lines().filter(|l| l.contains("  b  ")).count(),
+        3,
+        "{listed}"
+    );
+    let none = ok(outbox(&db).args(["list", "--status", "pending", "--partition-key", "ka"]));
+    assert_eq!(none.trim(), "no pending entries");
+    let out = ok(outbox(&db).args([
+        "purge",
+        "--status",
+        "dead_lettered",
+        "--topic",
+        "a",
+        "--yes",
+    ]));
+    assert_eq!(out.trim(), "purged 2 dead letters");
+    let counts = &Db::sqlite(&db).stats()["counts"];
+    assert_eq!(
+        (&counts["dead_lettered"], &counts["pending"]),
+        (&serde_json::json!(0), &serde_json::json!(3))
+    );
+}
+
 /// HTTPS webhooks work in the default build: an https:// URL is accepted, and a server
 /// that does not speak TLS makes a route failure (held), not a refusal to start.
 #[test]

@@ -208,15 +208,30 @@ fn in_browser((chromium, scripts): (&Path, &Path), engine: &str, args: &[&str]) 
 /// and the other two purged at once, and the server printed both writes.
 fn writes_in_a_browser((chromium, scripts): &(PathBuf, PathBuf), db: &Db, engine: &str) {
     let browser = (chromium.as_path(), scripts.as_path());
-    ok(db
-        .cmd()
-        .args(["enqueue", "--count", "3", "--topic", "hooks"]));
+    ok(db.cmd().args([
+        "enqueue",
+        "--count",
+        "3",
+        "--topic",
+        "hooks",
+        "--partition-key",
+        "k1",
+    ]));
+    ok(db.cmd().args([
+        "enqueue",
+        "--count",
+        "2",
+        "--topic",
+        "other",
+        "--partition-key",
+        "k2",
+    ]));
     let (hook, _) = common::webhook_server(400, None, "content-type");
     ok(db
         .cmd()
         .args(["drain", "--until-empty", "--emitter"])
         .arg(format!("webhook:{hook}")));
-    assert_eq!(db.stats()["counts"]["dead_lettered"], 3);
+    assert_eq!(db.stats()["counts"]["dead_lettered"], 5);
 
     let port = free_port();
     let read_only = Served::start(db, port, &[]);
@@ -224,7 +239,7 @@ fn writes_in_a_browser((chromium, scripts): &(PathBuf, PathBuf), db: &Db, engine
     in_browser(browser, engine, &["writes.mjs", &base, "read-only"]);
     assert_eq!(
         db.stats()["counts"]["dead_lettered"],
-        3,
+        5,
         "read-only pages changed the outbox"
     );
     assert!(
@@ -244,15 +259,15 @@ fn writes_in_a_browser((chromium, scripts): &(PathBuf, PathBuf), db: &Db, engine
             &stats["counts"]["pending"],
             &stats["counts"]["dead_lettered"]
         ),
-        (&serde_json::json!(1), &serde_json::json!(0)),
-        "{stats}"
+        (&serde_json::json!(1), &serde_json::json!(2)),
+        "only topic hooks' dead letters were purged: {stats}"
     );
     let printed = writable.printed();
     assert!(printed.contains("requeue and purge allowed"), "{printed}");
     assert!(
         printed.contains("an unauthenticated client at 127.0.0.1:")
             && printed.contains(" requeued entry ")
-            && printed.contains(" purged every dead_lettered (2 entries)"),
+            && printed.contains(" purged every dead_lettered of topic hooks (2 entries)"),
         "the writes were not printed as they were done: {printed}"
     );
 }
@@ -276,7 +291,10 @@ fn health_metrics_and_bad_input_over_plain_http() {
         ("/entries?status=pending&after=nope", 400),
         ("/entries?status=pending&limit=0", 400),
         ("/entries/not-an-id", 400),
-        ("/lookup?id=nope", 400),
+        ("/lookup?q=%20", 400),
+        ("/lookup?id=nope", 303),
+        ("/keys?key=nope", 200),
+        ("/entries?status=failed&key=%20", 400),
         ("/entries/0193a1b2-0000-7000-8000-000000000000", 404),
         ("/", 200),
     ] {

@@ -68,13 +68,42 @@ impl OutboxStats {
     }
 }
 
-/// Which dead letters an operation is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which entries of a status (failed, or dead-lettered) an operator's requeue or purge is
+/// about.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeadLetterSelection {
-    /// One entry (only if it is dead-lettered).
+    /// One entry (only if it is in the status).
     One(EntryId),
-    /// Every dead-lettered entry.
+    /// Every entry in the status.
     All,
+    /// Every entry in the status with this topic (what a list filtered by topic shows).
+    Topic(String),
+}
+
+impl DeadLetterSelection {
+    /// The one entry selected, if the selection is of one.
+    pub fn id(&self) -> Option<EntryId> {
+        match self {
+            Self::One(id) => Some(*id),
+            Self::All | Self::Topic(_) => None,
+        }
+    }
+
+    /// The topic selected, if the selection is of one topic.
+    pub fn topic(&self) -> Option<&str> {
+        match self {
+            Self::Topic(topic) => Some(topic),
+            Self::All | Self::One(_) => None,
+        }
+    }
+
+    /// Checks the selection: a topic must be one an entry could have.
+    pub fn check(&self) -> Result<()> {
+        match self {
+            Self::Topic(topic) => crate::limits::check_name("topic", topic),
+            Self::All | Self::One(_) => Ok(()),
+        }
+    }
 }
 
 /// One page of entries in one status, for an operator.
@@ -84,10 +113,18 @@ pub struct ListRequest {
     pub status: EmissionStatus,
     /// Only this topic, if set.
     pub topic: Option<String>,
+    /// Only entries with this partition key, if set. Each page still walks the status's
+    /// index: cheap for the live statuses, but a key that is rare among many delivered
+    /// entries makes a delivered page read far into the history.
+    pub partition_key: Option<String>,
     /// At most this many (1 up to the store's batch maximum).
     pub limit: u32,
-    /// The page after this entry: the last id of the previous page. Pages follow creation
-    /// order (`created_at`, then id); an id that is not in the table yields an empty page.
+    /// The page after this entry: the last id of the previous page. Pages of a live
+    /// status follow creation order (`created_at`, then id). Delivered entries are the
+    /// history, so their pages start at the most recent delivery and go back
+    /// (`delivered_at`, newest first; entries delivered at the same instant in an order of
+    /// the store's own, the same on every page). An id that is not in the table (or, for
+    /// delivered, not delivered) yields an empty page.
     pub after: Option<EntryId>,
 }
 
@@ -97,6 +134,7 @@ impl ListRequest {
         Self {
             status,
             topic: None,
+            partition_key: None,
             limit,
             after: None,
         }
@@ -147,6 +185,15 @@ pub trait OutboxAdmin: Send + Sync {
         self.stats(now).await
     }
 
+    /// What is live per topic: each topic's entries in every status but delivered and its
+    /// oldest pending entry, for up to `limit` topics (1 up to [`crate::MAX_TOPICS`]), the
+    /// topics with the most live entries first. Read at the cost of what is live, never the
+    /// delivered history. The default pages through [`OutboxAdmin::list`]; a store with
+    /// one statement for it overrides this.
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<crate::TopicStats>> {
+        crate::topics::by_listing(self, limit).await
+    }
+
     /// Up to `limit` dead-lettered entries, most recently dead-lettered first.
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>>;
 
@@ -195,7 +242,14 @@ impl<T: ClaimStore + OutboxAdmin> AdminClaimStore for T {}
 
 /// Checks a listing request against `limits`.
 pub fn check_list(req: &ListRequest, limits: &crate::StoreLimits) -> Result<()> {
-    limits.check_batch_size("limit", req.limit as usize)
+    limits.check_batch_size("limit", req.limit as usize)?;
+    if let Some(topic) = &req.topic {
+        crate::limits::check_name("topic", topic)?;
+    }
+    if let Some(key) = &req.partition_key {
+        crate::limits::check_name("partition key", key)?;
+    }
+    Ok(())
 }
 
 /// Computes statistics from rows, for stores that hold rows in memory.

@@ -157,6 +157,10 @@ impl<S: OutboxAdmin> OutboxAdmin for Bounded<S> {
         self.bound(self.inner.live_stats(now)).await
     }
 
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<crate::TopicStats>> {
+        self.bound(self.inner.topic_stats(limit)).await
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.bound(self.inner.dead_letters(limit)).await
     }

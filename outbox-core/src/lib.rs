@@ -12,6 +12,7 @@ mod error;
 mod guarded;
 mod ident;
 mod limits;
+mod listing;
 mod memory;
 pub mod metric_names;
 mod migration;
@@ -21,6 +22,7 @@ mod observe;
 pub mod portable;
 mod store;
 pub mod store_kit;
+mod topics;
 #[cfg(feature = "otel")]
 pub mod trace_context;
 
@@ -45,6 +47,7 @@ pub use model::{
 };
 pub use observe::Observed;
 pub use store::{Capabilities, ClaimStore, FindRequest, OutboxStore, PruneRequest, WakeSignal};
+pub use topics::{TopicStats, MAX_TOPICS};
 
 pub use async_trait::async_trait;
 pub use chrono;

@@ -157,6 +157,10 @@ impl<S: crate::OutboxAdmin> crate::OutboxAdmin for Observed<S> {
         self.inner.live_stats(now).await
     }
 
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<crate::TopicStats>> {
+        self.inner.topic_stats(limit).await
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.inner.dead_letters(limit).await
     }

@@ -11,18 +11,10 @@ use outbox_core::{
 };
 use sqlx::mysql::MySqlRow;
 use sqlx::Row;
-use uuid::Uuid;
 
 use crate::error::{map_err, retrying};
 use crate::row::{clock, decode, time};
 use crate::MySqlClaimStore;
-
-fn selection_id(which: DeadLetterSelection) -> Option<Uuid> {
-    match which {
-        DeadLetterSelection::One(id) => Some(id.as_uuid()),
-        DeadLetterSelection::All => None,
-    }
-}
 
 fn count(row: &MySqlRow, column: &str) -> Result<u64> {
     let v: i64 = row.try_get(column).map_err(map_err)?;
@@ -66,6 +58,15 @@ impl OutboxAdmin for MySqlClaimStore {
         self.stats_by(&self.sql.live_stats, now).await
     }
 
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
+        outbox_core::store_kit::check_topic_limit(limit)?;
+        let rows = sqlx::query(&self.sql.topic_stats)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?;
+        outbox_core::store_kit::topic_stats_of(rows.iter().map(crate::row::topic_group), limit)
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.config
             .limits
@@ -83,12 +84,13 @@ impl OutboxAdmin for MySqlClaimStore {
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
         check_list(req, &self.config.limits)?;
         let after = req.after.map(|id| id.as_uuid());
-        sqlx::query(&self.sql.list_entries)
-            .bind(req.status.code())
-            .bind(req.topic.clone())
-            .bind(req.topic.clone())
+        sqlx::query(self.sql.list_entries.get(req.status))
             .bind(after)
             .bind(after)
+            .bind(req.topic.clone())
+            .bind(req.topic.clone())
+            .bind(req.partition_key.clone())
+            .bind(req.partition_key.clone())
             .bind(i64::from(req.limit))
             .fetch_all(&self.pool)
             .await
@@ -117,8 +119,10 @@ impl OutboxAdmin for MySqlClaimStore {
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
         check_requeue(from)?;
+        which.check()?;
         let now = now.map(normalize_time);
-        let id = selection_id(which);
+        let id = which.id().map(|id| id.as_uuid());
+        let topic = which.topic().map(str::to_owned);
         self.detached(move |store| async move {
             retrying(|| async {
                 let done = sqlx::query(&store.sql.requeue)
@@ -126,6 +130,8 @@ impl OutboxAdmin for MySqlClaimStore {
                     .bind(from.code())
                     .bind(id)
                     .bind(id)
+                    .bind(topic.clone())
+                    .bind(topic.clone())
                     .execute(&store.pool)
                     .await
                     .map_err(map_err)?;
@@ -138,13 +144,18 @@ impl OutboxAdmin for MySqlClaimStore {
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
         outbox_core::store_kit::check_purge(from)?;
-        let id = selection_id(which);
+        which.check()?;
+        let id = which.id().map(|id| id.as_uuid());
+        let topic = which.topic().map(str::to_owned);
         delete_in_batches(|| {
+            let topic = topic.clone();
             self.detached(move |store| async move {
                 let done = sqlx::query(&store.sql.purge)
                     .bind(from.code())
                     .bind(id)
                     .bind(id)
+                    .bind(topic.clone())
+                    .bind(topic)
                     .bind(i64::from(DELETE_BATCH))
                     .execute(&store.pool)
                     .await

@@ -17,6 +17,18 @@ pub(crate) fn json_time(at: Option<DateTime<Utc>>) -> Option<String> {
     at.map(|t| t.format("%Y-%m-%d %H:%M:%S%.6f").to_string())
 }
 
+/// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
+/// creation time.
+pub(crate) fn topic_group(row: &MySqlRow) -> Result<outbox_core::store_kit::TopicGroup> {
+    let shown = "topic stats";
+    outbox_core::store_kit::TopicGroup::read(
+        text(row, shown, "topic")?.unwrap_or_default(),
+        get(row, shown, "status")?,
+        get(row, shown, "n")?,
+        time(row, shown, "oldest")?,
+    )
+}
+
 fn corrupt(id: &str, reason: impl Into<String>) -> OutboxError {
     OutboxError::CorruptRow {
         id: id.to_owned(),
@@ -35,7 +47,7 @@ fn get<'r, T: sqlx::Decode<'r, sqlx::MySql> + sqlx::Type<sqlx::MySql>>(
 
 /// A text column. The table compares text byte by byte (`utf8mb4_bin`), which the server
 /// reports with the binary flag, so the bytes are read and checked as UTF-8 here.
-fn text(row: &MySqlRow, id: &str, column: &str) -> Result<Option<String>> {
+pub(crate) fn text(row: &MySqlRow, id: &str, column: &str) -> Result<Option<String>> {
     let bytes: Option<Vec<u8>> = get(row, id, column)?;
     bytes
         .map(|b| String::from_utf8(b).map_err(|_| corrupt(id, format!("{column} is not UTF-8"))))

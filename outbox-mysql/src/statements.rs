@@ -1,6 +1,6 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
-use outbox_core::store_kit::FilterForms;
+use outbox_core::store_kit::{FilterForms, ListStatements};
 use outbox_core::{Quotes, TableName};
 
 /// Every statement the store runs, with the table name substituted (backtick-quoted).
@@ -22,7 +22,8 @@ pub(crate) struct Statements {
     pub(crate) live_stats: String,
     pub(crate) dead_letters: String,
     pub(crate) requeue: String,
-    pub(crate) list_entries: String,
+    pub(crate) list_entries: ListStatements,
+    pub(crate) topic_stats: String,
     pub(crate) count_delivered_before: String,
     pub(crate) purge: String,
 }
@@ -69,7 +70,12 @@ impl Statements {
                 .replace("{schema_literal}", &schema_literal(table))),
             dead_letters: r(include_str!("../sql/admin/dead_letters.sql")),
             requeue: r(include_str!("../sql/admin/requeue.sql")),
-            list_entries: r(include_str!("../sql/admin/list_entries.sql")),
+            list_entries: ListStatements::render(
+                include_str!("../sql/admin/list_entries.sql"),
+                include_str!("../sql/admin/list_delivered.sql"),
+                r,
+            ),
+            topic_stats: r(include_str!("../sql/admin/topic_stats.sql")),
             count_delivered_before: r(include_str!("../sql/admin/count_delivered_before.sql")),
             purge: r(include_str!("../sql/admin/purge.sql")),
         }
@@ -115,7 +121,9 @@ mod tests {
             &s.live_stats,
             &s.dead_letters,
             &s.requeue,
-            &s.list_entries,
+            s.list_entries.get(outbox_core::EmissionStatus::Pending),
+            s.list_entries.get(outbox_core::EmissionStatus::Delivered),
+            &s.topic_stats,
             &s.count_delivered_before,
             &s.purge,
         ]);

@@ -2,12 +2,11 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::normalize_time;
+use outbox_core::store_kit::{check_topic_limit, normalize_time, topic_stats_of, ListStatements};
 use outbox_core::{
     CleanupStats, DeadLetterSelection, EmissionStatus, HeldSnapshot, ListRequest, OutboxAdmin,
-    OutboxEntry, OutboxError, OutboxStats, Result, TableName,
+    OutboxEntry, OutboxError, OutboxStats, Result, TableName, TopicStats,
 };
-use uuid::Uuid;
 
 use crate::connection::{execute, query};
 use crate::error::map_err;
@@ -22,7 +21,8 @@ pub(crate) struct AdminStatements {
     dead_letters: String,
     requeue: String,
     purge: String,
-    list: String,
+    list: ListStatements,
+    topic_stats: String,
     count_delivered_before: String,
 }
 
@@ -34,7 +34,12 @@ impl AdminStatements {
             dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
             requeue: table.render(include_str!("../sql/admin/requeue.sql")),
             purge: table.render(include_str!("../sql/admin/purge.sql")),
-            list: table.render(include_str!("../sql/admin/list_entries.sql")),
+            list: ListStatements::render(
+                include_str!("../sql/admin/list_entries.sql"),
+                include_str!("../sql/admin/list_delivered.sql"),
+                |sql| table.render(sql),
+            ),
+            topic_stats: table.render(include_str!("../sql/admin/topic_stats.sql")),
             count_delivered_before: table
                 .render(include_str!("../sql/admin/count_delivered_before.sql")),
         }
@@ -45,13 +50,6 @@ impl AdminStatements {
 /// live_counts.sql).
 fn stats_with(table: &TableName, counts: &str) -> String {
     table.render(&include_str!("../sql/admin/stats.sql").replace("{counts}", counts))
-}
-
-fn selection(which: DeadLetterSelection) -> Option<Uuid> {
-    match which {
-        DeadLetterSelection::One(id) => Some(id.as_uuid()),
-        DeadLetterSelection::All => None,
-    }
 }
 
 fn count(row: &tokio_postgres::Row, column: &str) -> Result<u64> {
@@ -121,6 +119,12 @@ impl OutboxAdmin for PgClaimStore {
         self.stats_by(&self.inner.admin_sql.live_stats, now).await
     }
 
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<TopicStats>> {
+        check_topic_limit(limit)?;
+        let rows = query(&self.inner.db, &self.inner.admin_sql.topic_stats, &[]).await?;
+        topic_stats_of(rows.iter().map(row::topic_group), limit)
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.inner
             .limits
@@ -137,17 +141,16 @@ impl OutboxAdmin for PgClaimStore {
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
         outbox_core::store_kit::check_list(req, &self.inner.limits)?;
-        let status = req.status.code();
         let after = req.after.map(|id| id.as_uuid());
         let limit = i64::from(req.limit);
         let rows = query(
             &self.inner.db,
-            &self.inner.admin_sql.list,
+            self.inner.admin_sql.list.get(req.status),
             &[
-                typed(&status),
                 typed(&req.topic),
                 typed(&after),
                 typed(&limit),
+                typed(&req.partition_key),
             ],
         )
         .await?;
@@ -176,23 +179,27 @@ impl OutboxAdmin for PgClaimStore {
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
         outbox_core::store_kit::check_requeue(from)?;
+        which.check()?;
         let now = now.map(normalize_time);
-        let id = selection(which);
+        let id = which.id().map(|id| id.as_uuid());
+        let topic = which.topic().map(str::to_owned);
         let status = from.code();
         execute(
             &self.inner.db,
             &self.inner.admin_sql.requeue,
-            &[typed(&now), typed(&id), typed(&status)],
+            &[typed(&now), typed(&id), typed(&status), typed(&topic)],
         )
         .await
     }
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
         outbox_core::store_kit::check_purge(from)?;
-        let id = selection(which);
+        which.check()?;
+        let id = which.id().map(|id| id.as_uuid());
+        let topic = which.topic().map(str::to_owned);
         let batch = i64::from(outbox_core::store_kit::DELETE_BATCH);
         let status = from.code();
-        let params: [Param<'_>; 3] = [typed(&id), typed(&batch), typed(&status)];
+        let params: [Param<'_>; 4] = [typed(&id), typed(&batch), typed(&status), typed(&topic)];
         outbox_core::store_kit::delete_in_batches(|| {
             execute(&self.inner.db, &self.inner.admin_sql.purge, &params)
         })

@@ -83,6 +83,18 @@ pub(crate) fn applied(row: &Row) -> Result<bool> {
     get(row, "applied", "?")
 }
 
+/// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
+/// creation time.
+pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::TopicGroup> {
+    let shown = "topic stats";
+    outbox_core::store_kit::TopicGroup::read(
+        get(row, "topic", shown)?,
+        get::<i16>(row, "status", shown)?.into(),
+        get(row, "n", shown)?,
+        get(row, "oldest", shown)?,
+    )
+}
+
 fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
     row: &'a Row,
     col: &'static str,

@@ -12,11 +12,12 @@ use crate::error::map_err;
 use crate::row::{decode, micros};
 use crate::SqliteClaimStore;
 
-fn selection_id(which: DeadLetterSelection) -> Option<Vec<u8>> {
-    match which {
-        DeadLetterSelection::One(id) => Some(id.as_uuid().as_bytes().to_vec()),
-        DeadLetterSelection::All => None,
-    }
+/// The selection's id and topic as the requeue and purge statements bind them.
+fn selection(which: &DeadLetterSelection) -> (Option<Vec<u8>>, Option<String>) {
+    (
+        which.id().map(|id| id.as_uuid().as_bytes().to_vec()),
+        which.topic().map(str::to_owned),
+    )
 }
 
 fn count(row: &sqlx::sqlite::SqliteRow, column: &str) -> Result<u64> {
@@ -63,6 +64,15 @@ impl OutboxAdmin for SqliteClaimStore {
         self.stats_by(&self.sql.live_stats, now).await
     }
 
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
+        outbox_core::store_kit::check_topic_limit(limit)?;
+        let rows = sqlx::query(&self.sql.topic_stats)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?;
+        outbox_core::store_kit::topic_stats_of(rows.iter().map(crate::row::topic_group), limit)
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.config
             .limits
@@ -79,11 +89,26 @@ impl OutboxAdmin for SqliteClaimStore {
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
         outbox_core::store_kit::check_list(req, &self.config.limits)?;
-        sqlx::query(&self.sql.list_entries)
-            .bind(i64::from(req.status.code()))
+        // Where the page starts, read first and bound as values (see list_entries.sql).
+        let after = req.after.map(|id| id.as_uuid().as_bytes().to_vec());
+        let Some(from) = sqlx::query(self.sql.list_cursor.get(req.status))
+            .bind(after)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?
+        else {
+            return Ok(Vec::new());
+        };
+        let from_at: i64 = from.try_get("from_at").map_err(map_err)?;
+        let from_id: Vec<u8> = from.try_get("from_id").map_err(map_err)?;
+        let from_seq: i64 = from.try_get("from_seq").map_err(map_err)?;
+        sqlx::query(self.sql.list_entries.get(req.status))
             .bind(req.topic.clone())
-            .bind(req.after.map(|id| id.as_uuid().as_bytes().to_vec()))
+            .bind(from_at)
+            .bind(from_id)
+            .bind(from_seq)
             .bind(i64::from(req.limit))
+            .bind(req.partition_key.clone())
             .fetch_all(&self.pool)
             .await
             .map_err(map_err)?
@@ -111,13 +136,16 @@ impl OutboxAdmin for SqliteClaimStore {
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
         outbox_core::store_kit::check_requeue(from)?;
+        which.check()?;
         let now = self.now(now);
+        let (id, topic) = selection(&which);
         self.detached(move |store| async move {
             let mut tx = store.write_tx().await?;
             let done = sqlx::query(&store.sql.requeue)
                 .bind(micros(now))
-                .bind(selection_id(which))
+                .bind(id)
                 .bind(i64::from(from.code()))
+                .bind(topic)
                 .execute(&mut *tx)
                 .await
                 .map_err(map_err);
@@ -128,13 +156,17 @@ impl OutboxAdmin for SqliteClaimStore {
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
         outbox_core::store_kit::check_purge(from)?;
+        which.check()?;
+        let (id, topic) = selection(&which);
         outbox_core::store_kit::delete_in_batches(|| {
+            let (id, topic) = (id.clone(), topic.clone());
             self.detached(move |store| async move {
                 let mut tx = store.write_tx().await?;
                 let done = sqlx::query(&store.sql.purge)
-                    .bind(selection_id(which))
+                    .bind(id)
                     .bind(i64::from(outbox_core::store_kit::DELETE_BATCH))
                     .bind(i64::from(from.code()))
+                    .bind(topic)
                     .execute(&mut *tx)
                     .await
                     .map_err(map_err);

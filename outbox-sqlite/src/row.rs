@@ -60,6 +60,18 @@ fn get<'r, T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>>(
         .map_err(|e| corrupt(id, format!("{column}: {e}")))
 }
 
+/// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
+/// creation time (µs).
+pub(crate) fn topic_group(row: &SqliteRow) -> Result<outbox_core::store_kit::TopicGroup> {
+    let shown = "topic stats";
+    outbox_core::store_kit::TopicGroup::read(
+        get(row, shown, "topic")?,
+        get(row, shown, "status")?,
+        get(row, shown, "n")?,
+        opt_time(shown, "oldest", get(row, shown, "oldest")?)?,
+    )
+}
+
 /// Reads one full row of the outbox table.
 pub(crate) fn decode(row: &SqliteRow) -> Result<OutboxEntry> {
     let raw_id: Vec<u8> = get(row, "?", "id")?;

@@ -1,6 +1,6 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
-use outbox_core::store_kit::SliceForms;
+use outbox_core::store_kit::{ListStatements, SliceForms};
 use outbox_core::TableName;
 
 /// Every statement the store runs, with the table name substituted.
@@ -21,7 +21,9 @@ pub(crate) struct Statements {
     pub(crate) live_stats: String,
     pub(crate) dead_letters: String,
     pub(crate) requeue: String,
-    pub(crate) list_entries: String,
+    pub(crate) list_entries: ListStatements,
+    pub(crate) list_cursor: ListStatements,
+    pub(crate) topic_stats: String,
     pub(crate) count_delivered_before: String,
     pub(crate) purge: String,
 }
@@ -44,7 +46,17 @@ impl Statements {
             live_stats: table.render(include_str!("../sql/admin/live_stats.sql")),
             dead_letters: table.render(include_str!("../sql/admin/dead_letters.sql")),
             requeue: table.render(include_str!("../sql/admin/requeue.sql")),
-            list_entries: table.render(include_str!("../sql/admin/list_entries.sql")),
+            list_entries: ListStatements::render(
+                include_str!("../sql/admin/list_entries.sql"),
+                include_str!("../sql/admin/list_delivered.sql"),
+                |sql| table.render(sql),
+            ),
+            list_cursor: ListStatements::render(
+                include_str!("../sql/admin/list_cursor.sql"),
+                include_str!("../sql/admin/list_delivered_cursor.sql"),
+                |sql| table.render(sql),
+            ),
+            topic_stats: table.render(include_str!("../sql/admin/topic_stats.sql")),
             count_delivered_before: table
                 .render(include_str!("../sql/admin/count_delivered_before.sql")),
             purge: table.render(include_str!("../sql/admin/purge.sql")),

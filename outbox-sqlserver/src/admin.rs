@@ -56,6 +56,12 @@ impl OutboxAdmin for SqlServerClaimStore {
         self.stats_by(&self.inner.sql.live_stats, now).await
     }
 
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
+        outbox_core::store_kit::check_topic_limit(limit)?;
+        let rows = self.query(&self.inner.sql.topic_stats, &[]).await?;
+        outbox_core::store_kit::topic_stats_of(rows.iter().map(row::topic_group), limit)
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.inner
             .limits
@@ -69,7 +75,7 @@ impl OutboxAdmin for SqlServerClaimStore {
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
         outbox_core::store_kit::check_list(req, &self.inner.limits)?;
         let rows = self
-            .query(&self.inner.sql.list, &params::list(req)?)
+            .query(self.inner.sql.list.get(req.status), &params::list(req)?)
             .await?;
         rows.iter().map(row::entry).collect()
     }
@@ -90,9 +96,10 @@ impl OutboxAdmin for SqlServerClaimStore {
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
         outbox_core::store_kit::check_requeue(from)?;
+        which.check()?;
         self.count(
             &self.inner.sql.requeue,
-            &params::requeue(now, which, from),
+            &params::requeue(now, &which, from),
             "requeued",
         )
         .await
@@ -100,8 +107,9 @@ impl OutboxAdmin for SqlServerClaimStore {
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
         outbox_core::store_kit::check_purge(from)?;
+        which.check()?;
         let batch = i32::try_from(outbox_core::store_kit::DELETE_BATCH).unwrap_or(i32::MAX);
-        let params = params::purge(which, batch, from);
+        let params = params::purge(&which, batch, from);
         outbox_core::store_kit::delete_in_batches(|| {
             self.count(&self.inner.sql.purge, &params, "deleted")
         })

@@ -236,13 +236,13 @@ pub(crate) fn dead_letters(limit: u32) -> Result<Params> {
     Ok(vec![int("limit", limit)?])
 }
 
-/// `admin/list_entries.sql`.
+/// `admin/list_entries.sql` and `admin/list_delivered.sql`.
 pub(crate) fn list(req: &ListRequest) -> Result<Params> {
     Ok(vec![
-        status(req.status),
         text(req.topic.as_deref()),
         ColumnData::Binary(req.after.map(|a| id_bytes(a).into())),
         int("limit", req.limit)?,
+        text(req.partition_key.as_deref()),
     ])
 }
 
@@ -251,25 +251,32 @@ pub(crate) fn count_delivered_before(before: DateTime<Utc>) -> Params {
     vec![time(Some(before))]
 }
 
-fn selection(which: DeadLetterSelection) -> ColumnData<'static> {
-    ColumnData::Binary(match which {
-        DeadLetterSelection::One(one) => Some(id_bytes(one).into()),
-        DeadLetterSelection::All => None,
-    })
+fn selection(which: &DeadLetterSelection) -> ColumnData<'static> {
+    ColumnData::Binary(which.id().map(|one| id_bytes(one).into()))
 }
 
 /// `admin/requeue.sql`.
 pub(crate) fn requeue(
     now: Option<DateTime<Utc>>,
-    which: DeadLetterSelection,
+    which: &DeadLetterSelection,
     from: EmissionStatus,
 ) -> Params {
-    vec![time(now), selection(which), status(from)]
+    vec![
+        time(now),
+        selection(which),
+        status(from),
+        text(which.topic()),
+    ]
 }
 
 /// `admin/purge.sql`.
-pub(crate) fn purge(which: DeadLetterSelection, batch: i32, from: EmissionStatus) -> Params {
-    vec![selection(which), ColumnData::I32(Some(batch)), status(from)]
+pub(crate) fn purge(which: &DeadLetterSelection, batch: i32, from: EmissionStatus) -> Params {
+    vec![
+        selection(which),
+        ColumnData::I32(Some(batch)),
+        status(from),
+        text(which.topic()),
+    ]
 }
 
 /// A call's values as the driver takes them.

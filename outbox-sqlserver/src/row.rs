@@ -102,6 +102,18 @@ fn text(row: &Row, col: &'static str, shown: &str) -> Result<Option<String>> {
     Ok(optional::<&str>(row, col, shown)?.map(str::to_owned))
 }
 
+/// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
+/// creation time.
+pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::TopicGroup> {
+    let shown = "topic stats";
+    outbox_core::store_kit::TopicGroup::read(
+        required::<&str>(row, "topic", shown)?.to_owned(),
+        required::<i32>(row, "status", shown)?.into(),
+        required::<i64>(row, "n", shown)?,
+        time(row, "oldest", shown)?,
+    )
+}
+
 fn status(row: &Row, shown: &str) -> Result<EmissionStatus> {
     let code: u8 = required(row, "status", shown)?;
     EmissionStatus::from_code(code.into())

@@ -1,6 +1,7 @@
 //! The SQL of every operation, loaded from `sql/` with the parameters each one takes,
 //! and rendered once for one table.
 
+use outbox_core::store_kit::ListStatements;
 use outbox_core::TableName;
 
 use crate::params::Kind::{self, *};
@@ -127,25 +128,46 @@ spec!(ENQUEUE, "enqueue.sql", []);
 spec!(STATS, "admin/stats.sql", [("now", Time)]);
 spec!(LIVE_STATS, "admin/live_stats.sql", [("now", Time)]);
 spec!(DEAD_LETTERS, "admin/dead_letters.sql", [("limit", Int)]);
+spec!(TOPIC_STATS, "admin/topic_stats.sql", []);
 spec!(
     LIST,
     "admin/list_entries.sql",
     [
-        ("status", TinyInt),
         ("topic", Text),
         ("after", Binary),
         ("page size", Int),
+        ("partition key", Text)
+    ]
+);
+spec!(
+    LIST_DELIVERED,
+    "admin/list_delivered.sql",
+    [
+        ("topic", Text),
+        ("after", Binary),
+        ("page size", Int),
+        ("partition key", Text)
     ]
 );
 spec!(
     PURGE,
     "admin/purge.sql",
-    [("id", Binary), ("batch", Int), ("status", TinyInt)]
+    [
+        ("id", Binary),
+        ("batch", Int),
+        ("status", TinyInt),
+        ("topic", Text)
+    ]
 );
 spec!(
     REQUEUE,
     "admin/requeue.sql",
-    [("now", Time), ("id", Binary), ("status", TinyInt)]
+    [
+        ("now", Time),
+        ("id", Binary),
+        ("status", TinyInt),
+        ("topic", Text)
+    ]
 );
 spec!(
     COUNT_DELIVERED_BEFORE,
@@ -168,7 +190,7 @@ pub(crate) const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
 
 /// Every statement, for the checks.
 #[cfg(test)]
-pub(crate) const ALL: [Spec; 18] = [
+pub(crate) const ALL: [Spec; 20] = [
     CLAIM,
     COMPLETE_BATCH,
     RENEW,
@@ -182,7 +204,9 @@ pub(crate) const ALL: [Spec; 18] = [
     STATS,
     LIVE_STATS,
     DEAD_LETTERS,
+    TOPIC_STATS,
     LIST,
+    LIST_DELIVERED,
     PURGE,
     REQUEUE,
     COUNT_DELIVERED_BEFORE,
@@ -207,7 +231,8 @@ pub(crate) struct Statements {
     pub(crate) stats: String,
     pub(crate) live_stats: String,
     pub(crate) dead_letters: String,
-    pub(crate) list: String,
+    pub(crate) topic_stats: String,
+    pub(crate) list: ListStatements,
     pub(crate) purge: String,
     pub(crate) requeue: String,
     pub(crate) count_delivered_before: String,
@@ -233,7 +258,10 @@ impl Statements {
             stats: r(STATS),
             live_stats: r(LIVE_STATS),
             dead_letters: r(DEAD_LETTERS),
-            list: r(LIST),
+            topic_stats: r(TOPIC_STATS),
+            list: ListStatements::render(LIST.template, LIST_DELIVERED.template, |t| {
+                render(table, t)
+            }),
             purge: r(PURGE),
             requeue: r(REQUEUE),
             count_delivered_before: r(COUNT_DELIVERED_BEFORE),

@@ -1,16 +1,9 @@
 //! `outbox dead-letters list | requeue | purge`.
 
-use outbox_core::{DeadLetterSelection, EmissionStatus, OutboxEntry, Result};
+use outbox_core::{EmissionStatus, OutboxEntry, Result};
 
 use crate::args::{DeadLetterCommand, Selection};
 use crate::backend::Target;
-
-fn selection(which: &Selection) -> DeadLetterSelection {
-    match which.id {
-        Some(id) => DeadLetterSelection::One(id),
-        None => DeadLetterSelection::All,
-    }
-}
 
 fn to_json(e: &OutboxEntry) -> serde_json::Value {
     serde_json::json!({
@@ -51,7 +44,7 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
         }
         DeadLetterCommand::Requeue(which) => {
             let store = target.open().await?;
-            let n = store.requeue_dead_letters(selection(&which), None).await?;
+            let n = store.requeue_dead_letters(which.which(), None).await?;
             none_by_that_id(&which, n)?;
             out!("requeued {}", crate::plural(n, "dead letter"));
         }

@@ -1,6 +1,6 @@
 //! `outbox list` and `outbox requeue`: entries by status, for an operator.
 
-use outbox_core::{DeadLetterSelection, EmissionStatus, ListRequest, OutboxError, Result};
+use outbox_core::{EmissionStatus, ListRequest, OutboxError, Result};
 
 use crate::args::{ListArgs, Selection};
 use crate::backend::Target;
@@ -9,6 +9,7 @@ pub(crate) async fn list(target: &Target, args: ListArgs) -> Result<()> {
     let store = target.open_for_reading().await?;
     let mut req = ListRequest::new(args.status, args.limit);
     req.topic = args.topic;
+    req.partition_key = args.partition_key;
     req.after = args.after;
     let page = store.list(&req).await?;
     if args.json {
@@ -41,11 +42,7 @@ pub(crate) async fn list(target: &Target, args: ListArgs) -> Result<()> {
 
 pub(crate) async fn requeue(target: &Target, from: EmissionStatus, which: Selection) -> Result<()> {
     let store = target.open().await?;
-    let selection = match which.id {
-        Some(id) => DeadLetterSelection::One(id),
-        None => DeadLetterSelection::All,
-    };
-    let n = store.requeue(from, selection, None).await?;
+    let n = store.requeue(from, which.which(), None).await?;
     if let (Some(id), 0) = (which.id, n) {
         return Err(OutboxError::Database {
             message: format!("no {} entry with id {id}", from.as_str()),

@@ -17,9 +17,17 @@ pub(crate) async fn run(
     outbox_core::store_kit::check_purge(from)?;
     if !yes {
         let store = target.open_for_reading().await?;
-        let n = match which.id {
-            Some(id) => u64::from(store.get(id).await?.is_some_and(|e| e.status == from)),
-            None => store.live_stats(None).await?.count(from),
+        let n = match which.which() {
+            DeadLetterSelection::One(id) => {
+                u64::from(store.get(id).await?.is_some_and(|e| e.status == from))
+            }
+            DeadLetterSelection::Topic(topic) => store
+                .topic_stats(outbox_core::MAX_TOPICS)
+                .await?
+                .iter()
+                .find(|t| t.topic == topic)
+                .map_or(0, |t| t.count(from)),
+            DeadLetterSelection::All => store.live_stats(None).await?.count(from),
         };
         return Err(OutboxError::invalid(
             "--yes",
@@ -30,11 +38,7 @@ pub(crate) async fn run(
         ));
     }
     let store = target.open().await?;
-    let selection = match which.id {
-        Some(id) => DeadLetterSelection::One(id),
-        None => DeadLetterSelection::All,
-    };
-    let n = store.purge(from, selection).await?;
+    let n = store.purge(from, which.which()).await?;
     if let (Some(id), 0) = (which.id, n) {
         return Err(OutboxError::Database {
             message: format!(

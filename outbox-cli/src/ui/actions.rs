@@ -71,14 +71,15 @@ pub(crate) fn offered(status: EmissionStatus) -> bool {
     outbox_core::store_kit::check_requeue(status).is_ok()
 }
 
-/// The buttons for entries in `status`: of the entry `id`, or with `None` of every one
-/// (`label` says which). Without writes, a note saying how to get them.
+/// The buttons for the entries in `status` that `which` selects: one entry, one topic's,
+/// or every one (`label` says which). Without writes, a note saying how to get them.
 pub(crate) fn buttons(
     writes: Option<&Writes>,
     status: EmissionStatus,
-    id: Option<EntryId>,
+    which: &DeadLetterSelection,
     label: &str,
 ) -> String {
+    let id = which.id();
     let Some(writes) = writes else {
         return "<p class=\"muted readonly\">Read-only: start <code>outbox ui</code> with \
                 <code>--allow-writes</code> to requeue or purge.</p>"
@@ -106,11 +107,13 @@ pub(crate) fn buttons(
              <input type=\"hidden\" name=\"action\" value=\"{}\">\
              <input type=\"hidden\" name=\"status\" value=\"{}\">\
              <input type=\"hidden\" name=\"id\" value=\"{}\">\
+             <input type=\"hidden\" name=\"topic\" value=\"{}\">\
              <button class=\"{}\" title=\"{} {}\">{}</button></form>",
             escape(&writes.token),
             action.as_str(),
             escape(status.as_str()),
             id.map(|i| i.to_string()).unwrap_or_default(),
+            escape(which.topic().unwrap_or("")),
             action.as_str(),
             action.as_str(),
             escape(label),
@@ -153,6 +156,7 @@ pub(crate) struct ActionForm {
     action: Option<String>,
     status: Option<String>,
     id: Option<String>,
+    topic: Option<String>,
 }
 
 /// `POST /actions`: checks the request may write, does the write, logs it, and sends the
@@ -200,32 +204,31 @@ pub(crate) async fn act(
     };
     let (action, status, which) = request;
     let done = match action {
-        Action::Requeue => ui.store.requeue(status, which, None).await,
-        Action::Purge => ui.store.purge(status, which).await,
+        Action::Requeue => ui.store.requeue(status, which.clone(), None).await,
+        Action::Purge => ui.store.purge(status, which.clone()).await,
     };
     let n = match done {
         Ok(n) => n,
         Err(e) => {
             out!(
-                "ui: {who} asked to {} {} {}: failed: {}",
+                "ui: {who} asked to {} {}: failed: {}",
                 action.as_str(),
-                described(which),
-                status.as_str(),
+                described(&which, status),
                 one_line(&e.to_string())
             );
             return super::failed(&e);
         }
     };
     out!(
-        "ui: {who} {} {} {} ({n} {})",
+        "ui: {who} {} {} ({n} {})",
         action.done(),
-        described(which),
-        status.as_str(),
+        described(&which, status),
         if n == 1 { "entry" } else { "entries" }
     );
-    let entry = match which {
+    let entry = match &which {
         DeadLetterSelection::One(id) => id.to_string(),
         DeadLetterSelection::All => "all".to_owned(),
+        DeadLetterSelection::Topic(topic) => format!("topic {}", one_line(topic)),
     };
     tracing::info!(
         who = %who,
@@ -248,12 +251,19 @@ pub(crate) async fn act(
         (DeadLetterSelection::One(id), _, Action::Requeue) => {
             Redirect::to(&format!("/entries/{id}?done=requeued&n=1")).into_response()
         }
-        _ => Redirect::to(&format!(
-            "/entries?status={}&done={}&n={n}",
-            query_component(status.as_str()),
-            action.done()
-        ))
-        .into_response(),
+        (which, _, _) => {
+            // Back to the list the write was made from, its topic filter kept.
+            let topic = which
+                .topic()
+                .map(|t| format!("&topic={}", query_component(t)))
+                .unwrap_or_default();
+            Redirect::to(&format!(
+                "/entries?status={}{topic}&done={}&n={n}",
+                query_component(status.as_str()),
+                action.done()
+            ))
+            .into_response()
+        }
     }
 }
 
@@ -273,17 +283,25 @@ fn parse(form: &ActionForm) -> outbox_core::Result<(Action, EmissionStatus, Dead
         Action::Requeue => outbox_core::store_kit::check_requeue(status)?,
         Action::Purge => outbox_core::store_kit::check_purge(status)?,
     }
-    let which = match form.id.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
-        Some(id) => DeadLetterSelection::One(id.parse::<EntryId>()?),
-        None => DeadLetterSelection::All,
+    let id = form.id.as_deref().map(str::trim).filter(|i| !i.is_empty());
+    let topic = form.topic.as_deref().filter(|t| !t.is_empty());
+    let which = match (id, topic) {
+        (Some(id), _) => DeadLetterSelection::One(id.parse::<EntryId>()?),
+        (None, Some(topic)) => DeadLetterSelection::Topic(topic.to_owned()),
+        (None, None) => DeadLetterSelection::All,
     };
+    which.check()?;
     Ok((action, status, which))
 }
 
-fn described(which: DeadLetterSelection) -> String {
+/// The entries `which` selects in `status`, for the log: "entry ID, failed", "every
+/// failed", "every failed of topic T".
+fn described(which: &DeadLetterSelection, status: EmissionStatus) -> String {
+    let status = status.as_str();
     match which {
-        DeadLetterSelection::One(id) => format!("entry {id},"),
-        DeadLetterSelection::All => "every".to_owned(),
+        DeadLetterSelection::One(id) => format!("entry {id}, {status}"),
+        DeadLetterSelection::All => format!("every {status}"),
+        DeadLetterSelection::Topic(topic) => format!("every {status} of topic {}", one_line(topic)),
     }
 }
 
@@ -374,7 +392,22 @@ mod tests {
             action: Some(action.into()),
             status: Some(status.into()),
             id: Some(id.into()),
+            topic: None,
         }
+    }
+
+    #[test]
+    fn a_topic_in_the_form_selects_that_topic_and_a_blank_one_is_refused() {
+        let mut by_topic = form("purge", "failed", "");
+        by_topic.topic = Some("orders".into());
+        assert_eq!(
+            parse(&by_topic).unwrap().2,
+            DeadLetterSelection::Topic("orders".into())
+        );
+        by_topic.topic = Some("   ".into());
+        assert!(parse(&by_topic).unwrap_err().is_invalid_input());
+        by_topic.topic = Some(String::new());
+        assert_eq!(parse(&by_topic).unwrap().2, DeadLetterSelection::All);
     }
 
     #[test]
@@ -508,7 +541,7 @@ mod tests {
         let html = buttons(
             Some(&writes),
             EmissionStatus::Failed,
-            None,
+            &DeadLetterSelection::All,
             "every failed entry",
         );
         assert!(html.contains(&writes.token), "{html}");
@@ -516,7 +549,16 @@ mod tests {
             html.contains(">Requeue all<") && html.contains(">Purge all<"),
             "{html}"
         );
-        let sly = buttons(Some(&writes), EmissionStatus::Failed, None, "x'); alert('y");
+        let sly = buttons(
+            Some(&writes),
+            EmissionStatus::Failed,
+            &DeadLetterSelection::Topic("\"><b>".into()),
+            "x'); alert('y",
+        );
+        assert!(
+            sly.contains("name=\"topic\" value=\"&quot;&gt;&lt;b&gt;\""),
+            "the topic is escaped: {sly}"
+        );
         assert!(
             sly.contains("data-confirm=\"Delete x&#39;); alert(&#39;y? This")
                 && sly.contains("data-confirm=\"Requeue x&#39;); alert(&#39;y?\""),
@@ -525,7 +567,7 @@ mod tests {
         let one = buttons(
             Some(&writes),
             EmissionStatus::Failed,
-            Some(EntryId::new()),
+            &DeadLetterSelection::One(EntryId::new()),
             "this entry",
         );
         assert_eq!(
@@ -533,7 +575,12 @@ mod tests {
             1,
             "only the purge of one asks: {one}"
         );
-        let html = buttons(None, EmissionStatus::Failed, None, "every failed entry");
+        let html = buttons(
+            None,
+            EmissionStatus::Failed,
+            &DeadLetterSelection::All,
+            "every failed entry",
+        );
         assert!(!html.contains("<form"), "{html}");
         assert!(html.contains("--allow-writes"), "{html}");
     }

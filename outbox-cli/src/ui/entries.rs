@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use outbox_core::{EmissionStatus, OutboxEntry};
+use outbox_core::{DeadLetterSelection, EmissionStatus, OutboxEntry};
 
 use super::actions::{buttons, offered, Writes};
 use super::page::{escape, frame, query_component, table};
@@ -20,15 +20,39 @@ pub(crate) struct Shown<'a> {
     pub(crate) notice: String,
 }
 
-/// A page of entries in `status` (of `topic`), after the entry `after`; on statuses that
-/// wait for an operator, requeue and purge of each and of all.
+/// What a list is narrowed to: a topic, a partition key.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Filter<'a> {
+    /// Only this topic.
+    pub(crate) topic: Option<&'a str>,
+    /// Only this partition key.
+    pub(crate) key: Option<&'a str>,
+}
+
+impl Filter<'_> {
+    /// The filter as a query string's tail (`&topic=…&key=…`), or empty.
+    fn query(&self) -> String {
+        let mut q = String::new();
+        if let Some(t) = self.topic {
+            let _ = write!(q, "&topic={}", query_component(t));
+        }
+        if let Some(k) = self.key {
+            let _ = write!(q, "&key={}", query_component(k));
+        }
+        q
+    }
+}
+
+/// A page of entries in `status` (narrowed by `filter`), after the entry `after`; on
+/// statuses that wait for an operator, requeue and purge of each and of all.
 pub(crate) fn list(
     status: EmissionStatus,
-    topic: Option<&str>,
+    filter: Filter<'_>,
     entries: &[OutboxEntry],
     limit: u32,
     shown: &Shown<'_>,
 ) -> String {
+    let topic = filter.topic;
     let current = section(status);
     let mut body = format!("<h1>{}</h1>{}", escape(status.as_str()), shown.notice);
     body.push_str(
@@ -41,24 +65,37 @@ pub(crate) fn list(
     let _ = write!(
         body,
         "</select></label> <label>topic <input name=\"topic\" value=\"{}\"></label> \
-         <button>Show</button></form>",
-        escape(topic.unwrap_or(""))
+         <label>key <input name=\"key\" value=\"{}\"></label> <button>Show</button></form>",
+        escape(topic.unwrap_or("")),
+        escape(filter.key.unwrap_or(""))
     );
     let writable = offered(status);
     if entries.is_empty() {
         body.push_str("<p class=\"muted\" id=\"empty\">No entries here.</p>");
     } else {
-        match (writable, topic) {
-            (false, _) => {}
-            // Requeue and purge of all act on every topic: offered only unfiltered.
-            (true, Some(_)) if shown.writes.is_some() => body.push_str(
-                "<p class=\"muted\">To requeue or purge all of them, clear the topic \
-                 (those act on every topic).</p>",
-            ),
-            (true, _) => {
-                let every = format!("every {} entry", status.as_str());
-                body.push_str(&buttons(shown.writes, status, None, &every));
+        if writable && filter.key.is_some() {
+            // A requeue or purge of all selects by status and topic only: offered only
+            // where it acts on exactly what the list shows.
+            if shown.writes.is_some() {
+                body.push_str(
+                    "<p class=\"muted\" id=\"no-bulk\">To requeue or purge all of them, \
+                     clear the key (those act on every key).</p>",
+                );
             }
+        } else if writable {
+            // Requeue and purge of all act on what the list shows: one topic's entries
+            // when it is filtered by topic, every one's otherwise.
+            let (which, every) = match topic {
+                Some(t) => (
+                    DeadLetterSelection::Topic(t.to_owned()),
+                    format!("every {} entry of topic {t}", status.as_str()),
+                ),
+                None => (
+                    DeadLetterSelection::All,
+                    format!("every {} entry", status.as_str()),
+                ),
+            };
+            body.push_str(&buttons(shown.writes, status, &which, &every));
         }
         let mut headings = vec!["id", "topic", "key", "created", "attempts", "last error"];
         if status == EmissionStatus::DeadLettered {
@@ -71,7 +108,7 @@ pub(crate) fn list(
                 cells.push(buttons(
                     shown.writes,
                     status,
-                    Some(e.id),
+                    &DeadLetterSelection::One(e.id),
                     &format!("entry {}", e.id),
                 ));
             }
@@ -80,14 +117,12 @@ pub(crate) fn list(
     }
     let full = u32::try_from(entries.len()).is_ok_and(|n| n == limit);
     if let Some(last) = entries.last().filter(|_| full) {
-        let mut next = format!(
-            "/entries?status={}&after={}",
+        let next = format!(
+            "/entries?status={}&after={}{}",
             query_component(status.as_str()),
-            last.id
+            last.id,
+            filter.query()
         );
-        if let Some(t) = topic {
-            let _ = write!(next, "&topic={}", query_component(t));
-        }
         let _ = write!(
             body,
             "<p><a id=\"next\" href=\"{}\">Next page →</a></p>",
@@ -139,7 +174,12 @@ fn shortened(text: &str, max: usize) -> String {
 pub(crate) fn one(e: &OutboxEntry, shown: &Shown<'_>) -> String {
     let mut body = format!("<h1>Entry <code>{}</code></h1>{}", e.id, shown.notice);
     if offered(e.status) {
-        body.push_str(&buttons(shown.writes, e.status, Some(e.id), "this entry"));
+        body.push_str(&buttons(
+            shown.writes,
+            e.status,
+            &DeadLetterSelection::One(e.id),
+            "this entry",
+        ));
     }
     let time =
         |t: Option<chrono::DateTime<chrono::Utc>>| t.map_or_else(String::new, |t| t.to_rfc3339());

@@ -7,6 +7,7 @@
 
 mod actions;
 mod entries;
+mod keyed;
 mod overview;
 mod page;
 mod samples;
@@ -64,7 +65,7 @@ pub(crate) async fn run(target: &Target, args: UiArgs) -> Result<()> {
         .map_err(|e| OutboxError::invalid("metrics", e.to_string()))?;
     let ui = Arc::new(Ui {
         store: store.clone(),
-        samples: Mutex::default(),
+        samples: Mutex::new(Samples::new(every)),
         token,
         metrics,
         writes: args.allow_writes.then(actions::Writes::new),
@@ -107,6 +108,7 @@ fn router(ui: Arc<Ui>) -> Router {
         .route("/entries", get(list))
         .route("/entries/{id}", get(one))
         .route("/lookup", get(lookup))
+        .route("/keys", get(keys))
         .route("/actions", post(act))
         .route("/metrics", get(metrics))
         .layer(middleware::from_fn_with_state(ui.clone(), guard))
@@ -246,12 +248,13 @@ async fn overview(State(ui): State<Arc<Ui>>) -> Response {
     let read = async {
         let stats = ui.store.live_stats(None).await?;
         let holds = crate::route_holds::read(&*ui.store).await?;
-        Ok::<_, outbox_core::OutboxError>((stats, holds))
+        let topics = ui.store.topic_stats(overview::TOPICS_SHOWN).await?;
+        Ok::<_, outbox_core::OutboxError>((stats, holds, topics))
     };
     match read.await {
-        Ok((stats, holds)) => {
-            let points = ui.samples.lock().expect("the samples").points();
-            Html(overview::render(&stats, &holds, &points)).into_response()
+        Ok((stats, holds, topics)) => {
+            let chart = ui.samples.lock().expect("the samples").chart(stats.at);
+            Html(overview::render(&stats, &holds, &topics, &chart)).into_response()
         }
         Err(e) => failed(&e),
     }
@@ -262,6 +265,8 @@ async fn overview(State(ui): State<Arc<Ui>>) -> Response {
 struct ListQuery {
     status: Option<String>,
     topic: Option<String>,
+    /// Only this partition key.
+    key: Option<String>,
     after: Option<String>,
     limit: Option<u32>,
     /// What a write just did, to say so (see [`actions::notice`]).
@@ -298,9 +303,11 @@ async fn list(State(ui): State<Arc<Ui>>, Query(q): Query<ListQuery>) -> Response
         None => None,
     };
     let topic = q.topic.filter(|t| !t.is_empty());
+    let key = q.key.filter(|k| !k.is_empty());
     let limit = q.limit.unwrap_or(50);
     let mut request = ListRequest::new(status, limit);
     request.topic = topic.clone();
+    request.partition_key = key.clone();
     request.after = after;
     let shown = entries::Shown {
         writes: ui.writes.as_ref(),
@@ -309,7 +316,10 @@ async fn list(State(ui): State<Arc<Ui>>, Query(q): Query<ListQuery>) -> Response
     match ui.store.list(&request).await {
         Ok(entries) => Html(entries::list(
             status,
-            topic.as_deref(),
+            entries::Filter {
+                topic: topic.as_deref(),
+                key: key.as_deref(),
+            },
             &entries,
             limit,
             &shown,
@@ -349,18 +359,51 @@ async fn one(
     }
 }
 
-/// The query of `/lookup`: an entry id typed into the header's search box.
+/// The query of `/lookup`: an entry id or a partition key typed into the header's search
+/// box.
 #[derive(Debug, serde::Deserialize)]
 struct LookupQuery {
-    id: String,
+    #[serde(alias = "id")]
+    q: String,
 }
 
-/// `/lookup?id=ID`: the entry's page, or a plain refusal of what is not an entry id.
+/// `/lookup?q=…`: an entry id opens the entry's page; anything else is a partition key,
+/// whose live entries `/keys` shows. An empty box is refused.
 async fn lookup(Query(q): Query<LookupQuery>) -> Response {
-    match q.id.trim().parse::<EntryId>() {
-        Ok(id) => axum::response::Redirect::to(&format!("/entries/{id}")).into_response(),
-        Err(e) => failed(&OutboxError::invalid("entry id", e.to_string())),
+    let text = q.q.trim();
+    if text.is_empty() {
+        return failed(&OutboxError::invalid(
+            "lookup",
+            "type an entry id or a partition key",
+        ));
     }
+    let to = match text.parse::<EntryId>() {
+        Ok(id) => format!("/entries/{id}"),
+        Err(_) => format!("/keys?key={}", page::query_component(text)),
+    };
+    axum::response::Redirect::to(&to).into_response()
+}
+
+/// The query of `/keys`.
+#[derive(Debug, serde::Deserialize)]
+struct KeyQuery {
+    key: String,
+}
+
+/// `/keys?key=K`: the live entries with partition key `K`, by status (at most a page of
+/// each), and a link to its delivered ones.
+async fn keys(State(ui): State<Arc<Ui>>, Query(q): Query<KeyQuery>) -> Response {
+    let key = q.key.trim().to_owned();
+    let mut found = Vec::new();
+    for status in keyed::LIVE {
+        let mut req = ListRequest::new(status, keyed::PER_STATUS);
+        req.partition_key = Some(key.clone());
+        match ui.store.list(&req).await {
+            Ok(entries) => found.push((status, entries)),
+            Err(e) => return failed(&e),
+        }
+    }
+    Html(keyed::render(&key, &found)).into_response()
 }
 
 async fn act(

@@ -1,14 +1,22 @@
-//! `/`: counts per status, the oldest pending entry's age, leases and retries, the
-//! PostgreSQL cleanup warnings, and the chart of the last hour.
+//! `/`: counts per status, the oldest pending entry's age, leases and retries, what is
+//! live per topic, the PostgreSQL cleanup warnings, and the chart of the last hour.
 
-use outbox_core::{CleanupThresholds, EmissionStatus, OutboxStats};
+use outbox_core::{CleanupThresholds, EmissionStatus, OutboxStats, TopicStats};
 
 use super::page::{escape, frame, query_component, table};
-use super::samples::{chart, Point};
 use crate::route_holds::Holds;
 
-/// The overview page of `stats` and the routes `holds` name, with the chart of `points`.
-pub(crate) fn render(stats: &OutboxStats, holds: &Holds, points: &[Point]) -> String {
+/// The most topics the overview's by-topic table shows: those with the most live entries.
+pub(crate) const TOPICS_SHOWN: u32 = 50;
+
+/// The overview page of `stats`, the routes `holds` name and what is live per topic in
+/// `topics`, with `chart` (markup: the last hour's rates, or why there are none yet).
+pub(crate) fn render(
+    stats: &OutboxStats,
+    holds: &Holds,
+    topics: &[TopicStats],
+    chart: &str,
+) -> String {
     let mut body = String::from("<h1>Overview</h1>");
     for (hold, n, error) in &holds.routes {
         body.push_str(&format!(
@@ -62,7 +70,7 @@ pub(crate) fn render(stats: &OutboxStats, holds: &Holds, points: &[Point]) -> St
         ));
     }
     body.push_str("</div><h2>Last hour</h2>");
-    body.push_str(&chart(points));
+    body.push_str(chart);
     body.push_str("<h2>By status</h2>");
     let rows: Vec<Vec<String>> = EmissionStatus::ALL
         .into_iter()
@@ -87,6 +95,7 @@ pub(crate) fn render(stats: &OutboxStats, holds: &Holds, points: &[Point]) -> St
         })
         .collect();
     body.push_str(&table(&["status", "entries"], &rows));
+    body.push_str(&by_topic(topics, stats.at));
     if let Some(c) = &stats.cleanup {
         body.push_str("<h2>Row versions (PostgreSQL)</h2>");
         let held = c.oldest_snapshot.as_ref().map_or_else(
@@ -118,6 +127,76 @@ pub(crate) fn render(stats: &OutboxStats, holds: &Holds, points: &[Point]) -> St
     frame("Overview", "Overview", &body)
 }
 
+/// The by-topic table: per topic, its pending entries and the oldest one's age, those
+/// waiting to retry, failed and dead-lettered, each count a link to its list.
+fn by_topic(topics: &[TopicStats], at: chrono::DateTime<chrono::Utc>) -> String {
+    let mut html = String::from("<h2>By topic</h2>");
+    if topics.is_empty() {
+        html.push_str("<p class=\"muted\" id=\"no-topics\">Nothing live in any topic.</p>");
+        return html;
+    }
+    let link = |topic: &str, status: EmissionStatus, n: u64| {
+        if n == 0 {
+            "<span class=\"n\">0</span>".to_owned()
+        } else {
+            format!(
+                "<a class=\"n\" href=\"/entries?status={}&amp;topic={}\">{n}</a>",
+                query_component(status.as_str()),
+                escape(&query_component(topic))
+            )
+        }
+    };
+    let rows: Vec<Vec<String>> = topics
+        .iter()
+        .map(|t| {
+            let oldest = t
+                .oldest_pending_created_at
+                .map_or_else(|| "—".to_owned(), |c| age((at - c).num_milliseconds()));
+            let retrying =
+                t.count(EmissionStatus::Deferred) + t.count(EmissionStatus::RetryableFailure);
+            vec![
+                escape(&t.topic),
+                link(
+                    &t.topic,
+                    EmissionStatus::Pending,
+                    t.count(EmissionStatus::Pending),
+                ),
+                oldest,
+                format!("<span class=\"n\">{retrying}</span>"),
+                link(
+                    &t.topic,
+                    EmissionStatus::Failed,
+                    t.count(EmissionStatus::Failed),
+                ),
+                link(
+                    &t.topic,
+                    EmissionStatus::DeadLettered,
+                    t.count(EmissionStatus::DeadLettered),
+                ),
+            ]
+        })
+        .collect();
+    html.push_str("<div id=\"by-topic\">");
+    html.push_str(&table(
+        &[
+            "topic",
+            "pending",
+            "oldest pending",
+            "retrying",
+            "failed",
+            "dead letters",
+        ],
+        &rows,
+    ));
+    html.push_str("</div>");
+    if topics.len() == TOPICS_SHOWN as usize {
+        html.push_str(&format!(
+            "<p class=\"muted\">The {TOPICS_SHOWN} topics with the most live entries.</p>"
+        ));
+    }
+    html
+}
+
 /// A duration in milliseconds as a person reads it: `850 ms`, `12.4 s`, `3 min 20 s`,
 /// `5 h 02 min`.
 pub(crate) fn age(ms: i64) -> String {
@@ -139,9 +218,9 @@ mod tests {
         let mut stats = OutboxStats::empty(chrono::Utc::now());
         stats.counts.insert(EmissionStatus::Delivered, 7);
         let holds = crate::route_holds::Holds::default();
-        assert!(!render(&stats, &holds, &[]).contains("(estimate)"));
+        assert!(!render(&stats, &holds, &[], "").contains("(estimate)"));
         stats.delivered_estimated = true;
-        assert!(render(&stats, &holds, &[]).contains("(estimate)"));
+        assert!(render(&stats, &holds, &[], "").contains("(estimate)"));
     }
 
     #[test]
@@ -151,5 +230,37 @@ mod tests {
         assert_eq!(age(200_000), "3 min 20 s");
         assert_eq!(age(18_120_000), "5 h 02 min");
         assert_eq!(age(-5), "0 ms");
+    }
+
+    #[test]
+    fn the_by_topic_table_links_each_count_to_its_list_and_escapes_the_topic() {
+        let at = chrono::Utc::now();
+        let mut t = TopicStats::new("a&<b>".into());
+        for (status, n) in [
+            (EmissionStatus::Pending, 2),
+            (EmissionStatus::Deferred, 1),
+            (EmissionStatus::RetryableFailure, 3),
+            (EmissionStatus::DeadLettered, 4),
+        ] {
+            t.counts.insert(status, n);
+        }
+        t.oldest_pending_created_at = Some(at - chrono::TimeDelta::seconds(90));
+        let html = by_topic(&[t], at);
+        assert!(html.contains("<td>a&amp;&lt;b&gt;</td>"), "{html}");
+        assert!(
+            html.contains("href=\"/entries?status=pending&amp;topic=a%26%3Cb%3E\">2</a>"),
+            "{html}"
+        );
+        assert!(html.contains("status=dead_lettered&amp;topic=a%26%3Cb%3E\">4</a>"));
+        assert!(
+            html.contains("<span class=\"n\">0</span>"),
+            "no link to nothing"
+        );
+        assert!(
+            html.contains("<span class=\"n\">4</span>"),
+            "deferred and retryable: {html}"
+        );
+        assert!(html.contains("1 min 30 s"), "{html}");
+        assert!(by_topic(&[], at).contains("Nothing live in any topic."));
     }
 }

@@ -53,8 +53,8 @@ pub(crate) fn frame(title: &str, current: &str, body: &str) -> String {
          <title>{} · outbox</title><style>{STYLE}</style></head>\
          <body><header><strong>outbox</strong><nav>{nav}</nav>\
          <form method=\"get\" action=\"/lookup\" role=\"search\">\
-         <input name=\"id\" id=\"lookup\" placeholder=\"entry id\" aria-label=\"entry id\" \
-         size=\"38\" required></form></header>\
+         <input name=\"q\" id=\"lookup\" placeholder=\"entry id or key\" \
+         aria-label=\"entry id or partition key\" size=\"38\" required></form></header>\
          <main>{body}</main></body></html>\n",
         escape(title)
     )

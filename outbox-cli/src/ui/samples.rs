@@ -21,10 +21,11 @@ struct Sample {
     pending: u64,
 }
 
-/// The samples of the last hour, oldest first.
-#[derive(Debug, Default)]
+/// The samples of the last hour, oldest first, taken every `every`.
+#[derive(Debug)]
 pub(crate) struct Samples {
     kept: VecDeque<Sample>,
+    every: std::time::Duration,
 }
 
 /// One point of the chart: the rates between two samples.
@@ -46,6 +47,46 @@ pub(crate) struct Point {
 }
 
 impl Samples {
+    /// No samples yet; the server samples every `every`.
+    pub(crate) fn new(every: std::time::Duration) -> Self {
+        Self {
+            kept: VecDeque::new(),
+            every,
+        }
+    }
+
+    /// The overview's chart: the rates of the last hour, or, until two rates can be
+    /// drawn, why it is empty and when it fills in (`now` is the page's time). Rates are
+    /// differences between samples this server took; the database keeps no history of
+    /// its counts to start from.
+    pub(crate) fn chart(&self, now: DateTime<Utc>) -> String {
+        let points = self.points();
+        if points.len() >= 2 {
+            return chart(&points);
+        }
+        let every = chrono::TimeDelta::from_std(self.every).unwrap_or(chrono::TimeDelta::MAX);
+        let seconds = self.every.as_secs_f64();
+        let when = |t: DateTime<Utc>| t.format("%H:%M:%S UTC").to_string();
+        let why = match self.kept.front() {
+            None => format!(
+                "The server takes its first sample of the counts now, then one every \
+                 {seconds} s."
+            ),
+            Some(first) => format!(
+                "Sampling since {} every {seconds} s; the first lines appear at the third \
+                 sample, about {}.",
+                when(first.at),
+                when((first.at + every * 2).max(now))
+            ),
+        };
+        format!(
+            "<p class=\"muted\" id=\"chart\">{why} The chart draws delivered and enqueued \
+             per second between the samples this server took (the last hour, kept in its \
+             memory: a restart starts it afresh); the database keeps no history of its \
+             counts to start from.</p>"
+        )
+    }
+
     /// Keeps `stats`, forgetting what fell out of the window.
     pub(crate) fn add(&mut self, stats: &OutboxStats) {
         let total = stats.counts.values().sum();
@@ -83,14 +124,9 @@ impl Samples {
     }
 }
 
-/// The chart of `points`: delivered/s, claimed/s and enqueued/s as lines over the window,
-/// as SVG markup with its own legend; a note instead when there are fewer than two points.
-pub(crate) fn chart(points: &[Point]) -> String {
-    if points.len() < 2 {
-        return "<p class=\"muted\" id=\"chart\">The chart fills in as the server samples \
-                the outbox (every few seconds, the last hour kept).</p>"
-            .into();
-    }
+/// The chart of `points` (two or more; see [`Samples::chart`]): delivered/s, claimed/s
+/// and enqueued/s as lines over the window, as SVG markup with its own legend.
+fn chart(points: &[Point]) -> String {
     let (w, h, left, bottom) = (720.0, 200.0, 48.0, 20.0);
     let first = points[0].at;
     let span = (points[points.len() - 1].at - first)
@@ -177,7 +213,7 @@ mod tests {
 
     #[test]
     fn rates_come_from_consecutive_samples_and_the_window_forgets() {
-        let mut samples = Samples::default();
+        let mut samples = Samples::new(std::time::Duration::from_secs(10));
         samples.add(&stats(0, 0, 100));
         samples.add(&stats(10, 50, 60));
         samples.add(&stats(20, 50, 70));
@@ -195,7 +231,7 @@ mod tests {
         for line in ["delivered", "claimed", "enqueued"] {
             assert!(svg.contains(&format!("class=\"{line}\"")), "{line}: {svg}");
         }
-        let mut live = Samples::default();
+        let mut live = Samples::new(std::time::Duration::from_secs(10));
         for (at, delivered) in [(0, 0), (10, 50), (20, 60)] {
             let mut s = stats(at, delivered, 0);
             s.claims_made = None;
@@ -213,5 +249,25 @@ mod tests {
             1,
             "samples past the hour are dropped"
         );
+    }
+
+    #[test]
+    fn an_empty_chart_says_why_and_when_it_fills_in() {
+        let mut samples = Samples::new(std::time::Duration::from_secs(5));
+        let at = |s| DateTime::from_timestamp(s, 0).expect("a time");
+        let note = samples.chart(at(0));
+        assert!(note.contains("first sample of the counts now"), "{note}");
+        assert!(note.contains("every 5 s"), "{note}");
+        samples.add(&stats(0, 0, 1));
+        samples.add(&stats(5, 1, 1));
+        let note = samples.chart(at(6));
+        assert!(
+            note.contains("Sampling since 00:00:00 UTC every 5 s")
+                && note.contains("about 00:00:10 UTC"),
+            "{note}"
+        );
+        assert!(note.contains("no history of its counts"), "{note}");
+        samples.add(&stats(10, 2, 1));
+        assert!(samples.chart(at(11)).starts_with("<svg"));
     }
 }

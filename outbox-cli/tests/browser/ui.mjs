@@ -30,7 +30,17 @@ try {
   check(box && box.width > 300 && box.height > 60, `the chart is drawn at a readable size (${JSON.stringify(box)})`);
   const points = (await delivered.getAttribute('points')).trim().split(/\s+/);
   check(points.length >= 2, `the chart has points (${points.length})`);
+  // By topic: what is live in each, every count a link to its list.
+  const topicRow = (name) => page.locator('#by-topic tbody tr', { has: page.locator(`td:text-is("${name}")`) });
+  check(await page.locator('#by-topic tbody tr').count() === 2, 'two topics hold live entries');
+  const orders = (await topicRow('orders').locator('td').allTextContents()).map((t) => t.trim());
+  check(orders[1] === '120' && orders[2] !== '—', `orders: 120 pending and the oldest one's age: ${orders}`);
+  check((await page.locator('#by-topic tbody tr').first().locator('td').first().textContent()) === 'orders',
+    'the busiest topic comes first');
   await page.screenshot({ path: `${shots}/overview.png`, fullPage: true });
+  await topicRow('markup').locator('a').first().click();
+  await page.waitForURL((u) => u.pathname === '/entries' && u.searchParams.get('topic') === 'markup');
+  check(await page.locator('tbody tr').count() === 1, "the topic's pending count opens its one entry");
 
   // Entries, a page at a time, by the same cursor as `outbox list`.
   await page.click('nav >> text=Entries');

@@ -1,8 +1,11 @@
 // Drives Debian's chromium through the writes of `outbox ui`, started and seeded with
-// three dead letters by outbox-cli/tests/ui.rs. Usage:
-//   node writes.mjs BASE_URL SCREENSHOT_DIR read-only   no forms, and every post refused
-//   node writes.mjs BASE_URL SCREENSHOT_DIR allowed     requeue one from its row, then
-//                                                       purge the other two at once
+// three dead letters of topic hooks (key k1) and two of topic other (key k2) by
+// outbox-cli/tests/ui.rs. Usage:
+//   node writes.mjs BASE_URL SCREENSHOT_DIR read-only   no forms, every post refused, the
+//                                                       lookups by id and by key
+//   node writes.mjs BASE_URL SCREENSHOT_DIR allowed     requeue one of hooks from its row,
+//                                                       then purge hooks' other two at once,
+//                                                       the list filtered by topic
 // Exits non-zero with the reason when a page is not as it should be.
 import { check, launch } from './common.mjs';
 
@@ -23,9 +26,9 @@ try {
   const dialogs = [];
   page.on('dialog', async (d) => { dialogs.push(d.message()); await d.accept(); });
 
-  await page.goto(`${base}/entries?status=dead_lettered`);
+  await page.goto(`${base}/entries?status=dead_lettered&topic=hooks`);
   const rows = page.locator('tbody tr');
-  check(await rows.count() === 3, `three dead letters are listed, not ${await rows.count()}`);
+  check(await rows.count() === 3, `three dead letters of hooks are listed, not ${await rows.count()}`);
   const id = (await rows.first().locator('code').textContent()).trim();
   const forged = await post(page, { action: 'requeue', status: 'dead_lettered', id });
   check(forged[0] === 403, `a post without the form's token is refused, not answered ${forged[0]}`);
@@ -54,9 +57,19 @@ try {
     await page.press('#lookup', 'Enter');
     await page.waitForURL((u) => u.pathname === `/entries/${id}`);
     check((await page.locator('h1').textContent()).includes(id), 'the lookup opens the entry');
-    await page.fill('#lookup', 'not-an-id');
-    const [refused] = await Promise.all([page.waitForNavigation(), page.press('#lookup', 'Enter')]);
-    check(refused.status() === 400, `a malformed id is refused plainly, not answered ${refused.status()}`);
+    // What is not an entry id is a partition key: its live entries, by status.
+    await page.fill('#lookup', 'k2');
+    await page.press('#lookup', 'Enter');
+    await page.waitForURL((u) => u.pathname === '/keys' && u.searchParams.get('key') === 'k2');
+    check(await page.locator('#key-dead_lettered + table tbody tr').count() === 2,
+      'the key page lists the two dead letters of key k2');
+    check(await page.locator('main code', { hasText: id }).count() === 0, "key k1's entry is not among them");
+    await page.fill('#lookup', 'no-such-key');
+    await page.press('#lookup', 'Enter');
+    await page.waitForURL((u) => u.searchParams.get('key') === 'no-such-key');
+    check(await page.locator('#no-live').count() === 1, 'an unknown key says nothing is live under it');
+    const blank = await page.goto(`${base}/lookup?q=%20`);
+    check(blank.status() === 400, `an empty lookup is refused plainly, not answered ${blank.status()}`);
     const tokened = await post(page, { token: 'x'.repeat(64), action: 'requeue', status: 'dead_lettered', id });
     check(tokened[0] === 403 && tokened[1].includes('--allow-writes'),
       `a write is refused by read-only pages, saying how to allow it: ${tokened}`);
@@ -72,16 +85,24 @@ try {
     check(await page.locator('form[action="/actions"]').count() === 0, 'a pending entry offers no write');
     await page.screenshot({ path: `${shots}/requeued.png`, fullPage: true });
 
-    // In bulk: the other two, after the page asked.
-    await page.goto(`${base}/entries?status=dead_lettered`);
-    check(await rows.count() === 2, `two dead letters are left, not ${await rows.count()}`);
+    // In bulk: the other two of hooks, after the page asked; the list is filtered by
+    // topic, and so is the purge.
+    await page.goto(`${base}/entries?status=dead_lettered&topic=hooks`);
+    check(await rows.count() === 2, `two dead letters of hooks are left, not ${await rows.count()}`);
     await page.locator('main > .actions button.purge').click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'purged');
-    check(dialogs.length === 1 && dialogs[0].includes('every dead_lettered entry'),
-      `the page asked before deleting: ${dialogs}`);
+    check(dialogs.length === 1 && dialogs[0].includes('every dead_lettered entry of topic hooks'),
+      `the page asked before deleting, naming the topic: ${dialogs}`);
+    check(new URL(page.url()).searchParams.get('topic') === 'hooks', 'back to the filtered list');
     const purged = await page.locator('#done').textContent();
     check(purged.includes('Purged 2 dead_lettered entries'), `the list says what went: ${purged}`);
-    check(await page.locator('#empty').count() === 1, 'no dead letter is left');
+    check(await page.locator('#empty').count() === 1, 'no dead letter of hooks is left');
+    await page.goto(`${base}/entries?status=dead_lettered`);
+    check(await rows.count() === 2, `the other topic's two dead letters stay, not ${await rows.count()}`);
+    // Filtered by key, the bulk buttons would act on more than the list shows: none.
+    await page.goto(`${base}/entries?status=dead_lettered&key=k2`);
+    check(await rows.count() === 2 && await page.locator('main > .actions').count() === 0
+      && await page.locator('#no-bulk').count() === 1, 'a list filtered by key offers no bulk write');
     await page.screenshot({ path: `${shots}/purged.png`, fullPage: true });
   }
   check(errors.length === 0, `no script error (${errors})`);

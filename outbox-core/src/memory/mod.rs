@@ -166,12 +166,14 @@ impl OutboxAdmin for MemoryClaimStore {
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
         crate::store_kit::check_requeue(from)?;
+        which.check()?;
         let now = self.now(now);
         Ok(self.lock().requeue(from, which, now))
     }
 
     async fn purge(&self, from: crate::EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
         crate::store_kit::check_purge(from)?;
+        which.check()?;
         Ok(self.lock().purge(from, which))
     }
 }

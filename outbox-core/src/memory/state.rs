@@ -297,15 +297,13 @@ impl State {
     fn selected_ids(
         &self,
         status: EmissionStatus,
-        which: crate::DeadLetterSelection,
+        which: &crate::DeadLetterSelection,
     ) -> Vec<EntryId> {
         self.rows
             .values()
             .filter(|e| e.status == status)
-            .filter(|e| match which {
-                crate::DeadLetterSelection::One(id) => e.id == id,
-                crate::DeadLetterSelection::All => true,
-            })
+            .filter(|e| which.id().is_none_or(|id| e.id == id))
+            .filter(|e| which.topic().is_none_or(|topic| e.topic == topic))
             .map(|e| e.id)
             .collect()
     }
@@ -323,11 +321,19 @@ impl State {
     }
 
     pub(super) fn list(&self, req: &crate::ListRequest) -> Vec<OutboxEntry> {
-        let after = match req.after {
-            Some(id) => match self.rows.get(&id) {
-                Some(e) => Some((e.created_at, e.id)),
-                None => return Vec::new(),
-            },
+        // The listing's order: creation order for a live status, newest delivery first
+        // for delivered.
+        let delivered = req.status == EmissionStatus::Delivered;
+        let order = |a: &OutboxEntry, b: &OutboxEntry| {
+            if delivered {
+                (b.delivered_at, b.id).cmp(&(a.delivered_at, a.id))
+            } else {
+                (a.created_at, a.id).cmp(&(b.created_at, b.id))
+            }
+        };
+        let after = match req.after.map(|id| self.rows.get(&id)) {
+            Some(Some(e)) if !delivered || e.delivered_at.is_some() => Some(e),
+            Some(_) => return Vec::new(),
             None => None,
         };
         let mut rows: Vec<OutboxEntry> = self
@@ -335,10 +341,15 @@ impl State {
             .values()
             .filter(|e| e.status == req.status)
             .filter(|e| req.topic.as_deref().is_none_or(|t| e.topic == t))
-            .filter(|e| after.is_none_or(|a| (e.created_at, e.id) > a))
+            .filter(|e| {
+                req.partition_key
+                    .as_deref()
+                    .is_none_or(|k| e.partition_key.as_deref() == Some(k))
+            })
+            .filter(|e| after.is_none_or(|a| order(e, a).is_gt()))
             .cloned()
             .collect();
-        rows.sort_by_key(|e| (e.created_at, e.id));
+        rows.sort_by(order);
         rows.truncate(req.limit as usize);
         rows
     }
@@ -357,7 +368,7 @@ impl State {
         which: crate::DeadLetterSelection,
         now: DateTime<Utc>,
     ) -> u64 {
-        let ids = self.selected_ids(from, which);
+        let ids = self.selected_ids(from, &which);
         for id in &ids {
             let entry = crate::store_kit::requeued(&self.rows[id], now);
             self.put(entry);
@@ -366,7 +377,7 @@ impl State {
     }
 
     pub(super) fn purge(&mut self, from: EmissionStatus, which: crate::DeadLetterSelection) -> u64 {
-        let ids = self.selected_ids(from, which);
+        let ids = self.selected_ids(from, &which);
         for id in &ids {
             self.rows.remove(id);
         }

@@ -12,11 +12,12 @@ use crate::{
 use super::backend::{PortableBackend, SqlParam};
 use super::PortableStore;
 
-fn selection(which: DeadLetterSelection) -> SqlParam {
-    match which {
-        DeadLetterSelection::One(id) => id.into(),
-        DeadLetterSelection::All => SqlParam::Uuid(None),
-    }
+/// The selection's parameters as the requeue and purge statements take them: the id
+/// twice, the topic twice.
+fn selection(which: &DeadLetterSelection) -> [SqlParam; 4] {
+    let id = SqlParam::Uuid(which.id().map(|id| id.as_uuid()));
+    let topic = SqlParam::Text(which.topic().map(str::to_owned));
+    [id.clone(), id, topic.clone(), topic]
 }
 
 fn count(v: i64) -> Result<u64> {
@@ -89,11 +90,17 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
             SqlParam::Status(req.status),
             SqlParam::Text(req.topic.clone()),
             SqlParam::Text(req.topic.clone()),
+            SqlParam::Text(req.partition_key.clone()),
+            SqlParam::Text(req.partition_key.clone()),
             cursor.clone(),
             cursor,
             req.limit.into(),
         ];
-        let rows = B::fetch_entries(&mut conn, &self.sql.list_entries, params).await;
+        let sql = match req.status {
+            EmissionStatus::Delivered => &self.sql.list_delivered,
+            _ => &self.sql.list_entries,
+        };
+        let rows = B::fetch_entries(&mut conn, sql, params).await;
         Ok(conn.finish(rows)?.into_iter().map(|(_, e)| e).collect())
     }
 
@@ -111,31 +118,28 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
         crate::store_kit::check_requeue(from)?;
+        which.check()?;
         let mut conn = self.connection().await?;
-        let params = vec![
+        let mut params = vec![
             SqlParam::Time(now.map(normalize)),
             Uuid::new_v4().into(),
             SqlParam::Status(from),
-            selection(which),
-            selection(which),
         ];
+        params.extend(selection(&which));
         let requeued = B::execute(&mut conn, &self.sql.requeue, params).await;
         conn.finish(requeued)
     }
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
         crate::store_kit::check_purge(from)?;
+        which.check()?;
         let mut lease = self.connection().await?;
         let purged = {
             let conn = tokio::sync::Mutex::new(&mut lease);
             crate::store_kit::delete_in_batches(|| async {
-                let params = vec![
-                    SqlParam::Status(from),
-                    SqlParam::Status(from),
-                    selection(which),
-                    selection(which),
-                    crate::store_kit::DELETE_BATCH.into(),
-                ];
+                let mut params = vec![SqlParam::Status(from), SqlParam::Status(from)];
+                params.extend(selection(&which));
+                params.push(crate::store_kit::DELETE_BATCH.into());
                 B::execute(&mut **conn.lock().await, &self.sql.purge, params).await
             })
             .await

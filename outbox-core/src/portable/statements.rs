@@ -35,6 +35,7 @@ pub(crate) struct Statements {
     pub(crate) dead_letters: String,
     pub(crate) requeue: String,
     pub(crate) list_entries: String,
+    pub(crate) list_delivered: String,
     pub(crate) count_delivered_before: String,
     pub(crate) purge: String,
 }
@@ -80,6 +81,7 @@ impl Statements {
             dead_letters: r(include_str!("../../sql/portable/dead_letters.sql")),
             requeue: r(include_str!("../../sql/portable/requeue.sql")),
             list_entries: r(include_str!("../../sql/portable/list_entries.sql")),
+            list_delivered: r(include_str!("../../sql/portable/list_delivered.sql")),
             count_delivered_before: r(include_str!(
                 "../../sql/portable/count_delivered_before.sql"
             )),

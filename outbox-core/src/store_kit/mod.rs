@@ -22,10 +22,14 @@ pub use crate::guarded::{
     renewal_results, save_result, Guarded, GuardedRows, DELETE_BATCH,
 };
 pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
+pub use crate::listing::{ListStatements, STATUS_GROUP_PLACEHOLDER, STATUS_PLACEHOLDER};
 pub use crate::migration::{
     checksum, latest_version, Definition, RecordedDefinition, RecordedSchema, IRREVERSIBLE,
 };
 pub use crate::migrator::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
 pub use crate::observe::record_transition;
+pub use crate::topics::{
+    by_listing as topic_stats_by_listing, check_topic_limit, topic_stats_of, TopicGroup,
+};
 
 pub mod portable;

@@ -115,8 +115,9 @@ async fn the_claim_walks_the_pending_index_and_stops_after_the_batch() {
     assert_bounded_walk(pool, 500_000).await;
 }
 
-/// The live stats (`outbox stats`, the metrics sampler, the dashboard) read the live
-/// ranges of the claim index and never the delivered history between them.
+/// The live stats (`outbox stats`, the metrics sampler, the dashboard) and the by-topic
+/// picture read the live ranges of the claim index and never the delivered history
+/// between them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_stats_read_what_is_live_and_not_the_history() {
     let Some((store, _db)) = fresh_store(MySqlStoreConfig::new()).await else {
@@ -156,4 +157,147 @@ async fn the_live_stats_read_what_is_live_and_not_the_history() {
     assert_eq!(stats.count(outbox_core::EmissionStatus::Pending), 1_000);
     assert_eq!(stats.count(outbox_core::EmissionStatus::DeadLettered), 500);
     assert!(stats.delivered_estimated);
+    // The by-topic picture reads the same live ranges.
+    let sql = TableName::default().render_in(
+        include_str!("../../sql/admin/topic_stats.sql"),
+        Quotes::BACKTICKS,
+    );
+    let mut conn = pool.acquire().await.unwrap();
+    let before = handler_reads(&mut conn).await;
+    let groups = sqlx::query(&sql).fetch_all(&mut *conn).await.unwrap();
+    let after = handler_reads(&mut conn).await;
+    let read = after.0 - before.0;
+    println!("mariadb topic stats behind 200,000 delivered: read {read} rows of 1,500 live");
+    assert_eq!(groups.len(), 2, "one topic, two statuses");
+    // Each live row read once through the index and once more from the grouping's
+    // temporary table: twice the live rows, whatever the history.
+    assert!(read <= 3_100, "the topic stats read {read} rows");
+    let topics = outbox_core::OutboxAdmin::topic_stats(&store, 10)
+        .await
+        .unwrap();
+    assert_eq!(topics[0].count(outbox_core::EmissionStatus::Pending), 1_000);
+    assert_eq!(
+        topics[0].count(outbox_core::EmissionStatus::DeadLettered),
+        500
+    );
+}
+
+/// The server's session counters of rows read through handlers and rows sorted.
+async fn handler_reads(conn: &mut sqlx::MySqlConnection) -> (i64, i64) {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler_read%' OR Variable_name = 'Sort_rows'",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
+    let n = |pick: &dyn Fn(&str) -> bool| -> i64 {
+        rows.iter()
+            .filter(|(name, _)| pick(name))
+            .map(|(_, v)| v.parse::<i64>().unwrap())
+            .sum()
+    };
+    (
+        n(&|name| name.starts_with("Handler_read")),
+        n(&|name| name == "Sort_rows"),
+    )
+}
+
+/// One page of `status` after `after`: the ids listed, the rows read through handlers
+/// and the rows sorted (the server's session counters around the statement), and the
+/// index the plan reads the outbox through.
+async fn listed_page(
+    pool: &MySqlPool,
+    status: outbox_core::EmissionStatus,
+    after: Option<uuid::Uuid>,
+) -> (Vec<uuid::Uuid>, i64, i64, String) {
+    let listings = outbox_core::store_kit::ListStatements::render(
+        include_str!("../../sql/admin/list_entries.sql"),
+        include_str!("../../sql/admin/list_delivered.sql"),
+        |t| TableName::default().render_in(t, Quotes::BACKTICKS),
+    );
+    let sql = listings.get(status).to_owned();
+    fn bound(
+        sql: &str,
+        after: Option<uuid::Uuid>,
+    ) -> sqlx::query::Query<'_, sqlx::MySql, sqlx::mysql::MySqlArguments> {
+        sqlx::query(sql)
+            .bind(after)
+            .bind(after)
+            .bind(Option::<String>::None)
+            .bind(Option::<String>::None)
+            .bind(Option::<String>::None)
+            .bind(Option::<String>::None)
+            .bind(LIST_PAGE)
+    }
+    let run = |sql| bound(sql, after);
+    let mut conn = pool.acquire().await.unwrap();
+    let explain = format!("EXPLAIN {sql}");
+    let key = run(&explain)
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| sqlx::Row::get::<Option<String>, _>(*r, "table").as_deref() == Some("t"))
+        .map(|r| sqlx::Row::get::<Option<String>, _>(r, "key").unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(",");
+    let before = handler_reads(&mut conn).await;
+    let rows = run(&sql).fetch_all(&mut *conn).await.unwrap();
+    let after_run = handler_reads(&mut conn).await;
+    let ids = rows
+        .iter()
+        .map(|r| {
+            let bytes: Vec<u8> = sqlx::Row::get(r, "id");
+            uuid::Uuid::from_slice(&bytes).unwrap()
+        })
+        .collect();
+    (ids, after_run.0 - before.0, after_run.1 - before.1, key)
+}
+
+const LIST_PAGE: i64 = 40;
+
+/// An operator's listing reads its page through the index that holds its status, from
+/// the cursor on, behind 200,000 delivered rows: the first page and the one after it, of
+/// every status, delivered included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_listing_reads_its_page_and_not_the_history() {
+    let Some((store, _db)) = fresh_store(MySqlStoreConfig::new()).await else {
+        return;
+    };
+    let pool = store.pool();
+    fill(pool, 200_000, 1, 0).await;
+    for (first, status) in [
+        (200_000, 0),
+        (201_000, 2),
+        (202_000, 3),
+        (203_000, 4),
+        (204_000, 5),
+    ] {
+        fill(pool, 200, status, first).await;
+    }
+    sqlx::query("ANALYZE TABLE outbox")
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    for status in outbox_core::EmissionStatus::ALL {
+        let index = match status {
+            outbox_core::EmissionStatus::Delivered => "outbox_delivered",
+            _ => "outbox_pending",
+        };
+        let (first, read, sorted, key) = listed_page(pool, status, None).await;
+        assert_eq!(first.len() as i64, LIST_PAGE, "{status}");
+        let (second, read_next, sorted_next, key_next) =
+            listed_page(pool, status, first.last().copied()).await;
+        assert_eq!(second.len() as i64, LIST_PAGE, "{status}");
+        assert!(first.iter().all(|id| !second.contains(id)), "{status}");
+        println!("mariadb {status} listing through {key}: read {read} rows, then {read_next}");
+        for (read, sorted, key) in [(read, sorted, key), (read_next, sorted_next, key_next)] {
+            assert_eq!(key, index, "{status} reads another index");
+            assert_eq!(sorted, 0, "{status}: the listing sorts {sorted} rows");
+            assert!(
+                read <= 2 * LIST_PAGE + 10,
+                "{status}: the listing read {read} rows for a page of {LIST_PAGE}"
+            );
+        }
+    }
 }

@@ -1,12 +1,14 @@
 -- Rows numbered from a first number onwards, every one of one status, created a
--- microsecond after the one before; a cross join of digits counts them. Parameters:
+-- microsecond after the one before (delivered ones delivered a hundred at each
+-- microsecond, as a batch's completions share their time); a cross join of digits counts
+-- them. Parameters:
 -- the first number (three times), the status, how many.
 INSERT INTO outbox (id, topic, payload, headers, status, created_at, updated_at,
                     delivered_at, stamp, slice_hash)
 SELECT UNHEX(MD5(CONCAT('id', n.i + ?))), 't', 'x', '{}', s.status,
        TIMESTAMP('2026-01-01') + INTERVAL (n.i + ?) MICROSECOND,
        TIMESTAMP('2026-01-01'),
-       CASE WHEN s.status = 1 THEN TIMESTAMP('2026-01-01') END,
+       CASE WHEN s.status = 1 THEN TIMESTAMP('2026-01-01') + INTERVAL (n.i DIV 100) MICROSECOND END,
        UNHEX(MD5(CONCAT('stamp', n.i + ?))), n.i
 FROM (SELECT ? AS status) AS s
 JOIN (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * d.d + 10000 * e.d + 100000 * f.d AS i

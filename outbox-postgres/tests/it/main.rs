@@ -15,6 +15,7 @@ mod head_walks;
 mod in_transaction;
 mod key_heads;
 mod listener;
+mod listing_plans;
 mod migrations;
 mod ordered_plans;
 mod plan_bounds;

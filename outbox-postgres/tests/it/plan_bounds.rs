@@ -43,7 +43,8 @@ pub(crate) async fn table() -> Option<(PgTestDb, Client)> {
 }
 
 /// Loads `n` rows with `status`: pending rows are due, parked ones retry in an hour,
-/// delivered ones were delivered an hour ago.
+/// delivered ones were delivered about an hour ago, a hundred at each instant (as a
+/// drain's completions of one batch share their time).
 pub(crate) async fn load(db: &PgTestDb, client: &Client, n: i64, status: i16) {
     let sql = support::table(db).render(
         "INSERT INTO {table} (id, topic, payload, status, created_at, updated_at, \
@@ -52,7 +53,8 @@ pub(crate) async fn load(db: &PgTestDb, client: &Client, n: i64, status: i16) {
                 now() - interval '1 hour' + i * interval '1 microsecond', \
                 now() - interval '1 hour', \
                 CASE WHEN $2::smallint = 4 THEN now() + interval '1 hour' END, \
-                CASE WHEN $2::smallint = 1 THEN now() - interval '1 hour' END, \
+                CASE WHEN $2::smallint = 1 \
+                     THEN now() - interval '1 hour' + (i / 100) * interval '1 microsecond' END, \
                 gen_random_uuid() \
          FROM generate_series(1, $1::bigint) AS i",
     );

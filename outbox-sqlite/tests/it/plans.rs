@@ -134,6 +134,61 @@ fn assert_live_stats_plan(lines: &[String]) {
     }
 }
 
+/// An operator's listing of one status walks the index that holds that status alone, in
+/// the listing's order (no sort of the status's rows), and reads the table only by rowid.
+fn assert_listing_plan(status: outbox_core::EmissionStatus, lines: &[String]) {
+    let text = lines.join("\n");
+    // The index, and the range the cursor starts (a page after the first starts inside
+    // the index, not at its beginning).
+    let (index, range) = match status {
+        outbox_core::EmissionStatus::Pending => ("outbox_pending_idx", "(created_at>?)"),
+        outbox_core::EmissionStatus::Delivered => ("outbox_delivered_idx", "(delivered_at<?)"),
+        _ => ("outbox_parked_idx", "(status=? AND created_at>?)"),
+    };
+    assert!(
+        lines.iter().any(|l| l.starts_with("SEARCH t USING INDEX ")
+            && l.contains(index)
+            && l.contains(range)),
+        "{status}: the listing does not walk {index} from the cursor:\n{text}"
+    );
+    assert!(
+        !text.contains("TEMP B-TREE") && !lines.iter().any(|l| l.starts_with("SCAN")),
+        "{status}: the listing sorts or scans:\n{text}"
+    );
+}
+
+/// The by-topic picture reads the pending and parked indexes, never the whole table.
+async fn assert_topic_stats_plan(pool: &sqlx::SqlitePool) {
+    let sql = render(include_str!("../../sql/admin/topic_stats.sql"));
+    let lines = plan(pool, &sql, 0).await;
+    let text = lines.join("\n");
+    for index in ["outbox_pending_idx", "outbox_parked_idx"] {
+        assert!(
+            text.contains(index),
+            "the topic stats do not read {index}:\n{text}"
+        );
+    }
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.starts_with("SCAN t") && !l.contains("USING INDEX")),
+        "the topic stats scan the table:\n{text}"
+    );
+}
+
+/// Every listing statement, checked by [`assert_listing_plan`].
+async fn assert_listing_plans(pool: &sqlx::SqlitePool) {
+    let listings = outbox_core::store_kit::ListStatements::render(
+        include_str!("../../sql/admin/list_entries.sql"),
+        include_str!("../../sql/admin/list_delivered.sql"),
+        render,
+    );
+    for status in outbox_core::EmissionStatus::ALL {
+        assert_listing_plan(status, &plan(pool, listings.get(status), 5).await);
+    }
+    assert_topic_stats_plan(pool).await;
+}
+
 #[tokio::test]
 async fn batch_statements_walk_indexes_whatever_the_statistics() {
     let (store, _dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
@@ -152,6 +207,7 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     assert_completion_plan(&plan(pool, &complete, 1).await);
     let live_stats = render(include_str!("../../sql/admin/live_stats.sql"));
     assert_live_stats_plan(&plan(pool, &live_stats, 1).await);
+    assert_listing_plans(pool).await;
 
     // Statistics that make the partial indexes look poor: a large delivered history, many
     // parked retries, few pending rows.
@@ -189,4 +245,5 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
     assert_live_stats_plan(&plan(pool, &live_stats, 1).await);
+    assert_listing_plans(pool).await;
 }

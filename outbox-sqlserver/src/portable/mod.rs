@@ -140,6 +140,14 @@ impl OutboxAdmin for PortableSqlServerStore {
         self.store.stats(now).await
     }
 
+    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+        self.store.live_stats(now).await
+    }
+
+    async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
+        self.store.topic_stats(limit).await
+    }
+
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
         self.store.dead_letters(limit).await
     }
