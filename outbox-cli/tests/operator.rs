@@ -485,6 +485,11 @@ fn one_topic_is_requeued_and_purged_and_one_key_listed() {
         "topic",
     );
     fails_with(
+        outbox(&db).args(["purge", "--status", "dead_lettered", "--topic", " "]),
+        2,
+        "topic",
+    );
+    fails_with(
         outbox(&db).args(["dead-letters", "requeue", "--topic", "b", "--all"]),
         2,
         "cannot be used with",

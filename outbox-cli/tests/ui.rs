@@ -294,6 +294,9 @@ fn health_metrics_and_bad_input_over_plain_http() {
         ("/lookup?q=%20", 400),
         ("/lookup?id=nope", 303),
         ("/keys?key=nope", 200),
+        ("/keys?key=%20", 400),
+        // An id that is no entry's may be a partition key.
+        ("/lookup?q=0193a1b2-0000-7000-8000-000000000000", 303),
         ("/entries?status=failed&key=%20", 400),
         ("/entries/0193a1b2-0000-7000-8000-000000000000", 404),
         ("/", 200),

@@ -111,7 +111,9 @@ impl DeadLetterSelection {
 pub struct ListRequest {
     /// Only entries in this status.
     pub status: EmissionStatus,
-    /// Only this topic, if set.
+    /// Only this topic, if set. Each page still walks the status's index: cheap for the
+    /// live statuses, but a topic that is rare among many delivered entries makes a
+    /// delivered page read far into the history.
     pub topic: Option<String>,
     /// Only entries with this partition key, if set. Each page still walks the status's
     /// index: cheap for the live statuses, but a key that is rare among many delivered

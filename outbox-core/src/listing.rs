@@ -22,6 +22,16 @@ pub const STATUS_PLACEHOLDER: &str = "{status}";
 /// only term by term (SQLite) see that the index holds the status.
 pub const STATUS_GROUP_PLACEHOLDER: &str = "{status_group}";
 
+/// The text a live listing template holds where the lowest code of the statuses indexed
+/// with that status goes: `0` for pending, `2` for the parked statuses (an engine whose
+/// parked index's predicate is `status >= 2` writes `status >= {status_floor}`).
+pub const STATUS_FLOOR_PLACEHOLDER: &str = "{status_floor}";
+
+/// The lowest code of the statuses indexed together with `status`.
+fn status_floor(status: EmissionStatus) -> &'static str {
+    status_group(status).split(',').next().unwrap_or("0")
+}
+
 /// The codes of the statuses indexed together with `status` (see
 /// [`STATUS_GROUP_PLACEHOLDER`]).
 fn status_group(status: EmissionStatus) -> &'static str {
@@ -51,7 +61,8 @@ impl ListStatements {
                 other => render(
                     &live
                         .replace(STATUS_PLACEHOLDER, &other.code().to_string())
-                        .replace(STATUS_GROUP_PLACEHOLDER, status_group(other)),
+                        .replace(STATUS_GROUP_PLACEHOLDER, status_group(other))
+                        .replace(STATUS_FLOOR_PLACEHOLDER, status_floor(other)),
                 ),
             })
             .collect();
@@ -75,19 +86,22 @@ mod tests {
     #[test]
     fn each_live_status_gets_its_code_and_delivered_its_own_template() {
         let s = ListStatements::render(
-            "live {status} in ({status_group}) of {t}",
+            "live {status} in ({status_group}) from {status_floor} of {t}",
             "history of {t}",
             |sql| sql.replace("{t}", "outbox"),
         );
-        assert_eq!(s.get(EmissionStatus::Pending), "live 0 in (0) of outbox");
+        assert_eq!(
+            s.get(EmissionStatus::Pending),
+            "live 0 in (0) from 0 of outbox"
+        );
         assert_eq!(
             s.get(EmissionStatus::DeadLettered),
-            "live 5 in (2, 3, 4, 5) of outbox"
+            "live 5 in (2, 3, 4, 5) from 2 of outbox"
         );
         assert_eq!(s.get(EmissionStatus::Delivered), "history of outbox");
         assert_eq!(
             s.get(EmissionStatus::RetryableFailure),
-            "live 4 in (2, 3, 4, 5) of outbox"
+            "live 4 in (2, 3, 4, 5) from 2 of outbox"
         );
     }
 }

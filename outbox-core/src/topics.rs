@@ -1,4 +1,4 @@
-//! What is live per topic: the overview's by-topic table and `outbox stats --by-topic`.
+//! What is live per topic: the dashboard overview's by-topic table.
 
 use std::collections::BTreeMap;
 
@@ -127,17 +127,32 @@ fn live_statuses() -> impl Iterator<Item = EmissionStatus> {
         .filter(|s| *s != EmissionStatus::Delivered)
 }
 
-/// Entries read per page by [`by_listing`].
-const PAGE: u32 = 500;
+/// Entries read per page by [`by_listing`], largest first: a store whose batch maximum
+/// refuses one is asked for the next.
+const PAGES: [u32; 4] = [500, 100, 10, 1];
 
 /// [`OutboxAdmin::topic_stats`] for a store without a statement of its own: pages
 /// through every live status with [`OutboxAdmin::list`] and counts (the cost of what is
-/// live, in pages of 500).
+/// live, in pages of up to 500). The pages are read one after the other, not in one
+/// snapshot: an entry that moves between statuses meanwhile may be counted twice or not
+/// at all.
 pub async fn by_listing<S: OutboxAdmin + ?Sized>(store: &S, limit: u32) -> Result<Vec<TopicStats>> {
     check_topic_limit(limit)?;
+    let mut page_size = PAGES[0];
+    for size in PAGES {
+        page_size = size;
+        match store
+            .list(&ListRequest::new(EmissionStatus::Pending, size))
+            .await
+        {
+            Err(e) if e.is_invalid_input() && size > 1 => continue,
+            Err(e) => return Err(e),
+            Ok(_) => break,
+        }
+    }
     let mut groups = Vec::new();
     for status in live_statuses() {
-        let mut req = ListRequest::new(status, PAGE);
+        let mut req = ListRequest::new(status, page_size);
         loop {
             let page = store.list(&req).await?;
             for e in &page {
@@ -149,7 +164,7 @@ pub async fn by_listing<S: OutboxAdmin + ?Sized>(store: &S, limit: u32) -> Resul
                 }));
             }
             match page.last() {
-                Some(last) if page.len() == PAGE as usize => req.after = Some(last.id),
+                Some(last) if page.len() == page_size as usize => req.after = Some(last.id),
                 _ => break,
             }
         }
@@ -208,6 +223,25 @@ mod tests {
         assert!(TopicGroup::read("t".into(), 0, -1, None).is_err());
         let g = TopicGroup::read("t".into(), 5, 2, None).unwrap();
         assert_eq!((g.status, g.n), (EmissionStatus::DeadLettered, 2));
+    }
+
+    #[tokio::test]
+    async fn the_default_pages_within_a_small_batch_maximum() {
+        use crate::{NewEntry, OutboxStore, StoreLimits};
+        let limits = StoreLimits::default().with_max_batch_size(7).unwrap();
+        let store = crate::MemoryClaimStore::new().with_limits(limits);
+        let entries = (0..25)
+            .map(|i| NewEntry::new(if i < 20 { "busy" } else { "quiet" }, vec![1]))
+            .collect::<Vec<_>>();
+        for chunk in entries.chunks(5) {
+            store.enqueue_batch(chunk.to_vec()).await.unwrap();
+        }
+        let stats = by_listing(&store, 10).await.unwrap();
+        let pending: Vec<(&str, u64)> = stats
+            .iter()
+            .map(|t| (t.topic.as_str(), t.count(EmissionStatus::Pending)))
+            .collect();
+        assert_eq!(pending, [("busy", 20), ("quiet", 5)]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use sqlx::{SqliteConnection, SqlitePool};
 use crate::connection::WriteTx;
 use crate::error::map_err;
 
-static MIGRATIONS: [Migration; 5] = [
+static MIGRATIONS: [Migration; 6] = [
     Migration::new(
         1,
         "create_outbox",
@@ -37,6 +37,13 @@ static MIGRATIONS: [Migration; 5] = [
         "operator_reads",
         include_str!("../migrations/0005_operator_reads.up.sql"),
         include_str!("../migrations/0005_operator_reads.down.sql"),
+    )
+    .compatible_from(4),
+    Migration::new(
+        6,
+        "parked_range",
+        include_str!("../migrations/0006_parked_range.up.sql"),
+        include_str!("../migrations/0006_parked_range.down.sql"),
     )
     .compatible_from(4),
 ];

@@ -15,18 +15,14 @@ pub(crate) async fn run(
     yes: bool,
 ) -> Result<()> {
     outbox_core::store_kit::check_purge(from)?;
+    which.which().check()?;
     if !yes {
         let store = target.open_for_reading().await?;
         let n = match which.which() {
             DeadLetterSelection::One(id) => {
                 u64::from(store.get(id).await?.is_some_and(|e| e.status == from))
             }
-            DeadLetterSelection::Topic(topic) => store
-                .topic_stats(outbox_core::MAX_TOPICS)
-                .await?
-                .iter()
-                .find(|t| t.topic == topic)
-                .map_or(0, |t| t.count(from)),
+            DeadLetterSelection::Topic(topic) => count_of_topic(&*store, from, topic).await?,
             DeadLetterSelection::All => store.live_stats(None).await?.count(from),
         };
         return Err(OutboxError::invalid(
@@ -51,6 +47,25 @@ pub(crate) async fn run(
     }
     out!("purged {}", entries(from, n));
     Ok(())
+}
+
+/// How many entries of `topic` are in `from`: its list, page by page.
+async fn count_of_topic(
+    store: &dyn outbox_core::AdminClaimStore,
+    from: EmissionStatus,
+    topic: String,
+) -> Result<u64> {
+    let mut req = outbox_core::ListRequest::new(from, 1000);
+    req.topic = Some(topic);
+    let mut n = 0;
+    loop {
+        let page = store.list(&req).await?;
+        n += page.len() as u64;
+        match page.last() {
+            Some(last) if page.len() == 1000 => req.after = Some(last.id),
+            _ => return Ok(n),
+        }
+    }
 }
 
 /// One entry in `status`, in words: "dead letter", "failed entry".

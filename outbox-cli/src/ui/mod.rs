@@ -367,20 +367,26 @@ struct LookupQuery {
     q: String,
 }
 
-/// `/lookup?q=…`: an entry id opens the entry's page; anything else is a partition key,
-/// whose live entries `/keys` shows. An empty box is refused.
-async fn lookup(Query(q): Query<LookupQuery>) -> Response {
-    let text = q.q.trim();
-    if text.is_empty() {
+/// `/lookup?q=…`: the id of an entry opens the entry's page; anything else (a partition
+/// key may look like an id too) is a partition key, whose live entries `/keys` shows,
+/// spelt as typed. An empty box is refused.
+async fn lookup(State(ui): State<Arc<Ui>>, Query(q): Query<LookupQuery>) -> Response {
+    if q.q.trim().is_empty() {
         return failed(&OutboxError::invalid(
             "lookup",
             "type an entry id or a partition key",
         ));
     }
-    let to = match text.parse::<EntryId>() {
-        Ok(id) => format!("/entries/{id}"),
-        Err(_) => format!("/keys?key={}", page::query_component(text)),
-    };
+    if let Ok(id) = q.q.trim().parse::<EntryId>() {
+        match ui.store.get(id).await {
+            Ok(Some(_)) => {
+                return axum::response::Redirect::to(&format!("/entries/{id}")).into_response()
+            }
+            Ok(None) => {}
+            Err(e) => return failed(&e),
+        }
+    }
+    let to = format!("/keys?key={}", page::query_component(&q.q));
     axum::response::Redirect::to(&to).into_response()
 }
 
@@ -390,10 +396,10 @@ struct KeyQuery {
     key: String,
 }
 
-/// `/keys?key=K`: the live entries with partition key `K`, by status (at most a page of
-/// each), and a link to its delivered ones.
+/// `/keys?key=K`: the live entries with partition key `K` (as given, spaces and all), by
+/// status (at most a page of each), and a link to its delivered ones.
 async fn keys(State(ui): State<Arc<Ui>>, Query(q): Query<KeyQuery>) -> Response {
-    let key = q.key.trim().to_owned();
+    let key = q.key;
     let mut found = Vec::new();
     for status in keyed::LIVE {
         let mut req = ListRequest::new(status, keyed::PER_STATUS);

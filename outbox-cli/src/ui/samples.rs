@@ -65,6 +65,13 @@ impl Samples {
             return chart(&points);
         }
         let every = chrono::TimeDelta::from_std(self.every).unwrap_or(chrono::TimeDelta::MAX);
+        // The third sample's time; past what a time can hold, never (no panic under the
+        // samples' lock).
+        let third = |first: DateTime<Utc>| {
+            every
+                .checked_mul(2)
+                .and_then(|twice| first.checked_add_signed(twice))
+        };
         let seconds = self.every.as_secs_f64();
         let when = |t: DateTime<Utc>| t.format("%H:%M:%S UTC").to_string();
         let why = match self.kept.front() {
@@ -76,7 +83,7 @@ impl Samples {
                 "Sampling since {} every {seconds} s; the first lines appear at the third \
                  sample, about {}.",
                 when(first.at),
-                when((first.at + every * 2).max(now))
+                third(first.at).map_or_else(|| "never".to_owned(), |t| when(t.max(now)))
             ),
         };
         format!(

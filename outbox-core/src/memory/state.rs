@@ -332,7 +332,7 @@ impl State {
             }
         };
         let after = match req.after.map(|id| self.rows.get(&id)) {
-            Some(Some(e)) if !delivered || e.delivered_at.is_some() => Some(e),
+            Some(Some(e)) if !delivered || e.status == EmissionStatus::Delivered => Some(e),
             Some(_) => return Vec::new(),
             None => None,
         };

@@ -22,7 +22,9 @@ pub use crate::guarded::{
     renewal_results, save_result, Guarded, GuardedRows, DELETE_BATCH,
 };
 pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
-pub use crate::listing::{ListStatements, STATUS_GROUP_PLACEHOLDER, STATUS_PLACEHOLDER};
+pub use crate::listing::{
+    ListStatements, STATUS_FLOOR_PLACEHOLDER, STATUS_GROUP_PLACEHOLDER, STATUS_PLACEHOLDER,
+};
 pub use crate::migration::{
     checksum, latest_version, Definition, RecordedDefinition, RecordedSchema, IRREVERSIBLE,
 };

@@ -27,7 +27,7 @@ parked AS (
            coalesce(sum(status = 3 AND claim_expires_at > ?1), 0) AS in_flight,
            coalesce(sum(status = 3 AND claim_expires_at <= ?1), 0) AS expired
     FROM {table}
-    WHERE status IN (2, 3, 4, 5) AND status IN (3, 5)
+    WHERE status >= 2 AND status IN (3, 5)
 ),
 live AS (
     SELECT pending.n + retrying.deferred + retrying.retryable_failure + parked.failed

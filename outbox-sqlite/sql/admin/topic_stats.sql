@@ -4,6 +4,6 @@
 SELECT live.topic, live.status, count(*) AS n, min(live.created_at) AS oldest
 FROM (SELECT t.topic, t.status, t.created_at FROM {table} AS t WHERE t.status = 0
       UNION ALL
-      SELECT t.topic, t.status, t.created_at FROM {table} AS t WHERE t.status IN (2, 3, 4, 5)
+      SELECT t.topic, t.status, t.created_at FROM {table} AS t WHERE t.status >= 2
      ) AS live
 GROUP BY live.topic, live.status

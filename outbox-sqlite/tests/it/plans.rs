@@ -26,8 +26,17 @@ async fn plan(pool: &sqlx::SqlitePool, sql: &str, binds: usize) -> Vec<String> {
     for _ in 0..binds {
         query = query.bind(None::<i64>);
     }
+    // EXPLAIN QUERY PLAN plans against the schema the connection last read, without
+    // checking it is current: a pooled connection that read it before the ordered
+    // indexes were made would plan without them. A read of the schema table first
+    // makes the connection load the current schema.
+    let mut conn = pool.acquire().await.expect("a connection");
+    sqlx::query("SELECT count(*) FROM sqlite_schema")
+        .fetch_one(&mut *conn)
+        .await
+        .expect("read the schema");
     query
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await
         .expect("explain")
         .into_iter()
