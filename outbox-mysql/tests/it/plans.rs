@@ -28,6 +28,14 @@ async fn fill(pool: &MySqlPool, n: u32, status: i32, first: u32) {
         .expect("fill");
 }
 
+/// Fresh statistics for the table, as a statistics run after a load leaves them.
+async fn analyze(pool: &MySqlPool) {
+    sqlx::query("ANALYZE TABLE outbox")
+        .fetch_all(pool)
+        .await
+        .unwrap();
+}
+
 /// The claim's locking read of pending rows, as the store renders it.
 fn claim_pending() -> String {
     let table = TableName::default();
@@ -102,16 +110,10 @@ async fn the_claim_walks_the_pending_index_and_stops_after_the_batch() {
     let pool = store.pool();
     fill(pool, 100_000, 1, 0).await;
     fill(pool, 10_000, 0, 100_000).await;
-    sqlx::query("ANALYZE TABLE outbox")
-        .fetch_all(pool)
-        .await
-        .unwrap();
+    analyze(pool).await;
     assert_bounded_walk(pool, 10_000).await;
     fill(pool, 490_000, 0, 110_000).await;
-    sqlx::query("ANALYZE TABLE outbox")
-        .fetch_all(pool)
-        .await
-        .unwrap();
+    analyze(pool).await;
     assert_bounded_walk(pool, 500_000).await;
 }
 
@@ -127,10 +129,7 @@ async fn the_live_stats_read_what_is_live_and_not_the_history() {
     fill(pool, 200_000, 1, 0).await;
     fill(pool, 1_000, 0, 200_000).await;
     fill(pool, 500, 5, 201_000).await;
-    sqlx::query("ANALYZE TABLE outbox")
-        .fetch_all(pool)
-        .await
-        .unwrap();
+    analyze(pool).await;
     let sql = TableName::default().render_in(
         &include_str!("../../sql/admin/live_stats.sql").replace("{schema_literal}", "DATABASE()"),
         Quotes::BACKTICKS,
@@ -275,10 +274,7 @@ async fn every_listing_reads_its_page_and_not_the_history() {
     ] {
         fill(pool, 200, status, first).await;
     }
-    sqlx::query("ANALYZE TABLE outbox")
-        .fetch_all(pool)
-        .await
-        .unwrap();
+    analyze(pool).await;
     for status in outbox_core::EmissionStatus::ALL {
         let index = match status {
             outbox_core::EmissionStatus::Delivered => "outbox_delivered",

@@ -18,6 +18,8 @@ use crate::row::tests::sample;
 use crate::statements::{self, Spec, Statements, ALL};
 use crate::table::render;
 
+mod admin_reads;
+
 /// The `@Pn` numbers a statement uses (outside comments).
 fn numbers_used(sql: &str) -> BTreeSet<usize> {
     let code: String = sql
@@ -201,7 +203,7 @@ fn claims_lock_skip_and_output_as_the_claim_model_needs() {
         "{sql}"
     );
     // The hinted indexes exist, filtered on exactly the states their reads ask for.
-    let migration = include_str!("../migrations/0001_create_outbox.up.sql");
+    let migration = include_str!("../../migrations/0001_create_outbox.up.sql");
     assert!(migration.contains("CREATE INDEX [{name}_pending_ix] ON {table} (created_at, id)"));
     assert!(migration.contains("CREATE INDEX [{name}_retry_ix] ON {table} (retry_due_at, id)"));
     assert_eq!(sql.matches("SELECT TOP (@room) t.*").count(), 3);
@@ -332,94 +334,6 @@ fn transactions_are_balanced_and_abort_on_error() {
     }
 }
 
-/// The stats reader takes its columns by name (`admin.rs`): both statements name each,
-/// the full one with the claims made summed as `bigint` so a large table cannot overflow
-/// `int`, the live one with none.
-#[test]
-fn stats_name_every_column_the_reader_takes() {
-    let statuses = EmissionStatus::ALL.map(EmissionStatus::as_str);
-    let others = [
-        "oldest_pending",
-        "retry_ready",
-        "in_flight",
-        "expired",
-        "claims_made",
-        "delivered_estimated",
-    ];
-    for spec in [statements::STATS, statements::LIVE_STATS] {
-        let sql = spec.template;
-        for column in statuses.iter().chain(&others) {
-            assert!(
-                sql.contains(&format!("AS {column}")),
-                "{} names no {column}",
-                spec.file
-            );
-        }
-        assert!(sql.contains("SELECT @now AS at"), "{sql}");
-    }
-    assert!(
-        statements::STATS
-            .template
-            .contains("THEN CAST(claim_attempt_count AS bigint) END"),
-        "the full count sums the claims as bigint"
-    );
-    assert!(statements::LIVE_STATS
-        .template
-        .contains("CAST(NULL AS bigint) AS claims_made"));
-}
-
-/// The live stats never read the history: each of its reads of the table names a filtered
-/// index whose filter leaves delivered rows out, and the delivered count comes from the
-/// server's row count.
-#[test]
-fn live_stats_read_only_the_filtered_indexes() {
-    let sql = statements::LIVE_STATS.template;
-    let reads: Vec<&str> = sql
-        .match_indices("FROM {table}")
-        .map(|(i, _)| &sql[i..])
-        .collect();
-    assert_eq!(reads.len(), 2, "{sql}");
-    for read in reads {
-        let line = read.lines().next().unwrap_or("");
-        assert!(
-            line.contains("WITH (INDEX([{name}_pending_ix]))")
-                || line.contains("WITH (INDEX([{name}_parked_ix]))"),
-            "a read of the table without a filtered index: {line}"
-        );
-    }
-    assert!(sql.contains("FROM sys.partitions"), "{sql}");
-    let migration = include_str!("../migrations/0004_operator_reads.up.sql");
-    assert!(
-        migration.contains("WHERE status IN (2, 3, 4, 5)"),
-        "{migration}"
-    );
-    assert!(
-        migration.contains("INCLUDE (next_retry_at, claim_expires_at)"),
-        "the parked index carries what the live stats judge: {migration}"
-    );
-}
-
-#[test]
-fn topic_stats_read_only_the_filtered_indexes() {
-    let sql = statements::TOPIC_STATS.template;
-    let reads: Vec<&str> = sql
-        .match_indices("FROM {table}")
-        .map(|(i, _)| &sql[i..])
-        .collect();
-    assert_eq!(reads.len(), 2, "{sql}");
-    assert!(reads[0]
-        .starts_with("FROM {table} WITH (INDEX([{name}_pending_ix]))\n      WHERE status = 0\n"));
-    assert!(reads[1].starts_with(
-        "FROM {table} WITH (INDEX([{name}_parked_ix]))\n      WHERE status IN (2, 3, 4, 5))"
-    ));
-    for column in ["topic", "status", "n", "oldest"] {
-        assert!(
-            sql.contains(&format!(" AS {column}")) || sql.contains(&format!("live.{column},")),
-            "the reader takes {column}: {sql}"
-        );
-    }
-}
-
 #[test]
 fn background_deletes_and_requeues_skip_locked_rows_and_yield_in_a_deadlock() {
     for spec in [
@@ -442,7 +356,7 @@ fn background_deletes_and_requeues_skip_locked_rows_and_yield_in_a_deadlock() {
 
 #[test]
 fn text_columns_are_nvarchar_and_times_are_microseconds() {
-    let migration = include_str!("../migrations/0001_create_outbox.up.sql");
+    let migration = include_str!("../../migrations/0001_create_outbox.up.sql");
     let code: String = migration
         .lines()
         .filter(|l| !l.trim_start().starts_with("--"))
@@ -480,7 +394,7 @@ fn text_columns_are_nvarchar_and_times_are_microseconds() {
 /// The newest share of each kind is read by the clustered key, newest first.
 #[test]
 fn shared_starts_are_read_newest_first_and_written_outside_the_claim() {
-    let migration = include_str!("../migrations/0003_shared_claim_starts.up.sql");
+    let migration = include_str!("../../migrations/0003_shared_claim_starts.up.sql");
     assert!(migration.contains("PRIMARY KEY CLUSTERED (kind, seq)"));
     let read = statements::SHARED_STARTS.template;
     assert!(
@@ -549,86 +463,86 @@ fn every_statement_parses_as_t_sql() {
     for (file, sql) in [
         (
             "session.sql",
-            include_str!("../sql/session.sql").replace("{lock_timeout_ms}", "10000"),
+            include_str!("../../sql/session.sql").replace("{lock_timeout_ms}", "10000"),
         ),
         (
             "isolation.sql",
-            include_str!("../sql/isolation.sql").to_owned(),
+            include_str!("../../sql/isolation.sql").to_owned(),
         ),
         (
             "migrations/create_bookkeeping.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/create_bookkeeping.sql"),
+                include_str!("../../sql/migrations/create_bookkeeping.sql"),
             ),
         ),
         (
             "migrations/bookkeeping_columns.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/bookkeeping_columns.sql"),
+                include_str!("../../sql/migrations/bookkeeping_columns.sql"),
             ),
         ),
         (
             "migrations/add_bookkeeping_columns.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
+                include_str!("../../sql/migrations/add_bookkeeping_columns.sql"),
             ),
         ),
         (
             "migrations/recorded_version.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/recorded_version.sql"),
+                include_str!("../../sql/migrations/recorded_version.sql"),
             ),
         ),
         (
             "migrations/recorded_window.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/recorded_window.sql"),
+                include_str!("../../sql/migrations/recorded_window.sql"),
             ),
         ),
         (
             "migrations/applied.sql",
-            render(&table, include_str!("../sql/migrations/applied.sql")),
+            render(&table, include_str!("../../sql/migrations/applied.sql")),
         ),
         (
             "migrations/record.sql",
-            render(&table, include_str!("../sql/migrations/record.sql")),
+            render(&table, include_str!("../../sql/migrations/record.sql")),
         ),
         (
             "migrations/create_definitions.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/create_definitions.sql"),
+                include_str!("../../sql/migrations/create_definitions.sql"),
             ),
         ),
         (
             "migrations/recorded_definitions.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/recorded_definitions.sql"),
+                include_str!("../../sql/migrations/recorded_definitions.sql"),
             ),
         ),
         (
             "migrations/record_definition.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/record_definition.sql"),
+                include_str!("../../sql/migrations/record_definition.sql"),
             ),
         ),
         (
             "migrations/drop_definitions.sql",
             render(
                 &table,
-                include_str!("../sql/migrations/drop_definitions.sql"),
+                include_str!("../../sql/migrations/drop_definitions.sql"),
             ),
         ),
         (
             "migrations/forget.sql",
-            render(&table, include_str!("../sql/migrations/forget.sql")),
+            render(&table, include_str!("../../sql/migrations/forget.sql")),
         ),
     ] {
         sources.push((file.into(), sql));
@@ -646,7 +560,7 @@ fn every_statement_parses_as_t_sql() {
 /// and a claim calls it by the name it creates.
 #[test]
 fn the_slice_hash_function_is_quoted_whole() {
-    let migration = include_str!("../migrations/0002_keys_and_slices.up.sql");
+    let migration = include_str!("../../migrations/0002_keys_and_slices.up.sql");
     let start = migration.find("EXEC (N'\n").expect("the EXEC block") + "EXEC (N'\n".len();
     let end = migration[start..].find("\n');").expect("its end") + start;
     let body = &migration[start..end];
@@ -671,7 +585,7 @@ fn the_slice_hash_function_is_quoted_whole() {
 /// index on it in creation order, and the columns the claim judges a key's rows by.
 #[test]
 fn keys_and_slices_as_the_claim_needs() {
-    let migration = include_str!("../migrations/0002_keys_and_slices.up.sql");
+    let migration = include_str!("../../migrations/0002_keys_and_slices.up.sql");
     assert!(migration.contains(
         "ALTER TABLE {table} ADD key_hash AS CAST(HASHBYTES('SHA2_256', partition_key) AS binary(32));"
     ));
@@ -691,7 +605,7 @@ fn keys_and_slices_as_the_claim_needs() {
 fn the_statements_sqlparser_cannot_read_are_known() {
     // EXEC with named arguments (sp_getapplock) is beyond sqlparser 0.59; the lock is
     // exercised by the migration tests against a server.
-    let lock = include_str!("../sql/migrations/lock.sql");
+    let lock = include_str!("../../sql/migrations/lock.sql");
     assert!(
         Parser::parse_sql(&MsSqlDialect {}, lock).is_err(),
         "migrations/lock.sql parses now: add it to the smoke test"
@@ -732,42 +646,6 @@ fn render_spec(table: &TableName, spec: Spec) -> String {
     ListStatements::render(spec.template, spec.template, |t| render(table, t))
         .get(EmissionStatus::Failed)
         .to_owned()
-}
-
-#[test]
-fn listings_name_their_status_and_start_at_the_cursor() {
-    let table = TableName::default();
-    let listings = Statements::render(&table).list;
-    for status in EmissionStatus::ALL {
-        let sql = listings.get(status);
-        assert!(sql.contains("OPTION (RECOMPILE);"), "{status}: {sql}");
-        assert!(sql.contains("SELECT TOP (@P3) t.*"), "{status}: {sql}");
-        if status == EmissionStatus::Delivered {
-            assert!(sql.contains("WHERE t.status = 1\n"), "{sql}");
-            assert!(
-                sql.contains("ORDER BY t.delivered_at DESC, t.seq DESC"),
-                "{sql}"
-            );
-        } else {
-            let code = status.code();
-            assert!(sql.contains(&format!("WHERE t.status = {code}\n")), "{sql}");
-            assert!(sql.contains("ORDER BY t.created_at, t.id"), "{sql}");
-        }
-    }
-    // The groups written in are the filtered indexes' own predicates.
-    let created = include_str!("../migrations/0001_create_outbox.up.sql");
-    let parked = include_str!("../migrations/0004_operator_reads.up.sql");
-    assert!(created.contains("    WHERE status = 0;"), "{created}");
-    assert!(
-        created.contains("[{name}_delivered_ix] ON {table} (delivered_at)\n    WHERE status = 1;")
-    );
-    assert!(listings
-        .get(EmissionStatus::Pending)
-        .contains("t.status IN (0)"));
-    assert!(parked.contains("WHERE status IN (2, 3, 4, 5);"), "{parked}");
-    assert!(listings
-        .get(EmissionStatus::DeadLettered)
-        .contains("t.status IN (2, 3, 4, 5)"));
 }
 
 #[test]
