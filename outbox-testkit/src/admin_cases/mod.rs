@@ -1,5 +1,5 @@
 //! The operator operations every store offers: stats, dead letters, requeue, purge; the
-//! listings and the by-topic picture are in [`listing`].
+//! listings and the by-topic picture are in `listing.rs`.
 
 use std::sync::Arc;
 
