@@ -81,7 +81,7 @@ impl StoreLimits {
         if let Some(topic) = &req.topic {
             check_name("topic", topic)?;
         }
-        Ok(())
+        check_key_run(req)
     }
 
     /// Checks one new entry.
@@ -229,6 +229,21 @@ fn check_completion(req: &CompletionRequest) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a run length of zero, one above the batch size, or one above 1 outside per-key
+/// order (runs are of one key's consecutive entries).
+fn check_key_run(req: &ClaimRequest) -> Result<()> {
+    let problem = if req.key_run == 0 {
+        "must be at least 1"
+    } else if req.key_run > req.batch_size {
+        "must not be above the batch size"
+    } else if req.key_run > 1 && !req.ordered {
+        "above 1 applies only to claims in per-key order"
+    } else {
+        return Ok(());
+    };
+    Err(OutboxError::invalid("key run", problem))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +260,28 @@ mod tests {
         limits
             .check_claim(&ClaimRequest::new("w", 1, TimeDelta::milliseconds(1)))
             .unwrap();
+    }
+
+    #[test]
+    fn key_runs_are_bounded_and_only_in_key_order() {
+        let limits = StoreLimits::default();
+        let req = || ClaimRequest::new("w", 10, TimeDelta::seconds(1));
+        for (bad, why) in [
+            (req().in_key_runs(0), "at least 1"),
+            (req().in_key_runs(11), "batch size"),
+            (
+                ClaimRequest {
+                    key_run: 2,
+                    ..req()
+                },
+                "per-key order",
+            ),
+        ] {
+            let err = limits.check_claim(&bad).unwrap_err();
+            assert!(err.to_string().contains(why), "{err}");
+        }
+        limits.check_claim(&req().in_key_runs(10)).unwrap();
+        limits.check_claim(&req().in_key_runs(1)).unwrap();
     }
 
     #[test]

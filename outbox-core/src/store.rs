@@ -27,6 +27,9 @@ pub struct Capabilities {
     /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]) on this
     /// store's table (some stores need the table prepared for it: see their docs).
     pub ordered_claims: bool,
+    /// True when a claim in key order takes runs of a key's consecutive entries
+    /// ([`ClaimRequest::key_run`]); without, it takes each key's head alone (a run of one).
+    pub key_runs: bool,
     /// True when claims and finds can be restricted to a slice ([`ClaimRequest::slice`],
     /// [`FindRequest::slice`]).
     pub slice_claims: bool,

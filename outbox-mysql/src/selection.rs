@@ -23,6 +23,7 @@ impl OutboxStore for MySqlClaimStore {
             notifications: false,
             concurrent_writes: true,
             ordered_claims: true,
+            key_runs: false,
             slice_claims: true,
         }
     }

@@ -38,7 +38,7 @@ impl SqliteClaimStore {
         } else {
             self.sql.claim.pick(req.slice.is_some())
         };
-        let rows = sqlx::query(statement)
+        let mut query = sqlx::query(statement)
             .bind(req.owner.clone())
             .bind(micros(now))
             .bind(micros(expires))
@@ -47,10 +47,11 @@ impl SqliteClaimStore {
             .bind(groups.retry)
             .bind(groups.pending)
             .bind(req.slice.map(|s| i64::from(s.count())))
-            .bind(req.slice.map(|s| i64::from(s.index())))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(map_err);
+            .bind(req.slice.map(|s| i64::from(s.index())));
+        if req.ordered {
+            query = query.bind(i64::from(req.key_run));
+        }
+        let rows = query.fetch_all(&mut *tx).await.map_err(map_err);
         let rows = tx.finish(rows).await?;
         let mut entries = rows.iter().map(decode).collect::<Result<Vec<_>>>()?;
         // RETURNING gives no order; hand the claims back in claim order.

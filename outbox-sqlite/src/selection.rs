@@ -43,6 +43,7 @@ impl OutboxStore for SqliteClaimStore {
             concurrent_writes: false,
             // Where the table was prepared for it (`enable_ordered_claims`).
             ordered_claims: self.ordered,
+            key_runs: self.ordered,
             slice_claims: true,
         }
     }

@@ -30,6 +30,7 @@ impl OutboxStore for SqlServerClaimStore {
             concurrent_writes: true,
             // Checked offline only (no server here): see the README.
             ordered_claims: true,
+            key_runs: false,
             slice_claims: true,
         }
     }

@@ -180,6 +180,12 @@ macro_rules! ordered_suite {
             workers_taking_turns_follow_each_keys_order,
             a_late_entry_older_than_the_head_takes_its_place
         }
+        $crate::__keyed_cases! { $factory; key_runs; ordered_claims; runs;
+            key_runs_take_consecutive_entries_of_each_key,
+            a_run_stops_at_the_first_entry_it_may_not_take,
+            a_run_never_exceeds_the_batch,
+            a_retried_head_leads_its_run
+        }
     };
 }
 
@@ -201,6 +207,9 @@ macro_rules! slice_suite {
 #[macro_export]
 macro_rules! __keyed_cases {
     ($factory:expr; $module:ident; $capability:ident; $($case:ident),+) => {
+        $crate::__keyed_cases! { $factory; $module; $capability; keyed; $($case),+ }
+    };
+    ($factory:expr; $module:ident; $capability:ident; $file:ident; $($case:ident),+) => {
         mod $module {
             #[allow(unused_imports)]
             use super::*;
@@ -216,7 +225,7 @@ macro_rules! __keyed_cases {
                         "this suite runs on stores with {} only",
                         stringify!($capability)
                     );
-                    $crate::suite::keyed::$case(subject.store.clone()).await;
+                    $crate::suite::$file::$case(subject.store.clone()).await;
                     drop(subject);
                 }
             )+

@@ -3,7 +3,8 @@
 //! Workers behave as the drain does: a claim not yet emitted is renewed once its lease has
 //! aged a third, and dropped if the renewal finds it lost.
 //! A lease that runs out may repeat an entry (another worker reclaims and emits it again);
-//! it must never let a later entry of the key overtake it.
+//! it must never let a later entry of the key overtake it. Claims take key runs; a worker
+//! that finds a claim lost drops the rest of that key's run, as the drain does.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,6 +28,8 @@ pub struct OrderedRaceConfig {
     pub entries: usize,
     /// Claim batch size per worker call.
     pub batch_size: u32,
+    /// The longest key run a claim takes (`ClaimRequest::key_run`).
+    pub key_run: u32,
     /// Lease length.
     pub lease: TimeDelta,
     /// Every this many emissions, one takes `slow` (longer than the lease).
@@ -44,6 +47,7 @@ impl Default for OrderedRaceConfig {
             keys: 1_000,
             entries: 50_000,
             batch_size: 100,
+            key_run: 10,
             lease: TimeDelta::milliseconds(300),
             slow_every: 2_000,
             slow: Duration::from_millis(600),
@@ -106,7 +110,7 @@ pub async fn ordered_race(
         workers.push(tokio::spawn(async move {
             let request =
                 ClaimRequest::new(format!("ordered-{w}"), config.batch_size, config.lease)
-                    .in_key_order();
+                    .in_key_runs(config.key_run);
             let renew_after = (config.lease / 3).to_std().expect("a positive lease");
             while delivered.load(Ordering::SeqCst) < config.entries {
                 assert!(
@@ -131,13 +135,22 @@ pub async fn ordered_race(
                             .await
                             .expect("renew");
                         leased_at = Instant::now();
-                        claims = renewed
-                            .into_iter()
-                            .filter_map(|r| match r {
-                                RenewOutcome::Renewed(c) => Some(c),
-                                RenewOutcome::Lost(_) => None,
-                            })
-                            .collect();
+                        let mut stopped = std::collections::HashSet::new();
+                        let mut kept = Vec::with_capacity(claims.len());
+                        for outcome in renewed {
+                            match outcome {
+                                RenewOutcome::Renewed(c) => {
+                                    let key = c.entry.partition_key.as_ref();
+                                    if key.is_none_or(|k| !stopped.contains(k)) {
+                                        kept.push(c);
+                                    }
+                                }
+                                RenewOutcome::Lost(lost) => {
+                                    stopped.extend(lost.entry.partition_key);
+                                }
+                            }
+                        }
+                        claims = kept;
                         continue;
                     }
                     let claim = claims.remove(0);
@@ -187,19 +200,22 @@ pub async fn ordered_race(
     }
 }
 
-/// Panics unless, for every key, the positions of its emissions never go backwards.
+/// Panics unless, for every key, no entry was emitted before every earlier entry of its
+/// key had been emitted: no overtake. Repeats are at-least-once delivery: an entry (or a
+/// run of them) emitted again after its lease ran out, in order again.
 fn check_order(log: &[(usize, usize, EntryId)], keys: usize) {
-    let mut last = vec![None::<usize>; keys];
+    // Per key: how many of its first entries have all been emitted.
+    let mut emitted_prefix = vec![0_usize; keys];
     let mut violations = Vec::new();
     for &(key, position, id) in log {
-        if let Some(before) = last[key] {
-            if position < before {
-                violations.push(format!(
-                    "key {key}: entry {position} ({id}) emitted after entry {before}"
-                ));
-            }
+        let prefix = &mut emitted_prefix[key];
+        if position > *prefix {
+            violations.push(format!(
+                "key {key}: entry {position} ({id}) emitted before entry {prefix}"
+            ));
+        } else if position == *prefix {
+            *prefix += 1;
         }
-        last[key] = Some(last[key].map_or(position, |b| b.max(position)));
     }
     assert!(
         violations.is_empty(),
@@ -231,4 +247,25 @@ async fn enqueue_keyed(
         store.enqueue_batch(batch).await.expect("enqueue");
     }
     sequence
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_order;
+    use outbox_core::EntryId;
+
+    fn log(positions: &[usize]) -> Vec<(usize, usize, EntryId)> {
+        positions.iter().map(|&p| (0, p, EntryId::new())).collect()
+    }
+
+    #[test]
+    fn a_run_emitted_again_is_a_repeat_not_an_overtake() {
+        check_order(&log(&[0, 1, 2, 0, 1, 2, 3]), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of key order")]
+    fn an_entry_before_its_predecessor_is_an_overtake() {
+        check_order(&log(&[0, 2, 1]), 1);
+    }
 }

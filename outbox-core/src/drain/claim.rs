@@ -38,6 +38,9 @@ impl Drain {
         let mut req = ClaimRequest::new(o.owner.clone(), o.batch_size, o.lease);
         req.topic = o.topic.clone();
         req.ordered = o.ordered;
+        if o.ordered {
+            req.key_run = o.key_run.min(o.batch_size);
+        }
         req.slice = o.slice;
         req.now = self.request_time();
         let claims = self.store.claim_next(&req).await?;

@@ -56,14 +56,7 @@ impl Drain {
             .collect();
         let started = Instant::now();
         let recorded = {
-            let record = self.record_batch(
-                &work,
-                &emitted.outcomes,
-                &emitted.unstarted,
-                &emitted.lost,
-                emitted.route_held,
-                &mut summary,
-            );
+            let record = self.record_batch(&work, &emitted, &mut summary);
             tokio::pin!(record);
             // A recording retried through an outage can take most of a lease: the batches
             // ahead are kept renewed meanwhile.

@@ -54,6 +54,9 @@ pub(super) struct Emitted {
     /// A probe met a failing route: nothing more of the batch was started, and what was
     /// not is released.
     pub(super) route_held: bool,
+    /// In key order, the claims of a run left behind an entry of their key that was not
+    /// delivered (or whose lease was lost): never emitted, released.
+    pub(super) behind_failure: Vec<EntryId>,
 }
 
 /// The state of one batch being emitted.
@@ -64,6 +67,9 @@ struct Batch<'a> {
     /// Emissions running, and the entry of each task.
     running: JoinSet<Emitting>,
     tasks: HashMap<tokio::task::Id, EntryId>,
+    /// In key order, the partition key of each keyed emission running: a key's next
+    /// entry starts only when the one before it was delivered.
+    running_keys: HashMap<EntryId, String>,
     /// The claims held until their outcome is recorded.
     held: HashMap<EntryId, Claim>,
     /// Claimed entries whose emission finished, waiting to be recorded, and when the
@@ -97,6 +103,7 @@ impl<'a> Batch<'a> {
             queue: work.into(),
             running: JoinSet::new(),
             tasks: HashMap::new(),
+            running_keys: HashMap::new(),
             held,
             finished: Vec::new(),
             first_finished_at: None,
@@ -147,11 +154,16 @@ impl<'a> Batch<'a> {
             options.emit_concurrency
         };
         while self.running.len() < at_once {
-            let Some(item) = self.queue.pop_front() else {
+            let Some(item) = self.next_startable() else {
                 break;
             };
             if self.emitted.lost.contains(&item.entry().id) {
                 continue; // never emit what this worker no longer holds
+            }
+            if options.ordered {
+                if let Some(key) = &item.entry().partition_key {
+                    self.running_keys.insert(item.entry().id, key.clone());
+                }
             }
             let handle = self.running.spawn(emit_one(
                 self.drain.emitter.clone(),
@@ -161,6 +173,39 @@ impl<'a> Batch<'a> {
             ));
             self.tasks.insert(handle.id(), item.entry().id);
         }
+    }
+
+    /// The next item to emit: the first in claim order, but in key order never one whose
+    /// key has an emission running or an earlier entry waiting (a run is emitted one
+    /// entry after the other).
+    fn next_startable(&mut self) -> Option<Work> {
+        if !self.drain.options.ordered {
+            return self.queue.pop_front();
+        }
+        let running: HashSet<&str> = self.running_keys.values().map(String::as_str).collect();
+        let mut seen = HashSet::new();
+        let at = self.queue.iter().position(|w| {
+            w.entry().partition_key.as_deref().is_none_or(|key| {
+                let first_of_key = seen.insert(key);
+                first_of_key && !running.contains(key)
+            })
+        })?;
+        self.queue.remove(at)
+    }
+
+    /// In key order, stops the run of `key` after an entry that was not delivered or whose
+    /// lease was lost: its entries still waiting are never emitted, and are released.
+    fn stop_run(&mut self, key: Option<&str>) {
+        let Some(key) = key.filter(|_| self.drain.options.ordered) else {
+            return;
+        };
+        let (behind, rest): (VecDeque<Work>, VecDeque<Work>) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|w| w.entry().partition_key.as_deref() == Some(key));
+        self.queue = rest;
+        self.emitted
+            .behind_failure
+            .extend(behind.iter().map(|w| w.entry().id));
     }
 
     /// Sends sub-batches to the store when the oldest finished emission has waited a
@@ -209,7 +254,9 @@ impl<'a> Batch<'a> {
             }
             Err(e) if e.is_cancelled() => {
                 // Abandoned at the end of the grace period: released with the batch.
-                self.emitted.unstarted.push(self.tasks[&e.id()]);
+                let id = self.tasks[&e.id()];
+                self.running_keys.remove(&id);
+                self.emitted.unstarted.push(id);
                 return;
             }
             Err(e) => {
@@ -219,6 +266,10 @@ impl<'a> Batch<'a> {
             }
         };
         self.emitted.finished += 1;
+        let key = self.running_keys.remove(&id);
+        if !matches!(outcome, EmitOutcome::Delivered { .. }) {
+            self.stop_run(key.as_deref());
+        }
         let drain = self.drain;
         if let EmitOutcome::RouteFailed {
             fault,
@@ -282,7 +333,9 @@ impl<'a> Batch<'a> {
             .collect();
         let lost = self.drain.renew(&mut renewing).await.unwrap_or_default();
         for id in &lost {
-            self.held.remove(id);
+            if let Some(claim) = self.held.remove(id) {
+                self.stop_run(claim.entry.partition_key.as_deref());
+            }
         }
         self.held.extend(renewing);
         self.emitted.lost.extend(lost);

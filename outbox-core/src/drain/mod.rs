@@ -22,7 +22,7 @@ use tracing::Instrument;
 
 pub use emitter::{Emission, EmitOutcome, Emitter};
 pub mod url_params;
-pub use options::{DrainOptions, HeadFailure};
+pub use options::{DrainOptions, HeadFailure, DEFAULT_KEY_RUN};
 pub use retry::RetryPolicy;
 pub use route::{hold_reason, route_holds, RouteFault, RouteHold};
 pub use summary::DrainSummary;
@@ -73,6 +73,9 @@ pub(crate) const STOPPING: &str = "drain shutting down";
 
 /// Why claims never emitted are given back: the route they would go by is failing.
 pub(crate) const HELD: &str = "held: the route is failing";
+
+/// The release reason of a key run's entries left behind its entry that failed.
+pub(crate) const BEHIND_FAILURE: &str = "behind an entry of its key that was not delivered";
 
 /// When a drain claims its next batch while the current one is emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,11 +30,15 @@ pub struct DrainOptions {
     pub(crate) shutdown_grace: Duration,
     pub(crate) max_age: Option<Duration>,
     pub(crate) ordered: bool,
+    pub(crate) key_run: u32,
     pub(crate) head_failure: HeadFailure,
     pub(crate) slice: Option<crate::Slice>,
     pub(crate) route: RetryPolicy,
     pub(crate) route_down_limit: Option<Duration>,
 }
+
+/// How many consecutive entries of one key an ordered drain's claim takes by default.
+pub const DEFAULT_KEY_RUN: u32 = 10;
 
 /// What an ordered drain does when the entry at the head of a key fails and could be
 /// retried: the later entries of the key wait behind it either way until it is settled.
@@ -69,6 +73,7 @@ impl Default for DrainOptions {
             shutdown_grace: Duration::from_secs(30),
             max_age: Some(Duration::from_secs(7 * 86_400)),
             ordered: false,
+            key_run: DEFAULT_KEY_RUN,
             head_failure: HeadFailure::Block,
             slice: None,
             route: super::route::default_policy(),
@@ -220,6 +225,17 @@ impl DrainOptions {
         self
     }
 
+    /// In per-key order, how many consecutive entries of one key a claim may take at once
+    /// (see [`crate::ClaimRequest::key_run`]; default 10, capped by the batch size): with
+    /// few keys a batch still fills. The drain emits a key's run one entry after the
+    /// other, in key order, and at the run's first failure (or lost lease) releases the
+    /// rest untouched, so they wait behind the entry that failed. Entries of different
+    /// keys are emitted side by side as usual. 1 takes each key's head alone.
+    pub fn key_run(mut self, run: u32) -> Self {
+        self.key_run = run;
+        self
+    }
+
     /// What an ordered drain does with a key's head that fails and could be retried
     /// (default [`HeadFailure::Block`]).
     pub fn head_failure(mut self, policy: HeadFailure) -> Self {
@@ -334,6 +350,9 @@ impl DrainOptions {
                 "shutdown grace",
                 format!("must not exceed 1 day, got {:?}", self.shutdown_grace),
             ));
+        }
+        if self.key_run == 0 {
+            return Err(OutboxError::invalid("key run", "must be at least 1"));
         }
         if !self.use_claim_leases && self.ordered {
             return Err(OutboxError::invalid(

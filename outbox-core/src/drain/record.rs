@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::emission::Emitted;
 use super::work::{Recording, Work};
 use super::{Drain, DrainSummary, EmitOutcome, HeadFailure};
 use crate::{
@@ -52,12 +53,17 @@ impl Drain {
     pub(super) async fn record_batch(
         &self,
         work: &[Work],
-        outcomes: &HashMap<EntryId, EmitOutcome>,
-        unstarted: &[EntryId],
-        lost: &[EntryId],
-        route_held: bool,
+        emitted: &Emitted,
         summary: &mut DrainSummary,
     ) -> Result<()> {
+        let Emitted {
+            outcomes,
+            unstarted,
+            lost,
+            route_held,
+            behind_failure,
+            ..
+        } = emitted;
         let now = self.clock.now();
         let mut claimed = Vec::new();
         for item in work {
@@ -67,9 +73,12 @@ impl Drain {
             }
             let completion = match (outcomes.get(&id), item) {
                 (Some(outcome), _) => self.completion_for(item.entry(), outcome, now),
+                (None, Work::Claimed(_)) if behind_failure.contains(&id) => Completion::Release {
+                    reason: Some(super::BEHIND_FAILURE.into()),
+                },
                 (None, Work::Claimed(_)) if unstarted.contains(&id) => Completion::Release {
                     reason: Some(
-                        if route_held {
+                        if *route_held {
                             super::HELD
                         } else {
                             super::STOPPING

@@ -87,6 +87,7 @@ impl OutboxStore for MemoryClaimStore {
             notifications: false,
             concurrent_writes: true,
             ordered_claims: true,
+            key_runs: true,
             slice_claims: true,
         }
     }

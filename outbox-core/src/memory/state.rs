@@ -32,6 +32,8 @@ pub(super) struct Selection<'a> {
     pub(super) skip_leased: bool,
     /// Per-key order: only a key's head, and only while no row of the key is leased.
     pub(super) ordered: bool,
+    /// In key order, how many consecutive rows of a key one claim takes (1: heads only).
+    pub(super) run: usize,
     pub(super) slice: Option<crate::Slice>,
 }
 
@@ -42,6 +44,7 @@ impl<'a> Selection<'a> {
             topic: req.topic.as_deref(),
             skip_leased: false,
             ordered: false,
+            run: 1,
             slice: req.slice,
         }
     }
@@ -52,6 +55,7 @@ impl<'a> Selection<'a> {
             topic: req.topic.as_deref(),
             skip_leased: true,
             ordered: req.ordered,
+            run: req.key_run as usize,
             slice: req.slice,
         }
     }
@@ -124,7 +128,8 @@ impl State {
         Ok(written)
     }
 
-    /// The first `limit` rows of `index` that `eligible` and `selection` accept.
+    /// The first `limit` rows of `index` that `eligible` and `selection` accept; in key
+    /// order each key's head brings the run behind it ([`State::run_behind`]).
     fn scan(
         &self,
         index: &BTreeSet<OrderKey>,
@@ -133,7 +138,8 @@ impl State {
         now: DateTime<Utc>,
         eligible: impl Fn(&OutboxEntry) -> bool,
     ) -> Vec<OutboxEntry> {
-        index
+        let mut taken = Vec::new();
+        let heads = index
             .iter()
             .filter_map(|(_, id)| self.rows.get(id))
             .filter(|e| selection.topic.is_none_or(|t| e.topic == t))
@@ -144,10 +150,45 @@ impl State {
                     .is_none_or(|s| s.contains(e.partition_key.as_deref(), e.id))
             })
             .filter(|e| !selection.ordered || self.is_free_head(e, now))
-            .filter(|e| eligible(e))
-            .take(limit)
-            .cloned()
-            .collect()
+            .filter(|e| eligible(e));
+        for head in heads {
+            if taken.len() >= limit {
+                break;
+            }
+            taken.push(head.clone());
+            if selection.ordered && selection.run > 1 {
+                let room = (limit - taken.len()).min(selection.run - 1);
+                taken.extend(self.run_behind(head, room, selection.topic, now).cloned());
+            }
+        }
+        taken
+    }
+
+    /// Up to `room` rows right behind `head` in its key's order, as long as each is
+    /// pending, due and of the claim's topic: the rest of a run.
+    fn run_behind<'s>(
+        &'s self,
+        head: &OutboxEntry,
+        room: usize,
+        topic: Option<&'s str>,
+        now: DateTime<Utc>,
+    ) -> impl Iterator<Item = &'s OutboxEntry> + 's {
+        let key = head.partition_key.clone();
+        let after = key.clone().map(|k| (k, head.created_at, head.id));
+        after
+            .into_iter()
+            .flat_map(move |from| {
+                self.keyed
+                    .range((std::ops::Bound::Excluded(from), std::ops::Bound::Unbounded))
+            })
+            .take_while(move |(k, ..)| Some(k) == key.as_ref())
+            .map(|(_, _, id)| &self.rows[id])
+            .take_while(move |e| {
+                e.status == EmissionStatus::Pending
+                    && e.not_before.is_none_or(|t| t <= now)
+                    && topic.is_none_or(|t| e.topic == t)
+            })
+            .take(room)
     }
 
     /// Whether `e` may be claimed in key order at `now`: it has no key, or it is the

@@ -26,6 +26,15 @@ pub struct ClaimRequest {
     /// its key. Entries without a key are claimed as usual. Stores whose
     /// [`crate::Capabilities::ordered_claims`] is false refuse such a request.
     pub ordered: bool,
+    /// In per-key order, how many consecutive entries of one key the claim may take: the
+    /// key's head and the entries right behind it, in key order, as long as each is
+    /// pending and due (a run). 1, the default, takes heads only. A run never starts
+    /// while an entry of its key is under a live lease, so one key's entries are held by
+    /// one claim at a time; the holder emits them in key order (the drain does) and
+    /// releases what is left of the run at its first failure. Between 1 and the batch
+    /// size, and above 1 only with [`ClaimRequest::ordered`]. A store whose
+    /// [`crate::Capabilities::key_runs`] is false takes heads only: a run of one.
+    pub key_run: u32,
     /// Only claim entries of this slice (see [`Slice`]). Stores whose
     /// [`crate::Capabilities::slice_claims`] is false refuse such a request.
     pub slice: Option<Slice>,
@@ -41,6 +50,7 @@ impl ClaimRequest {
             now: None,
             topic: None,
             ordered: false,
+            key_run: 1,
             slice: None,
         }
     }
@@ -60,6 +70,14 @@ impl ClaimRequest {
     /// Claims in per-key order (see [`ClaimRequest::ordered`]).
     pub fn in_key_order(mut self) -> Self {
         self.ordered = true;
+        self
+    }
+
+    /// Claims in per-key order, up to `run` consecutive entries of a key at once (see
+    /// [`ClaimRequest::key_run`]).
+    pub fn in_key_runs(mut self, run: u32) -> Self {
+        self.ordered = true;
+        self.key_run = run;
         self
     }
 

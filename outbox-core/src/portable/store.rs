@@ -122,6 +122,7 @@ impl<B: PortableBackend> PortableStore<B> {
             // claim.rs); an ordered claim's key check is a seek once the table is prepared
             // for ordered claims by its engine's store.
             ordered_claims: true,
+            key_runs: false,
             slice_claims: true,
         }
     }

@@ -82,6 +82,10 @@ fn assert_ordered_claim_plan(lines: &[String]) {
         ),
         "the key's lease check is not one seek:\n{text}"
     );
+    assert!(
+        text.contains("USING INDEX outbox_key_order_idx (partition_key=? AND created_at>?)"),
+        "a run's next row is not one seek in the key order:\n{text}"
+    );
     assert!(!text.contains("TEMP B-TREE"), "the claim sorts:\n{text}");
     for line in lines {
         if line.contains("SCAN outbox") || line.starts_with("SCAN t") {
@@ -211,7 +215,7 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
            AND h.status NOT IN (1, 5) ORDER BY h.created_at, h.id LIMIT 1)",
     );
     assert_claim_plan(&plan(pool, &claim, 9).await);
-    assert_ordered_claim_plan(&plan(pool, &ordered, 9).await);
+    assert_ordered_claim_plan(&plan(pool, &ordered, 10).await);
     assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
     let live_stats = render(include_str!("../../sql/admin/live_stats.sql"));
@@ -250,7 +254,7 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     .unwrap();
     sqlx::query("ANALYZE").execute(pool).await.unwrap();
     assert_claim_plan(&plan(pool, &claim, 9).await);
-    assert_ordered_claim_plan(&plan(pool, &ordered, 9).await);
+    assert_ordered_claim_plan(&plan(pool, &ordered, 10).await);
     assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
     assert_live_stats_plan(&plan(pool, &live_stats, 1).await);

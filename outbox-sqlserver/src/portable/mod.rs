@@ -95,6 +95,7 @@ impl OutboxStore for PortableSqlServerStore {
             notifications: false,
             concurrent_writes: true,
             ordered_claims: false,
+            key_runs: false,
             slice_claims: false,
         }
     }

@@ -45,7 +45,8 @@ fn emission_order(emitter: &ScriptedEmitter, ids: &[EntryId]) -> Vec<usize> {
 pub async fn an_ordered_drain_holds_a_key_behind_its_failing_head(s: DrainSubject) {
     let ids = enqueue_keyed(&s, &[("a", "flaky"), ("b", "ok"), ("a", "ok"), ("b", "ok")]).await;
     let emitter = ScriptedEmitter::new(s.clock.clone());
-    let d = drain(&s, &emitter, options("w").ordered(true));
+    // Heads alone: one entry of a key per claim (runs: the next case).
+    let d = drain(&s, &emitter, options("w").ordered(true).key_run(1));
     let first = d.run_once().await.unwrap();
     assert_eq!((first.retried, first.delivered), (1, 1), "{first:?}");
     let second = d.run_once().await.unwrap();
@@ -71,6 +72,64 @@ pub async fn an_ordered_drain_holds_a_key_behind_its_failing_head(s: DrainSubjec
     let a: Vec<EntryId> = vec![ids[0], ids[2]];
     assert_eq!(emission_order(&emitter, &a), vec![0, 1]);
     assert_eq!(row(&s, ids[2]).await.status, EmissionStatus::Delivered);
+}
+
+/// Key runs: one claim takes each key's consecutive entries; the drain emits a key's run
+/// one entry after the other, and at the first failure releases the rest of the run
+/// unemitted and unattempted, so they wait behind the failed entry; other keys' runs are
+/// delivered whole. A store without runs takes heads alone, in the same order.
+pub async fn an_ordered_drain_emits_key_runs_in_order_and_stops_one_at_a_failure(s: DrainSubject) {
+    let entries = [
+        ("a", "ok"),
+        ("b", "ok"),
+        ("a", "ok"),
+        ("b", "ok"),
+        ("a", "flaky"),
+        ("b", "ok"),
+        ("a", "ok"),
+    ];
+    let ids = enqueue_keyed(&s, &entries).await;
+    let (a, b) = ([ids[0], ids[2], ids[4], ids[6]], [ids[1], ids[3], ids[5]]);
+    let emitter = ScriptedEmitter::new(s.clock.clone());
+    let d = drain(&s, &emitter, options("w").ordered(true).key_run(10));
+    let first = d.run_once().await.unwrap();
+    if s.store.capabilities().key_runs {
+        assert_eq!(
+            (
+                first.claimed,
+                first.delivered,
+                first.retried,
+                first.released
+            ),
+            (7, 5, 1, 1),
+            "{first:?}"
+        );
+        assert_eq!(
+            emission_order(&emitter, &a),
+            vec![0, 1, 2],
+            "a3 never emitted"
+        );
+        assert_eq!(emission_order(&emitter, &b), vec![0, 1, 2]);
+        let behind = row(&s, a[3]).await;
+        assert_eq!(
+            (behind.status, behind.attempt_count, behind.claim_token),
+            (EmissionStatus::Pending, 0, None),
+            "released untouched: {behind:?}"
+        );
+        let next = d.run_once().await.unwrap();
+        assert_eq!(next.claimed, 0, "a waits behind its failed entry: {next:?}");
+    } else {
+        assert_eq!((first.claimed, first.delivered), (2, 2), "heads: {first:?}");
+    }
+    for _ in 0..20 {
+        s.clock.advance(TimeDelta::seconds(5));
+        d.run_once().await.unwrap();
+    }
+    for id in ids {
+        assert_eq!(row(&s, id).await.status, EmissionStatus::Delivered);
+    }
+    assert_eq!(emission_order(&emitter, &a), vec![0, 1, 2, 3]);
+    assert_eq!(emission_order(&emitter, &b), vec![0, 1, 2]);
 }
 
 /// `HeadFailure::DeadLetter`: a head that fails is dead-lettered at once and its key
@@ -146,6 +205,14 @@ macro_rules! keyed_drain_suite {
                     return;
                 };
                 $crate::drain_cases::an_ordered_drain_holds_a_key_behind_its_failing_head(subject)
+                    .await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn an_ordered_drain_emits_key_runs_in_order_and_stops_one_at_a_failure() {
+                let Some(subject) = ($factory)().await else {
+                    return;
+                };
+                $crate::drain_cases::an_ordered_drain_emits_key_runs_in_order_and_stops_one_at_a_failure(subject)
                     .await;
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,7 @@ use outbox_core::{
 use crate::fixtures::*;
 
 /// An entry of key `key` (none for `""`) created at `at(created_secs)`.
-fn keyed(key: &str, created_secs: i64) -> NewEntry {
+pub(crate) fn keyed(key: &str, created_secs: i64) -> NewEntry {
     let entry = new_entry(created_secs);
     if key.is_empty() {
         entry
@@ -23,7 +23,7 @@ fn keyed(key: &str, created_secs: i64) -> NewEntry {
 }
 
 /// An ordered claim by `owner` of up to `n` entries at `now`, retry-ready ones first.
-async fn claim_ordered(
+pub(crate) async fn claim_ordered(
     store: &DynStore,
     owner: &str,
     n: u32,
@@ -36,7 +36,7 @@ async fn claim_ordered(
 }
 
 /// The ids of `written` named by their position, for readable assertions.
-fn names(written: &[OutboxEntry], claims: &[Claim]) -> Vec<usize> {
+pub(crate) fn names(written: &[OutboxEntry], claims: &[Claim]) -> Vec<usize> {
     let mut named: Vec<usize> = claims
         .iter()
         .map(|c| {
@@ -50,7 +50,7 @@ fn names(written: &[OutboxEntry], claims: &[Claim]) -> Vec<usize> {
     named
 }
 
-async fn complete(
+pub(crate) async fn complete(
     store: &DynStore,
     claim: &Claim,
     completion: Completion,
@@ -65,12 +65,12 @@ async fn complete(
     assert!(done[0].is_applied(), "{:?}", done[0]);
 }
 
-fn delivered() -> Completion {
+pub(crate) fn delivered() -> Completion {
     Completion::Delivered(Default::default())
 }
 
 /// a0 b1 a2 b3 c4 _5 a6 (key, then creation second; `_` has no key).
-async fn interleaved(store: &DynStore) -> Vec<OutboxEntry> {
+pub(crate) async fn interleaved(store: &DynStore) -> Vec<OutboxEntry> {
     let entries = [
         ("a", -7),
         ("b", -6),

@@ -9,6 +9,7 @@ pub mod ordering;
 pub mod outcomes;
 pub mod release;
 pub mod renew;
+pub mod runs;
 pub mod selection;
 pub mod transitions;
 pub mod validation;
