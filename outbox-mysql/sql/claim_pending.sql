@@ -4,8 +4,9 @@
 -- (lease_rows.sql) before it commits.
 --
 -- Parameters, in order: now or NULL (the server's clock), topic or NULL, then the slice
--- count and index and the batch size; lines naming the slice or key order are left out
--- of the forms that do not use them (claims take four forms, see FilterForms).
+-- count and index, the batch size and the most rows the statement may examine; lines
+-- naming the slice or key order are left out of the forms that do not use them (claims
+-- take four forms, see FilterForms).
 --
 -- The walk is the pending index's status-0 range in claim order, stopping after the
 -- batch: nothing is sorted, and delivered rows (another range) are never visited. Under
@@ -13,6 +14,13 @@
 -- rows the WHERE turns down, and it takes no gap locks, so it never blocks an enqueue.
 -- Every column comes back, with the clock the statement judged at: the caller writes the
 -- lease and builds the claims from them without reading the rows again.
+--
+-- In key order (the key_order_filter forms) the statement runs without its locking line,
+-- as the choice of heads that lock_candidates.sql then locks. Few rows of a long backlog
+-- may be heads, and a walk that has not filled its batch goes on to the end: such a
+-- claim bounds it by the rows it examines (ROWS EXAMINED; what was found by then comes
+-- back), walking the whole backlog only now and then (walks.rs). Claims not in key order
+-- pass no bound.
 SELECT t.seq, t.id, t.topic, t.partition_key, t.payload, t.headers, t.status,
        t.created_at, t.updated_at, t.not_before, t.next_retry_at, t.attempt_count,
        t.last_error, t.dead_letter_reason, t.delivered_at, t.provider_message_id,
@@ -28,5 +36,5 @@ WHERE t.status = 0
 {slice_filter}
 {key_order_filter}
 ORDER BY t.created_at, t.id
-LIMIT ?
+LIMIT ? ROWS EXAMINED ?
 FOR UPDATE SKIP LOCKED

@@ -21,5 +21,5 @@ WHERE t.retry_at <= p.clock_now
 {slice_filter}
 {key_order_filter}
 ORDER BY t.retry_at, t.id
-LIMIT ?
+LIMIT ? ROWS EXAMINED ?
 FOR UPDATE SKIP LOCKED

@@ -9,8 +9,10 @@
 -- The statement runs in a transaction (complete.rs): when it wrote fewer rows than it
 -- was given, the caller reads the batch's rows before committing and tells its own
 -- writes by their stamps.
-UPDATE {table} AS t
-JOIN JSON_TABLE(?, '$[*]' COLUMNS (
+-- The JSON rows are read first and each row reached through its key (STRAIGHT_JOIN,
+-- FORCE INDEX): on a small table the server would scan it instead, and the statement
+-- would wait on every row another transaction holds, its own or not.
+UPDATE JSON_TABLE(?, '$[*]' COLUMNS (
     id                  CHAR(32)     PATH '$.id',
     owner               VARCHAR(255) PATH '$.owner',
     token               CHAR(32)     PATH '$.token',
@@ -23,7 +25,8 @@ JOIN JSON_TABLE(?, '$[*]' COLUMNS (
     provider_message_id LONGTEXT     PATH '$.provider_message_id',
     updated_at          DATETIME(6)  PATH '$.updated_at',
     stamp               CHAR(32)     PATH '$.stamp'
-)) AS j ON t.id = UNHEX(j.id)
+)) AS j
+STRAIGHT_JOIN {table} AS t FORCE INDEX ({name}_id) ON t.id = UNHEX(j.id)
 SET t.status = j.status,
     t.next_retry_at = j.next_retry_at,
     t.attempt_count = j.attempt_count,

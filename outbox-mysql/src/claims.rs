@@ -15,13 +15,13 @@ use uuid::Uuid;
 use crate::batch_params::{self, LeaseRow, RenewalRow};
 use crate::error::{map_err, retrying};
 use crate::row::{clock, decode, fetch_many, seq};
-use crate::MySqlClaimStore;
+use crate::{walks, MySqlClaimStore};
 
 /// Which groups a claim takes: retry-ready rows come first when both are taken.
 #[derive(Debug, Clone, Copy)]
-struct Groups {
-    retry: bool,
-    pending: bool,
+pub(crate) struct Groups {
+    pub(crate) retry: bool,
+    pub(crate) pending: bool,
 }
 
 #[async_trait]
@@ -80,27 +80,15 @@ impl MySqlClaimStore {
             .await
     }
 
-    /// One claim transaction: the locking reads, the lease write, the commit.
+    /// One claim transaction: the locking reads (in key order: the choice, then its
+    /// lock, ordered.rs), the lease write, the commit.
     async fn claim_now(&self, groups: Groups, req: &ClaimRequest) -> Result<Vec<Claim>> {
         let mut tx = self.pool.begin().await.map_err(map_err)?;
-        let mut now = req.now.map(normalize_time);
-        let mut locked = Vec::new();
-        if groups.retry {
-            let form = self.sql.claim_retry.pick(req.ordered, req.slice.is_some());
-            locked = lock_rows(&mut tx, form, req, now, req.batch_size).await?;
-        }
-        let room = req.batch_size.saturating_sub(count(&locked));
-        if groups.pending && room > 0 {
-            // Both reads judge at one instant: the first one's, when it has rows.
-            if let Some(first) = locked.first() {
-                now = Some(clock(first)?);
-            }
-            let form = self
-                .sql
-                .claim_pending
-                .pick(req.ordered, req.slice.is_some());
-            locked.extend(lock_rows(&mut tx, form, req, now, room).await?);
-        }
+        let locked = if req.ordered {
+            self.lock_in_key_order(&mut tx, groups, req).await?
+        } else {
+            self.lock_unordered(&mut tx, groups, req).await?
+        };
         let Some(first) = locked.first() else {
             tx.commit().await.map_err(map_err)?;
             return Ok(Vec::new());
@@ -135,6 +123,33 @@ impl MySqlClaimStore {
         }
         tx.commit().await.map_err(map_err)?;
         claims_in_order(entries)
+    }
+
+    /// The locking reads of a claim not in key order: retry-ready rows, then pending
+    /// ones, each walk stopping after what is left of the batch.
+    async fn lock_unordered(
+        &self,
+        tx: &mut MySqlConnection,
+        groups: Groups,
+        req: &ClaimRequest,
+    ) -> Result<Vec<MySqlRow>> {
+        let sliced = req.slice.is_some();
+        let mut now = req.now.map(normalize_time);
+        let mut locked = Vec::new();
+        if groups.retry {
+            let form = self.sql.claim_retry.pick(false, sliced);
+            locked = read_rows(tx, form, req, now, Walk::whole(req.batch_size)).await?;
+        }
+        let room = req.batch_size.saturating_sub(count(&locked));
+        if groups.pending && room > 0 {
+            // Both reads judge at one instant: the first one's, when it has rows.
+            if let Some(first) = locked.first() {
+                now = Some(clock(first)?);
+            }
+            let form = self.sql.claim_pending.pick(false, sliced);
+            locked.extend(read_rows(tx, form, req, now, Walk::whole(room)).await?);
+        }
+        Ok(locked)
     }
 
     /// Extends each claim's lease that still holds, and judges the ones that do not, in
@@ -174,13 +189,31 @@ impl MySqlClaimStore {
     }
 }
 
-/// Runs one locking read of a claim (`claim_retry.sql` or `claim_pending.sql`).
-async fn lock_rows(
+/// How far one read of a claim goes: the rows it takes, the rows it may examine.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Walk {
+    pub(crate) limit: u32,
+    pub(crate) examined: i64,
+}
+
+impl Walk {
+    /// A walk that stops only after `limit` rows.
+    pub(crate) fn whole(limit: u32) -> Self {
+        Self {
+            limit,
+            examined: walks::UNBOUNDED,
+        }
+    }
+}
+
+/// Runs one read of a claim (`claim_retry.sql` or `claim_pending.sql`, locking or, in key
+/// order, not).
+pub(crate) async fn read_rows(
     conn: &mut MySqlConnection,
     sql: &str,
     req: &ClaimRequest,
     now: Option<DateTime<Utc>>,
-    limit: u32,
+    walk: Walk,
 ) -> Result<Vec<MySqlRow>> {
     let mut query = sqlx::query(sql).bind(now).bind(req.topic.clone());
     if let Some(slice) = req.slice {
@@ -189,13 +222,14 @@ async fn lock_rows(
             .bind(i64::from(slice.index()));
     }
     query
-        .bind(i64::from(limit))
+        .bind(i64::from(walk.limit))
+        .bind(walk.examined)
         .fetch_all(conn)
         .await
         .map_err(map_err)
 }
 
-fn count(rows: &[MySqlRow]) -> u32 {
+pub(crate) fn count(rows: &[MySqlRow]) -> u32 {
     u32::try_from(rows.len()).unwrap_or(u32::MAX)
 }
 

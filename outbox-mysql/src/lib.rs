@@ -7,11 +7,13 @@ mod complete;
 mod config;
 mod error;
 mod migrate;
+mod ordered;
 mod portable;
 mod row;
 mod selection;
 mod statements;
 mod store;
+mod walks;
 mod writer;
 
 pub use config::MySqlStoreConfig;

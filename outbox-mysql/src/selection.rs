@@ -23,7 +23,7 @@ impl OutboxStore for MySqlClaimStore {
             notifications: false,
             concurrent_writes: true,
             ordered_claims: true,
-            key_runs: false,
+            key_runs: true,
             slice_claims: true,
         }
     }

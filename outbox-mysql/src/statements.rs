@@ -1,6 +1,6 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
-use outbox_core::store_kit::{FilterForms, ListStatements};
+use outbox_core::store_kit::{without_lines_naming, FilterForms, ListStatements};
 use outbox_core::{Quotes, TableName};
 
 /// Every statement the store runs, with the table name substituted (backtick-quoted).
@@ -8,6 +8,10 @@ use outbox_core::{Quotes, TableName};
 pub(crate) struct Statements {
     pub(crate) claim_pending: FilterForms,
     pub(crate) claim_retry: FilterForms,
+    pub(crate) heads_pending: FilterForms,
+    pub(crate) heads_retry: FilterForms,
+    pub(crate) run_rows: String,
+    pub(crate) lock_candidates: String,
     pub(crate) lease_rows: String,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
@@ -33,6 +37,12 @@ pub(crate) fn render(table: &TableName, template: &str) -> String {
     table.render_in(template, Quotes::BACKTICKS)
 }
 
+/// A claim statement without its locking line: the choice of a claim in key order, which
+/// lock_candidates.sql locks.
+fn choice(template: &str) -> String {
+    without_lines_naming(template, "FOR UPDATE SKIP LOCKED")
+}
+
 /// The table's schema as a string literal, or the connection's database: names are
 /// validated (lowercase letters, digits, underscores), so quoting never needs escaping.
 fn schema_literal(table: &TableName) -> String {
@@ -55,6 +65,10 @@ impl Statements {
         Self {
             claim_pending: forms(include_str!("../sql/claim_pending.sql")),
             claim_retry: forms(include_str!("../sql/claim_retry.sql")),
+            heads_pending: forms(&choice(include_str!("../sql/claim_pending.sql"))),
+            heads_retry: forms(&choice(include_str!("../sql/claim_retry.sql"))),
+            run_rows: r(include_str!("../sql/run_rows.sql")),
+            lock_candidates: r(include_str!("../sql/lock_candidates.sql")),
             lease_rows: r(include_str!("../sql/lease_rows.sql")),
             complete_batch: r(include_str!("../sql/complete_batch.sql")),
             renew: r(include_str!("../sql/renew.sql")),

@@ -35,6 +35,8 @@ pub struct MySqlClaimStore {
     pub(crate) sql: Arc<Statements>,
     pub(crate) config: MySqlStoreConfig,
     pub(crate) writer: MySqlWriter,
+    /// When a claim in key order next walks the whole backlog (walks.rs).
+    pub(crate) whole_walks: Arc<crate::walks::WholeWalks>,
 }
 
 impl MySqlClaimStore {
@@ -87,6 +89,7 @@ impl MySqlClaimStore {
             sql,
             config,
             writer,
+            whole_walks: Arc::default(),
         })
     }
 

@@ -90,6 +90,7 @@ impl PgClaimStore {
         let slices = req.slice.map(|s| i64::from(s.count()));
         let slice = req.slice.map(|s| i64::from(s.index()));
         let sliced = req.slice.is_some();
+        let run = i64::from(req.key_run);
         let entries = self
             .inner
             .starts
@@ -106,17 +107,18 @@ impl PgClaimStore {
                     typed(&groups.pending),
                 ];
                 // The ordered claim walks from the beginning: it takes no start.
-                let forms = if req.ordered {
+                let statement = if req.ordered {
+                    params.extend([typed(&slices), typed(&slice), typed(&run)]);
                     &self.inner.sql.claim_ordered
                 } else {
                     params.extend([typed(&from_created), typed(&from_id), typed(&start.behind)]);
                     params.extend(share.params());
-                    &self.inner.sql.claim
+                    if sliced {
+                        params.extend([typed(&slices), typed(&slice)]);
+                    }
+                    self.inner.sql.claim.pick(sliced)
                 };
-                if sliced {
-                    params.extend([typed(&slices), typed(&slice)]);
-                }
-                let rows = query(&self.inner.db, forms.pick(sliced), &params).await?;
+                let rows = query(&self.inner.db, statement, &params).await?;
                 rows.iter().map(row::entry).collect::<Result<Vec<_>>>()
             })
             .await?;

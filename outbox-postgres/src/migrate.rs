@@ -8,7 +8,7 @@ use tokio_postgres::{Client, Transaction};
 
 use crate::typed::typed;
 
-static MIGRATIONS: [Migration; 9] = [
+static MIGRATIONS: [Migration; 10] = [
     Migration::new(
         1,
         "create_outbox",
@@ -64,11 +64,18 @@ static MIGRATIONS: [Migration; 9] = [
         include_str!("../migrations/0009_operator_reads.down.sql"),
     )
     .compatible_from(8),
+    Migration::new(
+        10,
+        "key_runs",
+        include_str!("../migrations/0010_key_runs.up.sql"),
+        include_str!("../migrations/0010_key_runs.down.sql"),
+    )
+    .compatible_from(9),
 ];
 
 /// The stored functions, each in one file of definitions/, applied after the migrations
 /// in this order (a claim's body calls the slice hash).
-static DEFINITIONS: [Definition; 8] = [
+static DEFINITIONS: [Definition; 9] = [
     Definition {
         name: "slice_hash",
         revision: 1,
@@ -93,6 +100,11 @@ static DEFINITIONS: [Definition; 8] = [
         name: "claim",
         revision: 1,
         sql: include_str!("../definitions/claim.sql"),
+    },
+    Definition {
+        name: "claim_runs",
+        revision: 1,
+        sql: include_str!("../definitions/claim_runs.sql"),
     },
     Definition {
         name: "claim_ordered",
@@ -345,7 +357,7 @@ mod tests {
 
     /// Each definition's revision with the checksum of its SQL at that revision: a file
     /// edited without raising its revision fails here, before a database refuses it.
-    const PINNED: [(&str, i64, &str); 8] = [
+    const PINNED: [(&str, i64, &str); 9] = [
         (
             "slice_hash",
             1,
@@ -370,6 +382,11 @@ mod tests {
             "claim",
             1,
             "90b2da180dd5e2bb220ea72c494e329d02b741b149c61c0ad2508107b57e28e6",
+        ),
+        (
+            "claim_runs",
+            1,
+            "c08c2405547831fc39f400a95b4af8295f687699ca74f09a96d81150bc616fbc",
         ),
         (
             "claim_ordered",

@@ -28,7 +28,7 @@ impl OutboxStore for PgClaimStore {
             concurrent_writes: true,
             // Where the table was prepared for it (`enable_ordered_claims`).
             ordered_claims: self.inner.ordered,
-            key_runs: false,
+            key_runs: self.inner.ordered,
             slice_claims: true,
         }
     }

@@ -7,7 +7,7 @@ use outbox_core::TableName;
 #[derive(Debug)]
 pub(crate) struct Statements {
     pub(crate) claim: SliceForms,
-    pub(crate) claim_ordered: SliceForms,
+    pub(crate) claim_ordered: String,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
     pub(crate) get: String,
@@ -27,7 +27,7 @@ impl Statements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
             claim: by_slice(table, include_str!("../sql/claim.sql")),
-            claim_ordered: by_slice(table, include_str!("../sql/claim_ordered.sql")),
+            claim_ordered: table.render(include_str!("../sql/claim_ordered.sql")),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
@@ -61,8 +61,7 @@ mod tests {
         for (sql, function) in [
             (s.claim.pick(false), "claim"),
             (s.claim.pick(true), "claim"),
-            (s.claim_ordered.pick(false), "claim_ordered"),
-            (s.claim_ordered.pick(true), "claim_ordered"),
+            (&s.claim_ordered, "claim_runs"),
             (&s.complete_batch, "complete_batch"),
             (&s.renew, "renew"),
         ] {
@@ -89,23 +88,26 @@ mod tests {
     }
 
     /// A claim of every slice leaves the slice arguments out, one of a slice passes them;
-    /// the unordered claim passes the start of its pending walk before them.
+    /// the unordered claim passes the start of its pending walk before them. The ordered
+    /// claim always passes them (NULL for every slice), then the run.
     #[test]
     fn claims_pass_the_slice_only_when_they_have_one() {
         let s = Statements::render(&TableName::default());
-        for (claim, last_unsliced, slice_args) in [
-            (&s.claim, "$10::boolean", "$18::bigint, $19::bigint"),
-            (&s.claim_ordered, "$7::boolean", "$8::bigint, $9::bigint"),
-        ] {
-            let every = claim.pick(false);
-            let after = &every[every.find(last_unsliced).expect(every) + last_unsliced.len()..];
-            assert!(!after.contains('$'), "{every}");
-            let one = claim.pick(true);
-            assert!(one.contains(&format!("{last_unsliced}\n")), "{one}");
-            assert!(one.contains(slice_args), "{one}");
-            let after = &one[one.find(slice_args).unwrap() + slice_args.len()..];
-            assert!(!after.contains('$'), "{one}");
-        }
+        assert!(
+            s.claim_ordered
+                .contains("$8::bigint, $9::bigint, $10::bigint)"),
+            "{}",
+            s.claim_ordered
+        );
+        let (last_unsliced, slice_args) = ("$10::boolean", "$18::bigint, $19::bigint");
+        let every = s.claim.pick(false);
+        let after = &every[every.find(last_unsliced).expect(every) + last_unsliced.len()..];
+        assert!(!after.contains('$'), "{every}");
+        let one = s.claim.pick(true);
+        assert!(one.contains(&format!("{last_unsliced}\n")), "{one}");
+        assert!(one.contains(slice_args), "{one}");
+        let after = &one[one.find(slice_args).unwrap() + slice_args.len()..];
+        assert!(!after.contains('$'), "{one}");
     }
 
     /// Both claims that walk from a start price out whole-table plans and cap the claim

@@ -84,6 +84,27 @@ pub async fn eight_workers_a_thousand_keys(label: &str, store: Arc<dyn ClaimStor
     );
 }
 
+/// The race at few keys: [`OrderedRaceConfig::default`] with its 8 workers on 10 keys of
+/// 500 entries each, so the workers contend for every head and each claim takes key runs.
+pub async fn eight_workers_ten_keys(label: &str, store: Arc<dyn ClaimStore>) {
+    let started = Instant::now();
+    let config = OrderedRaceConfig {
+        keys: 10,
+        entries: 5_000,
+        slow_every: 500,
+        ..OrderedRaceConfig::default()
+    };
+    let report = ordered_race(store, config).await;
+    eprintln!(
+        "{label} ordered race at 10 keys: {report:?} in {:?}",
+        started.elapsed()
+    );
+    assert!(
+        report.repeated > 0,
+        "no lease ran out under a slow emission, so no reclaim was raced: {report:?}"
+    );
+}
+
 /// Enqueues `config.entries` entries over `config.keys` keys, each key's entries created
 /// a microsecond apart in enqueue order, then runs `config.workers` workers claiming in
 /// key order until all are delivered. Panics if a key's emissions ever went backwards,

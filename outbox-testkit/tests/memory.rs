@@ -61,3 +61,9 @@ async fn ordered_race_eight_workers_a_thousand_keys_fifty_thousand_entries() {
     let store = Arc::new(MemoryClaimStore::new());
     outbox_testkit::race_ordered::eight_workers_a_thousand_keys("memory", store).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ordered_race_eight_workers_ten_keys() {
+    let store = Arc::new(MemoryClaimStore::new());
+    outbox_testkit::race_ordered::eight_workers_ten_keys("memory", store).await;
+}

@@ -7,6 +7,7 @@ mod conformance;
 mod drain;
 mod faults;
 mod migrations;
+mod ordered_plans;
 mod plans;
 mod races;
 mod server_restart;

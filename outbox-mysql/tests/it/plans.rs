@@ -13,14 +13,20 @@ use crate::common::fresh_store;
 
 const BATCH: i64 = 100;
 
-/// Writes `n` rows of `status` created after every row before them, in one statement
-/// (`plans_fill.sql`: its parameters in order are the first number three times, the
-/// status, the count).
+/// Writes `n` rows of `status` created after every row before them, without keys.
 async fn fill(pool: &MySqlPool, n: u32, status: i32, first: u32) {
+    fill_keyed(pool, n, status, first, 0).await;
+}
+
+/// Writes `n` rows of `status` created after every row before them, round robin over
+/// `keys` partition keys (none for 0), in one statement (`plans_fill.sql`).
+pub(crate) async fn fill_keyed(pool: &MySqlPool, n: u32, status: i32, first: u32, keys: u32) {
     sqlx::query(include_str!("plans_fill.sql"))
         .bind(first)
         .bind(first)
         .bind(first)
+        .bind(keys)
+        .bind(keys)
         .bind(status)
         .bind(n)
         .execute(pool)
@@ -29,7 +35,7 @@ async fn fill(pool: &MySqlPool, n: u32, status: i32, first: u32) {
 }
 
 /// Fresh statistics for the table, as a statistics run after a load leaves them.
-async fn analyze(pool: &MySqlPool) {
+pub(crate) async fn analyze(pool: &MySqlPool) {
     sqlx::query("ANALYZE TABLE outbox")
         .fetch_all(pool)
         .await
@@ -71,6 +77,7 @@ async fn assert_bounded_walk(pool: &MySqlPool, pending: u32) {
         .bind(Option::<chrono::DateTime<chrono::Utc>>::None)
         .bind(Option::<String>::None)
         .bind(BATCH)
+        .bind(i64::MAX)
         .fetch_one(&mut *tx)
         .await
         .unwrap();
@@ -182,7 +189,7 @@ async fn the_live_stats_read_what_is_live_and_not_the_history() {
 }
 
 /// The server's session counters of rows read through handlers and rows sorted.
-async fn handler_reads(conn: &mut sqlx::MySqlConnection) -> (i64, i64) {
+pub(crate) async fn handler_reads(conn: &mut sqlx::MySqlConnection) -> (i64, i64) {
     let rows: Vec<(String, String)> = sqlx::query_as(
         "SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler_read%' OR Variable_name = 'Sort_rows'",
     )

@@ -48,7 +48,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 9);
+    assert_eq!(latest, 10);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest

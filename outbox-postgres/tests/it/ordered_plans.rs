@@ -1,7 +1,8 @@
 //! The ordered claim costs its batch, not the backlog, the number of keys or one key's
 //! backlog, whatever the statistics say: EXPLAIN buffers and rows of one claim of 100 in
-//! key order, at 10,000 and 500,000 pending across 100,000 keys, and behind one hot key
-//! with half a million entries.
+//! key runs of up to 10, at 10,000 and 500,000 pending across 100,000 keys, at 10 and
+//! 1,000 keys (where the runs fill the batch), and behind one hot key with half a million
+//! entries.
 
 use tokio_postgres::Client;
 
@@ -37,11 +38,11 @@ async fn load_keyed(db: &PgTestDb, client: &Client, n: i64, keys: i64, prefix: &
         .unwrap();
 }
 
-/// Buffers and rows of one ordered claim of 100, rolled back.
+/// Buffers and rows of one ordered claim of 100 in runs of up to 10, rolled back.
 async fn ordered_claim_buffers(db: &PgTestDb, client: &mut Client) -> (i64, usize) {
     let claim = support::table(db).render(
-        "SELECT * FROM {schema_prefix}\"{name}_claim_ordered\"(NULL, NULL, 100, 'w', \
-         30000000, true, true)",
+        "SELECT * FROM {schema_prefix}\"{name}_claim_runs\"(NULL, NULL, 100, 'w', \
+         30000000, true, true, NULL, NULL, 10)",
     );
     explained(client, &claim, &[]).await
 }
@@ -87,6 +88,17 @@ async fn ordered_claim_cost_does_not_grow_with_the_backlog_or_the_keys() {
             "{stats:?}: an ordered claim at 500k pending over 100k keys touched {large} \
              buffers, at 10k {small}"
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn few_keys_fill_the_batch_in_runs_at_the_cost_of_the_batch() {
+    for stats in [Stats::Never, Stats::Analyzed] {
+        for keys in [10, 1_000] {
+            if case(&[(24_000, keys)], stats).await.is_none() {
+                return;
+            }
+        }
     }
 }
 

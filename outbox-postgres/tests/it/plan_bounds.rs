@@ -372,7 +372,7 @@ async fn the_installed_functions_carry_their_planner_settings() {
             ][..],
         ),
         (
-            "outbox_claim_ordered",
+            "outbox_claim_runs",
             &[
                 "enable_sort=off",
                 "enable_bitmapscan=off",

@@ -72,3 +72,14 @@ async fn eight_workers_drain_a_thousand_keys_in_order() {
     let store = Arc::new(support::store(&db, 8).await);
     outbox_testkit::race_ordered::eight_workers_a_thousand_keys("postgres", store).await;
 }
+
+/// Eight workers on 10 keys in key runs: every head contended, runs reclaimed whole
+/// after a lease ran out, and no entry of a key emitted before the ones before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_workers_drain_ten_keys_in_order() {
+    let Some(db) = support::ordered_db().await else {
+        return;
+    };
+    let store = Arc::new(support::store(&db, 8).await);
+    outbox_testkit::race_ordered::eight_workers_ten_keys("postgres", store).await;
+}

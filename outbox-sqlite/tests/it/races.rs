@@ -91,3 +91,10 @@ async fn eight_workers_drain_a_thousand_keys_in_order() {
         crate::support::fresh_ordered_store(SqliteStoreConfig::new().max_connections(8)).await;
     outbox_testkit::race_ordered::eight_workers_a_thousand_keys("sqlite", Arc::new(store)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_workers_drain_ten_keys_in_order() {
+    let (store, _dir) =
+        crate::support::fresh_ordered_store(SqliteStoreConfig::new().max_connections(8)).await;
+    outbox_testkit::race_ordered::eight_workers_ten_keys("sqlite", Arc::new(store)).await;
+}

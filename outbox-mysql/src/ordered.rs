@@ -1,0 +1,148 @@
+//! A claim in key order: the heads chosen without locking (claim_retry.sql and
+//! claim_pending.sql in their key order forms, bounded by walks.rs), the rows of their key
+//! runs found behind them (run_rows.sql), then all of them locked where still free and
+//! claimable (lock_candidates.sql). Each head comes with its run, in claim order, up to
+//! the batch; a head that could not be locked drops its run, and a run ends at its first
+//! row that could not.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use outbox_core::store_kit::normalize_time;
+use outbox_core::{ClaimRequest, Result};
+use sqlx::mysql::MySqlRow;
+use sqlx::MySqlConnection;
+
+use crate::batch_params;
+use crate::claims::{count, read_rows, Groups, Walk};
+use crate::error::map_err;
+use crate::row::{clock, seq};
+use crate::{walks, MySqlClaimStore};
+
+/// One row a claim in key order chose: its head's place in claim order, its step behind
+/// the head (0: the head), its clustered key. A run's rows follow their head in step order.
+type Chosen = (usize, i64, i64);
+
+impl MySqlClaimStore {
+    /// The rows of a claim in key order, locked, heads each followed by its run.
+    pub(crate) async fn lock_in_key_order(
+        &self,
+        tx: &mut MySqlConnection,
+        groups: Groups,
+        req: &ClaimRequest,
+    ) -> Result<Vec<MySqlRow>> {
+        let heads = self.choose_heads(tx, groups, req).await?;
+        let Some(first) = heads.first() else {
+            return Ok(Vec::new());
+        };
+        let now = clock(first)?;
+        let heads = heads.iter().map(seq).collect::<Result<Vec<i64>>>()?;
+        let chosen = self.with_runs(tx, &heads, req).await?;
+        let seqs: Vec<i64> = chosen.iter().map(|(_, _, seq)| *seq).collect();
+        let locked = sqlx::query(&self.sql.lock_candidates)
+            .bind(now)
+            .bind(req.topic.clone())
+            .bind(batch_params::array(&seqs)?)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let mut locked: HashMap<i64, MySqlRow> = locked
+            .into_iter()
+            .map(|row| Ok((seq(&row)?, row)))
+            .collect::<Result<_>>()?;
+        let mut kept = Vec::with_capacity(locked.len());
+        let mut broken = None;
+        for (head, _, seq) in chosen {
+            if broken == Some(head) {
+                continue;
+            }
+            match locked.remove(&seq) {
+                Some(row) => kept.push(row),
+                None => broken = Some(head),
+            }
+        }
+        Ok(kept)
+    }
+
+    /// The heads (and keyless rows) a claim in key order may take, retry-ready ones
+    /// first, read without locking; each walk examines a bounded number of rows but now
+    /// and then (walks.rs).
+    async fn choose_heads(
+        &self,
+        tx: &mut MySqlConnection,
+        groups: Groups,
+        req: &ClaimRequest,
+    ) -> Result<Vec<MySqlRow>> {
+        let started = Instant::now();
+        let whole = self.whole_walks.due(started);
+        let examined = if whole {
+            walks::UNBOUNDED
+        } else {
+            walks::examined_bound(req.batch_size)
+        };
+        let sliced = req.slice.is_some();
+        let mut now = req.now.map(normalize_time);
+        let mut heads = Vec::new();
+        if groups.retry {
+            let form = self.sql.heads_retry.pick(true, sliced);
+            let walk = Walk {
+                limit: req.batch_size,
+                examined,
+            };
+            heads = read_rows(tx, form, req, now, walk).await?;
+        }
+        let room = req.batch_size.saturating_sub(count(&heads));
+        if groups.pending && room > 0 {
+            if let Some(first) = heads.first() {
+                now = Some(clock(first)?);
+            }
+            let form = self.sql.heads_pending.pick(true, sliced);
+            let walk = Walk {
+                limit: room,
+                examined,
+            };
+            heads.extend(read_rows(tx, form, req, now, walk).await?);
+        }
+        if whole {
+            self.whole_walks.walked(started, started.elapsed());
+        }
+        Ok(heads)
+    }
+
+    /// The heads in claim order, each followed by the rows of its run behind it (none
+    /// with runs of one), up to the batch.
+    async fn with_runs(
+        &self,
+        tx: &mut MySqlConnection,
+        heads: &[i64],
+        req: &ClaimRequest,
+    ) -> Result<Vec<Chosen>> {
+        let mut runs: HashMap<usize, Vec<(i64, i64)>> = HashMap::new();
+        if req.key_run > 1 {
+            let found: Vec<(i64, i64, i64)> = sqlx::query_as(&self.sql.run_rows)
+                .bind(batch_params::array(heads)?)
+                .bind(i64::from(req.key_run))
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(map_err)?;
+            for (pos, step, seq) in found {
+                let head = usize::try_from(pos - 1).unwrap_or(usize::MAX);
+                runs.entry(head).or_default().push((step, seq));
+            }
+        }
+        let mut chosen = Vec::with_capacity(req.batch_size as usize);
+        for (head, seq) in heads.iter().enumerate() {
+            chosen.push((head, 0, *seq));
+            let mut run = runs.remove(&head).unwrap_or_default();
+            run.sort_unstable();
+            chosen.extend(
+                (1..)
+                    .zip(run)
+                    .take_while(|(expected, (step, _))| step == expected)
+                    .map(|(_, (step, seq))| (head, step, seq)),
+            );
+        }
+        chosen.truncate(req.batch_size as usize);
+        Ok(chosen)
+    }
+}

@@ -1,0 +1,102 @@
+//! A claim in key order at 10, 1,000 and 100,000 keys, with fresh statistics: the choice
+//! of heads reads a bounded part of the backlog (the session's handler counters around
+//! the statement), also when every key's head is leased and nothing can be taken, and a
+//! claim in key runs fills its batch whatever the number of keys.
+
+use chrono::TimeDelta;
+use outbox_core::store_kit::{without_lines_naming, FilterForms};
+use outbox_core::{ClaimRequest, ClaimStore, Quotes, TableName};
+use outbox_mysql::MySqlStoreConfig;
+use sqlx::MySqlPool;
+
+use crate::common::fresh_store;
+use crate::plans::{analyze, fill_keyed, handler_reads};
+
+const BATCH: u32 = 100;
+
+/// The rows a bounded choice may examine for a batch of 100 (walks.rs).
+const EXAMINED: i64 = 5_000;
+
+/// Handler reads a bounded choice may make: no more than the rows it may examine.
+const READS: i64 = EXAMINED;
+
+/// The choice of heads of pending rows, as the store renders it (claim_pending.sql in its
+/// key order form, without its locking line).
+fn choice() -> String {
+    let table = TableName::default();
+    FilterForms::render(
+        &without_lines_naming(
+            include_str!("../../sql/claim_pending.sql"),
+            "FOR UPDATE SKIP LOCKED",
+        ),
+        include_str!("../../sql/slice_filter.sql"),
+        include_str!("../../sql/key_order_filter.sql"),
+        |t| table.render_in(t, Quotes::BACKTICKS),
+    )
+    .pick(true, false)
+    .to_owned()
+}
+
+/// The heads one bounded choice returns, and the handler reads it made.
+async fn choose(pool: &MySqlPool) -> (usize, i64) {
+    let mut conn = pool.acquire().await.unwrap();
+    let (before, _) = handler_reads(&mut conn).await;
+    let heads = sqlx::query(&choice())
+        .bind(Option::<chrono::DateTime<chrono::Utc>>::None)
+        .bind(Option::<String>::None)
+        .bind(i64::from(BATCH))
+        .bind(EXAMINED)
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap()
+        .len();
+    let (after, _) = handler_reads(&mut conn).await;
+    // The counters' own statement reads a handful of rows.
+    (heads, after - before)
+}
+
+async fn case(keys: u32, rows: u32) {
+    let Some((store, _db)) = fresh_store(MySqlStoreConfig::new()).await else {
+        return;
+    };
+    let pool = store.pool();
+    fill_keyed(pool, rows, 0, 0, keys).await;
+    analyze(pool).await;
+    let (heads, reads) = choose(pool).await;
+    println!("mariadb choice at {keys} keys: {heads} heads, {reads} handler reads");
+    assert_eq!(heads, keys.min(BATCH) as usize, "at {keys} keys");
+    assert!(reads <= READS, "{reads} handler reads at {keys} keys");
+
+    let lease = TimeDelta::seconds(60);
+    let first = store
+        .claim_next(&ClaimRequest::new("w1", BATCH, lease).in_key_runs(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        first.len(),
+        BATCH as usize,
+        "runs fill the batch at {keys} keys"
+    );
+    if keys <= BATCH {
+        // Every key's head is leased: the next choice finds nothing, within its bound.
+        let (heads, reads) = choose(pool).await;
+        println!("mariadb choice at {keys} keys, all held: {reads} handler reads");
+        assert_eq!(heads, 0);
+        assert!(reads <= READS, "{reads} handler reads with every key held");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_keys() {
+    case(10, 24_000).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_keys() {
+    case(1_000, 24_000).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_thousand_keys() {
+    case(100_000, 100_000).await;
+}

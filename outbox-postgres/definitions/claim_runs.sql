@@ -1,0 +1,144 @@
+-- The claim in per-key order that sql/claim_ordered.sql calls: of each key its head
+-- (is_head, kept by keep_heads) while none of the key's first rows holds a live lease,
+-- and behind each head its run: the rows right after it in key order while each is
+-- pending, due and of the claim's topic, up to p_run rows with the head. Keyless rows as
+-- the plain claim takes them. p_slices and p_slice restrict it to one slice (NULL: every
+-- slice). The batch (p_limit) bounds the rows taken, runs included: heads in claim order
+-- (retry-ready first), each followed by its run, until the batch is full.
+--
+-- Only heads are locked while they are chosen (FOR UPDATE SKIP LOCKED): another claimer
+-- skips a locked head, and a row behind a head is never a head, so no other claim reaches
+-- a run's rows but through their head. The update locks the run's rows as it writes them.
+-- Plans pinned as the plain claim's: the walks and each run's one range of the key order
+-- index are bounded by the batch whatever the statistics.
+
+CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim_runs"(
+    p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
+    p_retry boolean, p_pending boolean, p_slices bigint, p_slice bigint, p_run bigint)
+RETURNS SETOF {table}
+LANGUAGE sql
+VOLATILE
+SET enable_sort = off
+SET enable_bitmapscan = off
+SET enable_seqscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+SET jit = off
+AS $claim$
+WITH retry AS MATERIALIZED (
+    SELECT t.id, t.partition_key, t.created_at, 0 AS grp,
+           COALESCE(t.next_retry_at, t.updated_at) AS at
+    FROM {table} AS t
+    WHERE p_retry
+      AND t.status IN (2, 4)
+      AND (t.partition_key IS NULL OR t.is_head)
+      AND COALESCE(t.next_retry_at, t.updated_at) <= COALESCE(p_now, now())
+      AND (t.next_retry_at IS NULL OR t.next_retry_at <= COALESCE(p_now, now()))
+      AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= COALESCE(p_now, now()))
+      AND (p_topic IS NULL OR t.topic = p_topic)
+      AND (p_slices IS NULL
+           OR COALESCE(t.slice_hash, {schema_prefix}"{name}_slice_hash"(t.partition_key, t.id))
+              % p_slices = p_slice)
+      AND (t.partition_key IS NULL OR (
+          t.id = (SELECT f.id
+                  FROM {table} AS f
+                  WHERE f.partition_key = t.partition_key AND f.status NOT IN (1, 5)
+                  ORDER BY f.created_at, f.id
+                  LIMIT 1)
+          AND NOT EXISTS (
+              SELECT 1
+              FROM (SELECT l.claim_expires_at
+                    FROM {table} AS l
+                    WHERE l.partition_key = t.partition_key AND l.status NOT IN (1, 5)
+                    ORDER BY l.created_at, l.id
+                    LIMIT 8) AS first_rows
+              WHERE first_rows.claim_expires_at > COALESCE(p_now, now()))))
+    ORDER BY COALESCE(t.next_retry_at, t.updated_at), t.id
+    LIMIT GREATEST(p_limit, 0)
+    FOR UPDATE OF t SKIP LOCKED
+),
+pending AS MATERIALIZED (
+    SELECT t.id, t.partition_key, t.created_at, 1 AS grp, t.created_at AS at
+    FROM {table} AS t
+    WHERE p_pending
+      AND t.status = 0
+      AND (t.partition_key IS NULL OR t.is_head)
+      AND (t.not_before IS NULL OR t.not_before <= COALESCE(p_now, now()))
+      AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= COALESCE(p_now, now()))
+      AND (p_topic IS NULL OR t.topic = p_topic)
+      AND (p_slices IS NULL
+           OR COALESCE(t.slice_hash, {schema_prefix}"{name}_slice_hash"(t.partition_key, t.id))
+              % p_slices = p_slice)
+      AND (t.partition_key IS NULL OR (
+          t.id = (SELECT f.id
+                  FROM {table} AS f
+                  WHERE f.partition_key = t.partition_key AND f.status NOT IN (1, 5)
+                  ORDER BY f.created_at, f.id
+                  LIMIT 1)
+          AND NOT EXISTS (
+              SELECT 1
+              FROM (SELECT l.claim_expires_at
+                    FROM {table} AS l
+                    WHERE l.partition_key = t.partition_key AND l.status NOT IN (1, 5)
+                    ORDER BY l.created_at, l.id
+                    LIMIT 8) AS first_rows
+              WHERE first_rows.claim_expires_at > COALESCE(p_now, now()))))
+    ORDER BY t.created_at, t.id
+    LIMIT GREATEST(p_limit - (SELECT count(*) FROM retry), 0)
+    FOR UPDATE OF t SKIP LOCKED
+),
+heads AS (
+    SELECT * FROM retry
+    UNION ALL
+    SELECT * FROM pending
+),
+-- Each keyed head's next p_run - 1 rows in key order (one range of the key order index),
+-- kept while every row up to it may be taken: pending, due, of the claim's topic.
+runs AS (
+    SELECT h.grp, h.at, h.id AS head, n.id, n.step
+    FROM heads AS h
+    CROSS JOIN LATERAL (
+        SELECT b.id,
+               row_number() OVER w AS step,
+               bool_and(b.status = 0
+                        AND (b.not_before IS NULL OR b.not_before <= COALESCE(p_now, now()))
+                        AND (p_topic IS NULL OR b.topic = p_topic)) OVER w AS takeable
+        FROM (SELECT f.id, f.status, f.not_before, f.topic, f.created_at
+              FROM {table} AS f
+              WHERE f.partition_key = h.partition_key
+                AND f.status NOT IN (1, 5)
+                AND (f.created_at, f.id) > (h.created_at, h.id)
+              ORDER BY f.created_at, f.id
+              LIMIT GREATEST(p_run - 1, 0)) AS b
+        WINDOW w AS (ORDER BY b.created_at, b.id)
+    ) AS n
+    WHERE p_run > 1 AND h.partition_key IS NOT NULL AND n.takeable
+),
+candidates AS MATERIALIZED (
+    SELECT c.id, c.step
+    FROM (SELECT grp, at, id AS head, id, 0::bigint AS step FROM heads
+          UNION ALL
+          SELECT grp, at, head, id, step FROM runs) AS c
+    ORDER BY c.grp, c.at, c.head, c.step
+    LIMIT GREATEST(p_limit, 0)
+)
+UPDATE {table} AS t
+SET claim_owner = p_owner,
+    claim_token = gen_random_uuid(),
+    claimed_at = COALESCE(p_now, now()),
+    claim_expires_at = COALESCE(p_now, now()) + p_lease_us * interval '1 microsecond',
+    claim_attempt_count = LEAST(t.claim_attempt_count, 2147483646) + 1,
+    stamp = gen_random_uuid()
+FROM candidates AS c
+WHERE t.id = c.id
+  AND (c.step > 0 OR t.partition_key IS NULL OR t.is_head)
+  AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= COALESCE(p_now, now()))
+  AND CASE WHEN t.status = 0
+           THEN t.not_before IS NULL OR t.not_before <= COALESCE(p_now, now())
+           WHEN t.status IN (2, 4)
+           THEN c.step = 0 AND (t.next_retry_at IS NULL
+                                OR t.next_retry_at <= COALESCE(p_now, now()))
+           ELSE false
+      END
+RETURNING t.*
+$claim$;
