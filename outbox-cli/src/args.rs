@@ -362,11 +362,17 @@ pub(crate) struct DrainArgs {
     /// abandoned and their claims released (e.g. 30s).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub(crate) shutdown_grace: TimeDelta,
-    /// Per-key order: of the entries sharing a partition key, one at a time, oldest
-    /// first, across every drain started with --ordered; a key's entry that fails holds
+    /// Per-key order: the entries sharing a partition key oldest first, one claim of a key
+    /// at a time across every drain started with --ordered; a key's entry that fails holds
     /// back the rest of its key until it is delivered or dead-lettered.
     #[arg(long)]
     pub(crate) ordered: bool,
+    /// With --ordered: how many consecutive entries of one key a claim may take and emit
+    /// one after the other (a key run; 1 takes one entry of a key at a time; at most
+    /// --batch).
+    #[arg(long, requires = "ordered", default_value_t = outbox_core::drain::DEFAULT_KEY_RUN,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) key_run: u32,
     /// With --ordered: dead-letter a key's entry at its first failure so the key moves on,
     /// instead of retrying it while the key waits.
     #[arg(long, requires = "ordered")]

@@ -14,7 +14,8 @@
 -- (zero unless it was costly), @P22 whether the share also deletes its kind's rows made
 -- 256 or more shares of the table before it (bit: the store asks with its first share of a
 -- kind and every 64th after; the newest row always stays). A share is a row added, never
--- one updated, outside the claim's transaction.
+-- one updated, outside the claim's transaction. @P23 the longest key run (in per-key
+-- order: a head and the rows right behind it, see the last update).
 --
 -- The start keeps a claim's cost bounded by its batch while a snapshot transaction holds
 -- ghost index rows (the filtered index entries of rows delivered since it began) from
@@ -57,6 +58,8 @@ SET XACT_ABORT ON;
 DECLARE @now datetime2(6) = COALESCE(@P1, SYSUTCDATETIME());
 DECLARE @expires datetime2(6) = DATEADD(microsecond, @P6, DATEADD(second, @P5, @now));
 DECLARE @claimed TABLE (id binary(16) NOT NULL PRIMARY KEY);
+DECLARE @behind TABLE (id binary(16) NOT NULL PRIMARY KEY, head_order bigint NOT NULL,
+                       step bigint NOT NULL);
 DECLARE @room int = @P3;
 DECLARE @shared bigint;
 
@@ -187,6 +190,70 @@ SET claim_owner = @P4,
                                THEN claim_attempt_count + 1 ELSE 2147483647 END,
     stamp = NEWID()
 OUTPUT inserted.id INTO @claimed (id);
+
+SET @room = @room - @@ROWCOUNT;
+
+-- Key runs (@P23, the longest run with its head; 1: heads alone): behind each keyed head
+-- this claim took, in claim order, the key's next rows in key order (one range of the key
+-- index per head) while each is pending, due, not leased and of the claim's topic; a row
+-- found otherwise ends its run there. The runs take the room the heads left, whole runs
+-- in head order first. Another claim reaches these rows only through their head, which
+-- this transaction holds, so they are update-locked without READPAST: a row is waited
+-- for, never skipped, and a run has no gap.
+IF @P11 = 1 AND @P23 > 1 AND @room > 0
+BEGIN
+    INSERT INTO @behind (id, head_order, step)
+    SELECT r.id, hd.head_order, r.step
+    FROM (SELECT h.id, h.key_hash, h.partition_key, h.created_at,
+                 ROW_NUMBER() OVER (ORDER BY CASE WHEN h.status = 0 THEN 1 ELSE 0 END,
+                                             CASE WHEN h.status = 0 THEN h.created_at
+                                                  ELSE h.retry_due_at END,
+                                             h.id) AS head_order
+          FROM @claimed AS c
+          JOIN {table} AS h ON h.id = c.id
+          WHERE h.partition_key IS NOT NULL) AS hd
+    CROSS APPLY (
+        SELECT b.id, b.step
+        FROM (SELECT n.id, n.step,
+                     MIN(n.takeable) OVER (ORDER BY n.step ROWS UNBOUNDED PRECEDING) AS unbroken
+              FROM (SELECT TOP (@P23 - 1) f.id,
+                           ROW_NUMBER() OVER (ORDER BY f.created_at, f.id) AS step,
+                           CASE WHEN f.status = 0
+                                 AND (f.not_before IS NULL OR f.not_before <= @now)
+                                 AND (f.claim_expires_at IS NULL OR f.claim_expires_at <= @now)
+                                 AND (@P2 IS NULL OR (f.topic = @P2
+                                                      AND DATALENGTH(f.topic) = DATALENGTH(@P2)))
+                                THEN 1 ELSE 0 END AS takeable
+                    FROM {table} AS f WITH (READCOMMITTEDLOCK, INDEX([{name}_key_ix]))
+                    WHERE f.key_hash = hd.key_hash
+                      AND f.partition_key = hd.partition_key COLLATE Latin1_General_100_BIN2
+                      AND f.status IN (0, 2, 3, 4)
+                      AND f.created_at >= hd.created_at
+                      AND (f.created_at > hd.created_at OR f.id > hd.id)
+                    ORDER BY f.created_at, f.id) AS n) AS b
+        WHERE b.unbroken = 1
+    ) AS r;
+
+    WITH c AS (
+        SELECT TOP (@room) t.*
+        FROM @behind AS b
+        JOIN {table} AS t WITH (UPDLOCK, ROWLOCK, READCOMMITTEDLOCK) ON t.id = b.id
+        WHERE t.status = 0
+          AND (t.not_before IS NULL OR t.not_before <= @now)
+          AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= @now)
+        ORDER BY b.head_order, b.step
+    )
+    UPDATE c
+    SET claim_owner = @P4,
+        claim_token = NEWID(),
+        claimed_at = @now,
+        claim_expires_at = @expires,
+        -- Capped below the column's maximum, so a count edited out of range cannot overflow.
+        claim_attempt_count = CASE WHEN claim_attempt_count < 2147483647
+                                   THEN claim_attempt_count + 1 ELSE 2147483647 END,
+        stamp = NEWID()
+    OUTPUT inserted.id INTO @claimed (id);
+END;
 
 SELECT t.*
 FROM {table} AS t

@@ -120,6 +120,7 @@ pub(crate) fn claim(
         ColumnData::Bit(Some(start.behind)),
     ];
     params.extend(share(shared));
+    params.push(int("key run", req.key_run)?);
     Ok(params)
 }
 

@@ -30,7 +30,7 @@ impl OutboxStore for SqlServerClaimStore {
             concurrent_writes: true,
             // Checked offline only (no server here): see the README.
             ordered_claims: true,
-            key_runs: false,
+            key_runs: true,
             slice_claims: true,
         }
     }

@@ -61,6 +61,7 @@ spec!(
         ("walk age microseconds", Int),
         ("walk hold-back microseconds", BigInt),
         ("prune old shares", Bit),
+        ("key run", Int),
     ]
 );
 spec!(

@@ -713,9 +713,9 @@ fn ordered_targets(r: &Results) -> Vec<Target> {
         format!("Drain in per-key order ÷ unordered, {keys} keys (2 workers, batch 100)")
     };
     vec![
-        Rule::AtLeast(0.7).judge(what("1,000"), cost(1_000), ratio),
-        Rule::AtLeast(0.8).judge(what("100,000"), cost(100_000), ratio),
-        Rule::Reported.judge(what("10"), cost(10), ratio),
+        Rule::AtLeast(0.5).judge(what("10"), cost(10), ratio),
+        Rule::AtLeast(0.8).judge(what("1,000"), cost(1_000), ratio),
+        Rule::AtLeast(0.9).judge(what("100,000"), cost(100_000), ratio),
     ]
 }
 

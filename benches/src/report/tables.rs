@@ -297,9 +297,11 @@ pub(super) fn all(md: &mut String, r: &Results) {
         "The same keyed backlog (entries round robin over the keys), drained by two \
          optimized workers at batch 100 into the noop emitter, unordered on a table as \
          `outbox migrate` leaves it, and in key order (`DrainOptions::ordered`) on one \
-         prepared with `outbox migrate --ordered`. In key order at most one entry of a key is in flight, \
-         so with fewer keys than a batch the batches cannot fill: the 10-key row is that \
-         limit, not the statement's cost.\n\n",
+         prepared with `outbox migrate --ordered`. In key order a claim takes key runs of up \
+         to 10 (the drain's default `key_run`): a key's head and the entries right behind it, \
+         emitted one after the other; one key is held by one claim at a time, so at 10 keys \
+         one worker's batch holds every key and the other worker finds none free until it \
+         is done.\n\n",
     );
     table(
         md,

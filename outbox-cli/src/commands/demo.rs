@@ -110,6 +110,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
         // Each customer's events in the order they were written, across every worker.
         ordered: true,
         dead_letter_failing_heads: false,
+        key_run: outbox_core::drain::DEFAULT_KEY_RUN,
         slice: None,
         until_empty: true,
         route_down_limit: None,

@@ -151,6 +151,7 @@ pub(crate) async fn drain(
         .emit_timeout(args.emit_timeout.to_std().unwrap_or_default())
         .shutdown_grace(args.shutdown_grace.to_std().unwrap_or_default())
         .ordered(args.ordered)
+        .key_run(args.key_run)
         .head_failure(if args.dead_letter_failing_heads {
             HeadFailure::DeadLetter
         } else {
