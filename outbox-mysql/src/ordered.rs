@@ -110,39 +110,68 @@ impl MySqlClaimStore {
     }
 
     /// The heads in claim order, each followed by the rows of its run behind it (none
-    /// with runs of one), up to the batch.
+    /// with runs of one), up to the batch. The runs are looked for behind as many heads
+    /// as full runs would fill the batch with, then, if those had rows behind them and
+    /// room is left, behind as many more heads as there is room: at most two reads, and
+    /// no run is looked for behind a head the batch has no room for.
     async fn with_runs(
         &self,
         tx: &mut MySqlConnection,
         heads: &[i64],
         req: &ClaimRequest,
     ) -> Result<Vec<Chosen>> {
-        let mut runs: HashMap<usize, Vec<(i64, i64)>> = HashMap::new();
-        if req.key_run > 1 {
-            let found: Vec<(i64, i64, i64)> = sqlx::query_as(&self.sql.run_rows)
-                .bind(batch_params::array(heads)?)
-                .bind(i64::from(req.key_run))
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(map_err)?;
-            for (pos, step, seq) in found {
-                let head = usize::try_from(pos - 1).unwrap_or(usize::MAX);
-                runs.entry(head).or_default().push((step, seq));
+        let batch = req.batch_size as usize;
+        let mut chosen = Vec::with_capacity(batch);
+        let mut next = 0;
+        let mut looking = req.key_run > 1;
+        let mut span = batch.div_ceil(req.key_run as usize);
+        while next < heads.len() && chosen.len() < batch {
+            let room = batch - chosen.len();
+            let these = &heads[next..heads.len().min(next + if looking { span } else { room })];
+            let mut runs = if looking {
+                self.runs_behind(tx, these, req).await?
+            } else {
+                HashMap::new()
+            };
+            looking = looking && !runs.is_empty();
+            for (at, seq) in these.iter().enumerate() {
+                let head = next + at;
+                chosen.push((head, 0, *seq));
+                let mut run = runs.remove(&at).unwrap_or_default();
+                run.sort_unstable();
+                chosen.extend(
+                    (1..)
+                        .zip(run)
+                        .take_while(|(expected, (step, _))| step == expected)
+                        .map(|(_, (step, seq))| (head, step, seq)),
+                );
             }
+            next += these.len();
+            span = batch.saturating_sub(chosen.len());
         }
-        let mut chosen = Vec::with_capacity(req.batch_size as usize);
-        for (head, seq) in heads.iter().enumerate() {
-            chosen.push((head, 0, *seq));
-            let mut run = runs.remove(&head).unwrap_or_default();
-            run.sort_unstable();
-            chosen.extend(
-                (1..)
-                    .zip(run)
-                    .take_while(|(expected, (step, _))| step == expected)
-                    .map(|(_, (step, seq))| (head, step, seq)),
-            );
-        }
-        chosen.truncate(req.batch_size as usize);
+        chosen.truncate(batch);
         Ok(chosen)
+    }
+
+    /// The rows behind each of `heads` (run_rows.sql): by the head's place in `heads`,
+    /// each row's step and clustered key.
+    async fn runs_behind(
+        &self,
+        tx: &mut MySqlConnection,
+        heads: &[i64],
+        req: &ClaimRequest,
+    ) -> Result<HashMap<usize, Vec<(i64, i64)>>> {
+        let found: Vec<(i64, i64, i64)> = sqlx::query_as(&self.sql.run_rows)
+            .bind(batch_params::array(heads)?)
+            .bind(i64::from(req.key_run))
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let mut runs: HashMap<usize, Vec<(i64, i64)>> = HashMap::new();
+        for (pos, step, seq) in found {
+            let head = usize::try_from(pos - 1).unwrap_or(usize::MAX);
+            runs.entry(head).or_default().push((step, seq));
+        }
+        Ok(runs)
     }
 }
