@@ -13,6 +13,7 @@
 pub mod brokers;
 pub mod invariants;
 pub mod load;
+pub mod location;
 pub mod mariadb;
 pub mod pg;
 pub mod plan;

@@ -1,8 +1,8 @@
 //! Filling a bench table fast, with SQL that writes rows exactly as the stores do (statuses,
 //! times, claim fields), so every scenario starts from the state it names.
 
+use crate::location::Location;
 use crate::results::Engine;
-use crate::subject::Location;
 
 /// What to put in the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use outbox_core::{Quotes, TableName};
 use outbox_testkit::mysql::TestDatabase;
 use sqlx::{Connection, MySqlConnection};
 
+use crate::location::Location;
 use crate::results::PgServerInfo;
-use crate::subject::Location;
 
 pub use outbox_testkit::mysql::{server_url, ENGINE};
 
@@ -18,7 +18,7 @@ pub async fn probe() -> Result<PgServerInfo, String> {
     let url = server_url();
     let mut conn = MySqlConnection::connect(&url)
         .await
-        .map_err(|e| format!("{}: {e}", redact(&url)))?;
+        .map_err(|e| format!("{}: {e}", outbox_core::redact_url(&url)))?;
     let version: String = sqlx::query_scalar("SELECT version()")
         .fetch_one(&mut conn)
         .await
@@ -43,7 +43,7 @@ pub async fn probe() -> Result<PgServerInfo, String> {
     let _ = conn.close().await;
     Ok(PgServerInfo {
         version: format!("MariaDB {version}"),
-        url: redact(&url),
+        url: outbox_core::redact_url(&url),
         settings,
     })
 }
@@ -97,20 +97,6 @@ pub fn fnv1a_of_text(text: &str, max_len: usize) -> String {
     format!("(CASE CHAR_LENGTH({text}){arms} ELSE 2166136261 END)")
 }
 
-/// `url` with its password, if any, replaced by `***`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    match rest.split_once('@') {
-        Some((user_info, host)) if user_info.contains(':') => {
-            let user = user_info.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
-        }
-        _ => url.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,11 +113,5 @@ mod tests {
         let text = fnv1a_of_text("k", 3);
         assert!(text.starts_with("(CASE CHAR_LENGTH(k) WHEN 1 THEN"));
         assert_eq!(text.matches("SUBSTRING").count(), 1 + 2 + 3);
-    }
-
-    #[test]
-    fn passwords_stay_out_of_the_report() {
-        assert_eq!(redact("mysql://u:secret@h:3306"), "mysql://u:***@h:3306");
-        assert_eq!(redact("mysql://root@h:3306"), "mysql://root@h:3306");
     }
 }

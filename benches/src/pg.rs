@@ -63,7 +63,7 @@ pub async fn info(url: &str) -> PgServerInfo {
     }
     PgServerInfo {
         version,
-        url: outbox_postgres::redact_url(url),
+        url: outbox_core::redact_url(url),
         settings,
     }
 }

@@ -97,23 +97,7 @@ pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://outbox.db";
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Apply the schema for the URL's engine, or print it.
-    Migrate {
-        /// Print the SQL instead of applying it.
-        #[arg(long)]
-        print: bool,
-        /// Also prepare the table for `drain --ordered` (SQLite, PostgreSQL): the indexes
-        /// claims in per-key order walk. They hold every entry without a key too, so every
-        /// enqueue writes one more index entry; tables drained unordered do without them.
-        /// SQL Server's schema has what ordered claims need; there it changes nothing.
-        #[arg(long)]
-        ordered: bool,
-        /// Revert the migrations newer than VERSION instead, newest first, keeping the
-        /// rows (a rollback of the schema, after the release that needs it is rolled
-        /// back). 0 reverts everything and deletes the outbox. A migration that cannot be
-        /// reverted is refused, with its reason, before anything changes.
-        #[arg(long, value_name = "VERSION", conflicts_with_all = ["print", "ordered"])]
-        down_to: Option<i64>,
-    },
+    Migrate(MigrateArgs),
     /// Insert test entries.
     Enqueue(EnqueueArgs),
     /// Run drain workers until Ctrl-C / SIGTERM, or until the outbox is empty.
@@ -123,28 +107,7 @@ pub(crate) enum Command {
     /// What is live is counted exactly at the cost of what is live, whatever the history;
     /// the delivered count may be the engine's estimate (said so), and the claims made are
     /// left out, unless `--exact`.
-    Stats {
-        /// One JSON object instead of text.
-        #[arg(long)]
-        json: bool,
-        /// Count every row, delivered history included (reads the whole table): the
-        /// delivered count exact and the claims made summed.
-        #[arg(long)]
-        exact: bool,
-        /// Warn (on standard error) when a snapshot held by another session has been open
-        /// this long: it keeps dead rows from being removed, and claims slow down
-        /// [default: 5m].
-        #[arg(long, value_parser = parse_duration)]
-        warn_snapshot_age: Option<TimeDelta>,
-        /// Warn when the outbox table holds at least this many dead row versions
-        /// [default: 100000].
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        warn_dead_rows: Option<u64>,
-        /// Warn when a claim walking the pending index from its beginning steps over at
-        /// least this many entries of rows no longer pending [default: 100000].
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        warn_dead_index_entries: Option<u64>,
-    },
+    Stats(StatsArgs),
     /// One entry by id: status, times, attempts, last error, claim, headers, payload.
     Show {
         /// The entry's id.
@@ -278,6 +241,49 @@ fn parse_requeue_status(text: &str) -> Result<outbox_core::EmissionStatus, Strin
             "{text:?} entries do not wait for an operator (use failed or dead_lettered)"
         )),
     }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MigrateArgs {
+    /// Print the SQL instead of applying it.
+    #[arg(long)]
+    pub(crate) print: bool,
+    /// Also prepare the table for `drain --ordered` (SQLite, PostgreSQL): the indexes
+    /// claims in per-key order walk. They hold every entry without a key too, so every
+    /// enqueue writes one more index entry; tables drained unordered do without them.
+    /// SQL Server's schema has what ordered claims need; there it changes nothing.
+    #[arg(long)]
+    pub(crate) ordered: bool,
+    /// Revert the migrations newer than VERSION instead, newest first, keeping the
+    /// rows (a rollback of the schema, after the release that needs it is rolled
+    /// back). 0 reverts everything and deletes the outbox. A migration that cannot be
+    /// reverted is refused, with its reason, before anything changes.
+    #[arg(long, value_name = "VERSION", conflicts_with_all = ["print", "ordered"])]
+    pub(crate) down_to: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StatsArgs {
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Count every row, delivered history included (reads the whole table): the
+    /// delivered count exact and the claims made summed.
+    #[arg(long)]
+    pub(crate) exact: bool,
+    /// Warn (on standard error) when a snapshot held by another session has been open
+    /// this long: it keeps dead rows from being removed, and claims slow down
+    /// [default: 5m].
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) warn_snapshot_age: Option<TimeDelta>,
+    /// Warn when the outbox table holds at least this many dead row versions
+    /// [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) warn_dead_rows: Option<u64>,
+    /// Warn when a claim walking the pending index from its beginning steps over at
+    /// least this many entries of rows no longer pending [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) warn_dead_index_entries: Option<u64>,
 }
 
 #[derive(Debug, Args)]

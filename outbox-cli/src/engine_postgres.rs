@@ -129,7 +129,7 @@ fn unreachable(url: &str, e: impl std::fmt::Display) -> OutboxError {
     OutboxError::Connection {
         message: format!(
             "cannot connect to the PostgreSQL server at {}: {e}",
-            outbox_postgres::redact_url(url)
+            outbox_core::redact_url(url)
         ),
         source: None,
     }

@@ -254,6 +254,49 @@ pub fn check_list(req: &ListRequest, limits: &crate::StoreLimits) -> Result<()> 
     Ok(())
 }
 
+/// The columns of a SQL store's stats statement that are not counts, read by the store's
+/// own decoders; [`StatsColumns::read`] adds the counts. Every engine's statement
+/// returns the same columns: one count per status named by [`EmissionStatus::as_str`],
+/// `retry_ready`, `in_flight`, `expired`, `claims_made`, `oldest_pending` and
+/// `delivered_estimated`.
+#[derive(Debug, Clone, Copy)]
+pub struct StatsColumns {
+    /// The database clock the statement read at.
+    pub at: DateTime<Utc>,
+    /// `oldest_pending`: the creation time of the oldest pending entry.
+    pub oldest_pending: Option<DateTime<Utc>>,
+    /// `claims_made`: claims made in the table's life, where the engine keeps it.
+    pub claims_made: Option<i64>,
+    /// `delivered_estimated`: whether the delivered count is the engine's estimate.
+    pub delivered_estimated: bool,
+}
+
+impl StatsColumns {
+    /// The stats, with every count read by `count` (the column's value, `None` for NULL).
+    /// A NULL or negative count is a database error naming its column.
+    pub fn read(self, count: impl Fn(&str) -> Result<Option<i64>>) -> Result<OutboxStats> {
+        let count = |column: &str| {
+            count(column)?
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| crate::OutboxError::Database {
+                    message: format!("no valid {column} count"),
+                    source: None,
+                })
+        };
+        let mut stats = OutboxStats::empty(self.at);
+        for status in EmissionStatus::ALL {
+            stats.counts.insert(status, count(status.as_str())?);
+        }
+        stats.oldest_pending_created_at = self.oldest_pending;
+        stats.retry_ready = count("retry_ready")?;
+        stats.claims_in_flight = count("in_flight")?;
+        stats.expired_leases = count("expired")?;
+        stats.claims_made = self.claims_made.map(|n| u64::try_from(n).unwrap_or(0));
+        stats.delivered_estimated = self.delivered_estimated;
+        Ok(stats)
+    }
+}
+
 /// Computes statistics from rows, for stores that hold rows in memory.
 pub fn stats_of<'a>(
     rows: impl IntoIterator<Item = &'a OutboxEntry>,

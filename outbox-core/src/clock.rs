@@ -1,6 +1,7 @@
 //! Time: an injectable clock and the precision every store keeps.
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 
@@ -52,6 +53,57 @@ impl ManualClock {
 
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
+        *self.now.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A source of monotonic time, for the decisions a store times in the process (how long
+/// a walk took, when the next may run): injected so tests move it instead of sleeping.
+pub trait Timer: Send + Sync + std::fmt::Debug {
+    /// The current instant.
+    fn now(&self) -> Instant;
+}
+
+/// The operating system's monotonic clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemTimer;
+
+impl Timer for SystemTimer {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// A monotonic clock that only moves when told to; for tests.
+#[derive(Debug)]
+pub struct ManualTimer {
+    now: Mutex<Instant>,
+}
+
+impl ManualTimer {
+    /// A frozen timer. It starts a day after the current instant, so that a test may
+    /// place events up to a day in its past whenever the machine started.
+    pub fn new() -> Self {
+        let now = Instant::now();
+        Self {
+            now: Mutex::new(now.checked_add(Duration::from_secs(86_400)).unwrap_or(now)),
+        }
+    }
+
+    /// Moves the timer forward.
+    pub fn advance(&self, by: Duration) {
+        *self.now.lock().unwrap_or_else(|e| e.into_inner()) += by;
+    }
+}
+
+impl Default for ManualTimer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Timer for ManualTimer {
+    fn now(&self) -> Instant {
         *self.now.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -35,16 +35,17 @@ impl Guarded {
 
 /// How a store reads the rows a guarded batch statement returns: every existing target
 /// row once, with an `applied` flag; a written row may carry only the columns the write
-/// set (the rest is in the claim). Stores implement it for their driver's row type.
-pub trait GuardedRows<R> {
+/// set (the rest is in the claim). A store fills it with its row decoders, once, as a
+/// constant: `GuardedRows { id: row::id, applied: row::applied, … }`.
+pub struct GuardedRows<R> {
     /// The row's entry id.
-    fn id(&self, row: &R) -> Result<EntryId>;
+    pub id: fn(&R) -> Result<EntryId>,
     /// Whether this statement wrote the row.
-    fn applied(&self, row: &R) -> Result<bool>;
+    pub applied: fn(&R) -> Result<bool>,
     /// The whole row (a refused one: the durable state).
-    fn entry(&self, row: &R) -> Result<OutboxEntry>;
+    pub entry: fn(&R) -> Result<OutboxEntry>,
     /// A written row, completed from the claimed entry it was written for.
-    fn written(&self, row: &R, claimed: &OutboxEntry) -> Result<OutboxEntry>;
+    pub written: fn(&R, &OutboxEntry) -> Result<OutboxEntry>,
 }
 
 /// One result per completion, in request order, from the rows of a guarded batch
@@ -52,18 +53,20 @@ pub trait GuardedRows<R> {
 pub fn completion_results<R>(
     reqs: &[CompletionRequest],
     rows: &[R],
-    read: &impl GuardedRows<R>,
+    read: &GuardedRows<R>,
 ) -> Result<Vec<TransitionResult>> {
     let mut by_id = rows
         .iter()
-        .map(|r| Ok((read.id(r)?, r)))
+        .map(|r| Ok(((read.id)(r)?, r)))
         .collect::<Result<HashMap<EntryId, &R>>>()?;
     reqs.iter()
         .map(|req| {
             let found = match by_id.remove(&req.claim.id()) {
                 None => Guarded::Missing,
-                Some(r) if read.applied(r)? => Guarded::Applied(read.written(r, &req.claim.entry)?),
-                Some(r) => Guarded::Refused(read.entry(r)?),
+                Some(r) if (read.applied)(r)? => {
+                    Guarded::Applied((read.written)(r, &req.claim.entry)?)
+                }
+                Some(r) => Guarded::Refused((read.entry)(r)?),
             };
             Ok(completion_result(req, found))
         })
@@ -75,18 +78,18 @@ pub fn completion_results<R>(
 pub fn renewal_results<R>(
     claims: &[Claim],
     rows: &[R],
-    read: &impl GuardedRows<R>,
+    read: &GuardedRows<R>,
 ) -> Result<Vec<RenewOutcome>> {
     let mut by_id = rows
         .iter()
-        .map(|r| Ok((read.id(r)?, r)))
+        .map(|r| Ok(((read.id)(r)?, r)))
         .collect::<Result<HashMap<EntryId, &R>>>()?;
     claims
         .iter()
         .map(|claim| {
             let found = match by_id.remove(&claim.id()) {
                 None => Guarded::Missing,
-                Some(r) => Guarded::of(Some(read.entry(r)?), read.applied(r)?),
+                Some(r) => Guarded::of(Some((read.entry)(r)?), (read.applied)(r)?),
             };
             renewal_result(claim, found)
         })

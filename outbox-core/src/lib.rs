@@ -3,9 +3,11 @@
 mod admin;
 mod batches;
 mod bounded;
+mod claim_groups;
 mod claim_start;
 mod cleanup;
 mod clock;
+mod conflict_retry;
 pub mod drain;
 pub mod duration;
 mod error;
@@ -20,6 +22,7 @@ mod migrator;
 mod model;
 mod observe;
 pub mod portable;
+mod redact;
 mod store;
 pub mod store_kit;
 mod topics;
@@ -30,7 +33,8 @@ pub use admin::{AdminClaimStore, DeadLetterSelection, ListRequest, OutboxAdmin, 
 pub use bounded::{Bounded, MAX_CALL_TIMEOUT};
 pub use claim_start::{DEFAULT_FULL_WALK_EVERY, MAX_FULL_WALK_EVERY};
 pub use cleanup::{CleanupStats, CleanupThresholds, HeldSnapshot};
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{Clock, ManualClock, ManualTimer, SystemClock, SystemTimer, Timer};
+pub use conflict_retry::ConflictRetry;
 pub use drain::{
     Drain, DrainOptions, DrainSummary, Emission, EmitOutcome, Emitter, HeadFailure, RetryPolicy,
 };
@@ -46,6 +50,7 @@ pub use model::{
     TargetState, TransitionOutcome, TransitionResult, MAX_SLICES,
 };
 pub use observe::Observed;
+pub use redact::redact_url;
 pub use store::{Capabilities, ClaimStore, FindRequest, OutboxStore, PruneRequest, WakeSignal};
 pub use topics::{TopicStats, MAX_TOPICS};
 

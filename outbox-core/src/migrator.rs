@@ -11,8 +11,8 @@
 
 use async_trait::async_trait;
 
+use crate::migration::latest_version;
 use crate::migration::{Definition, RecordedDefinition, RecordedSchema};
-use crate::store_kit::latest_version;
 use crate::{Migration, OutboxError, Result, TableName};
 
 /// A connection the schema's recorded facts are read on: one statement, one row of two

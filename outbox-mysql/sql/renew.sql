@@ -2,7 +2,7 @@
 -- per claim: `id`, `owner`, `token` and the new `stamp` (uuids as hex); then now or NULL
 -- (the server's clock) and the lease in microseconds. Only rows that are not terminal
 -- and still hold the claim's owner and token are extended. The caller reads the rows
--- back in the same transaction (rows_by_id.sql) and tells the renewed ones by their new
+-- back in the same transaction (get_many.sql) and tells the renewed ones by their new
 -- stamps.
 -- The JSON rows are read first and each row reached through its key (STRAIGHT_JOIN,
 -- FORCE INDEX): on a small table the server would scan it instead, and the statement

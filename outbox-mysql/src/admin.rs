@@ -3,26 +3,17 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::{
-    check_list, check_requeue, delete_in_batches, normalize_time, DELETE_BATCH,
+    check_list, check_requeue, delete_in_batches, normalize_time, StatsColumns, DELETE_BATCH,
 };
 use outbox_core::{
     DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
     OutboxStats, Result,
 };
-use sqlx::mysql::MySqlRow;
 use sqlx::Row;
 
-use crate::error::{map_err, retrying};
+use crate::error::map_err;
 use crate::row::{clock, decode, time};
 use crate::MySqlClaimStore;
-
-fn count(row: &MySqlRow, column: &str) -> Result<u64> {
-    let v: i64 = row.try_get(column).map_err(map_err)?;
-    u64::try_from(v).map_err(|_| OutboxError::Database {
-        message: format!("negative {column} count"),
-        source: None,
-    })
-}
 
 impl MySqlClaimStore {
     /// The stats as `sql` (exact or live) reads them.
@@ -32,19 +23,14 @@ impl MySqlClaimStore {
             .fetch_one(&self.pool)
             .await
             .map_err(map_err)?;
-        let mut stats = OutboxStats::empty(clock(&row)?);
-        for status in EmissionStatus::ALL {
-            stats.counts.insert(status, count(&row, status.as_str())?);
-        }
-        stats.oldest_pending_created_at = time(&row, "stats", "oldest_pending")?;
-        stats.retry_ready = count(&row, "retry_ready")?;
-        stats.claims_in_flight = count(&row, "in_flight")?;
-        stats.expired_leases = count(&row, "expired")?;
-        let claims: Option<i64> = row.try_get("claims_made").map_err(map_err)?;
-        stats.claims_made = claims.map(|n| u64::try_from(n).unwrap_or(0));
         let estimated: i64 = row.try_get("delivered_estimated").map_err(map_err)?;
-        stats.delivered_estimated = estimated != 0;
-        Ok(stats)
+        StatsColumns {
+            at: clock(&row)?,
+            oldest_pending: time(&row, "stats", "oldest_pending")?,
+            claims_made: row.try_get("claims_made").map_err(map_err)?,
+            delivered_estimated: estimated != 0,
+        }
+        .read(|column| row.try_get(column).map_err(map_err))
     }
 }
 
@@ -124,20 +110,21 @@ impl OutboxAdmin for MySqlClaimStore {
         let id = which.id().map(|id| id.as_uuid());
         let topic = which.topic().map(str::to_owned);
         self.detached(move |store| async move {
-            retrying(|| async {
-                let done = sqlx::query(&store.sql.requeue)
-                    .bind(now)
-                    .bind(from.code())
-                    .bind(id)
-                    .bind(id)
-                    .bind(topic.clone())
-                    .bind(topic.clone())
-                    .execute(&store.pool)
-                    .await
-                    .map_err(map_err)?;
-                Ok(done.rows_affected())
-            })
-            .await
+            store
+                .retrying(|| async {
+                    let done = sqlx::query(&store.sql.requeue)
+                        .bind(now)
+                        .bind(from.code())
+                        .bind(id)
+                        .bind(id)
+                        .bind(topic.clone())
+                        .bind(topic.clone())
+                        .execute(&store.pool)
+                        .await
+                        .map_err(map_err)?;
+                    Ok(done.rows_affected())
+                })
+                .await
         })
         .await
     }

@@ -3,7 +3,9 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{claims_in_order, normalize_time, renewal_result, Guarded};
+use outbox_core::store_kit::{
+    claims_in_order, normalize_time, renewal_result, ClaimGroups, Guarded,
+};
 use outbox_core::{
     Claim, ClaimRequest, ClaimStore, CompletionRequest, OutboxEntry, OutboxError, OutboxStore,
     RenewOutcome, RenewRequest, Result, TransitionResult,
@@ -13,42 +15,23 @@ use sqlx::MySqlConnection;
 use uuid::Uuid;
 
 use crate::batch_params::{self, LeaseRow, RenewalRow};
-use crate::error::{map_err, retrying};
+use crate::error::map_err;
 use crate::row::{clock, decode, fetch_many, seq};
 use crate::{walks, MySqlClaimStore};
-
-/// Which groups a claim takes: retry-ready rows come first when both are taken.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Groups {
-    pub(crate) retry: bool,
-    pub(crate) pending: bool,
-}
 
 #[async_trait]
 impl ClaimStore for MySqlClaimStore {
     async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        let groups = Groups {
-            retry: false,
-            pending: true,
-        };
-        self.claim(groups, req).await
+        self.claim(ClaimGroups::PENDING, req).await
     }
 
     async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        let groups = Groups {
-            retry: true,
-            pending: false,
-        };
-        self.claim(groups, req).await
+        self.claim(ClaimGroups::RETRY_READY, req).await
     }
 
     /// Both groups in one transaction.
     async fn claim_next(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        let groups = Groups {
-            retry: true,
-            pending: true,
-        };
-        self.claim(groups, req).await
+        self.claim(ClaimGroups::NEXT, req).await
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
@@ -65,24 +48,28 @@ impl ClaimStore for MySqlClaimStore {
             .ok_or_else(|| OutboxError::invalid("lease", "too long"))?;
         let (claims, now) = (claims.to_vec(), req.now.map(normalize_time));
         self.detached(move |store| async move {
-            retrying(|| store.renew_now(&claims, now, lease)).await
+            store
+                .retrying(|| store.renew_now(&claims, now, lease))
+                .await
         })
         .await
     }
 }
 
 impl MySqlClaimStore {
-    async fn claim(&self, groups: Groups, req: &ClaimRequest) -> Result<Vec<Claim>> {
+    async fn claim(&self, groups: ClaimGroups, req: &ClaimRequest) -> Result<Vec<Claim>> {
         self.config.limits.check_claim(req)?;
         self.capabilities().check_claim(req)?;
         let req = req.clone();
-        self.detached(move |store| async move { retrying(|| store.claim_now(groups, &req)).await })
-            .await
+        self.detached(
+            move |store| async move { store.retrying(|| store.claim_now(groups, &req)).await },
+        )
+        .await
     }
 
     /// One claim transaction: the locking reads (in key order: the choice, then its
     /// lock, ordered.rs), the lease write, the commit.
-    async fn claim_now(&self, groups: Groups, req: &ClaimRequest) -> Result<Vec<Claim>> {
+    async fn claim_now(&self, groups: ClaimGroups, req: &ClaimRequest) -> Result<Vec<Claim>> {
         let mut tx = self.pool.begin().await.map_err(map_err)?;
         let locked = if req.ordered {
             self.lock_in_key_order(&mut tx, groups, req).await?
@@ -130,7 +117,7 @@ impl MySqlClaimStore {
     async fn lock_unordered(
         &self,
         tx: &mut MySqlConnection,
-        groups: Groups,
+        groups: ClaimGroups,
         req: &ClaimRequest,
     ) -> Result<Vec<MySqlRow>> {
         let sliced = req.slice.is_some();
@@ -175,7 +162,7 @@ impl MySqlClaimStore {
             .await
             .map_err(map_err)?;
         let mut durable =
-            fetch_many(&mut tx, &self.sql.rows_by_id, claims.iter().map(Claim::id)).await?;
+            fetch_many(&mut tx, &self.sql.get_many, claims.iter().map(Claim::id)).await?;
         tx.commit().await.map_err(map_err)?;
         claims
             .iter()

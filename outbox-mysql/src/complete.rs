@@ -5,7 +5,7 @@ use outbox_core::store_kit::{completion_result, completion_targets, Guarded};
 use outbox_core::{CompletionRequest, OutboxEntry, Result, TransitionOutcome, TransitionResult};
 
 use crate::batch_params::{self, CompletionRow};
-use crate::error::{map_err, retrying};
+use crate::error::map_err;
 use crate::row::fetch_many;
 use crate::MySqlClaimStore;
 
@@ -25,7 +25,8 @@ impl MySqlClaimStore {
             .collect();
         let batch = batch_params::array(&rows)?;
         drop(rows);
-        retrying(|| self.complete_in_transaction(&batch, reqs, &written)).await
+        self.retrying(|| self.complete_in_transaction(&batch, reqs, &written))
+            .await
     }
 
     async fn complete_in_transaction(
@@ -49,7 +50,7 @@ impl MySqlClaimStore {
                 .collect());
         }
         let ids = reqs.iter().map(|r| r.claim.id());
-        let mut durable = fetch_many(&mut tx, &self.sql.rows_by_id, ids).await?;
+        let mut durable = fetch_many(&mut tx, &self.sql.get_many, ids).await?;
         tx.commit().await.map_err(map_err)?;
         // A row this statement wrote (or an earlier try of the same request) carries the
         // request's stamp, and the judgement reports it applied, with the row as it is.

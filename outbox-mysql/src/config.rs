@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::{Clock, StoreLimits, SystemClock, TableName};
+use outbox_core::{Clock, ConflictRetry, StoreLimits, SystemClock, TableName};
 
 /// Settings of a [`crate::MySqlClaimStore`], as a builder with defaults.
 #[derive(Debug, Clone)]
@@ -13,6 +13,7 @@ pub struct MySqlStoreConfig {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) max_connections: u32,
     pub(crate) acquire_timeout: Duration,
+    pub(crate) conflict_retry: ConflictRetry,
 }
 
 impl Default for MySqlStoreConfig {
@@ -23,6 +24,7 @@ impl Default for MySqlStoreConfig {
             clock: Arc::new(SystemClock),
             max_connections: 8,
             acquire_timeout: Duration::from_secs(10),
+            conflict_retry: ConflictRetry::default(),
         }
     }
 }
@@ -65,6 +67,13 @@ impl MySqlStoreConfig {
     /// [`outbox_core::OutboxError::Connection`] (used by [`crate::MySqlClaimStore::open`]).
     pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
         self.acquire_timeout = timeout;
+        self
+    }
+
+    /// How a call the server rolled back (a deadlock victim, a lock wait that timed out)
+    /// is run again; by default up to 5 tries with jittered exponential backoff.
+    pub fn conflict_retry(mut self, policy: ConflictRetry) -> Self {
+        self.conflict_retry = policy;
         self
     }
 

@@ -2,11 +2,7 @@
 //! error number and SQLSTATE kept in the message, and the retry of the transactions the
 //! server chose as deadlock victims.
 
-use std::future::Future;
-use std::time::Duration;
-
-use outbox_core::{OutboxError, Result};
-use rand::Rng;
+use outbox_core::OutboxError;
 use sqlx::mysql::MySqlDatabaseError;
 
 /// Server error numbers this mapping distinguishes.
@@ -19,7 +15,7 @@ const DUPLICATE_KEY: u16 = 1062;
 const CONNECTION_LOST: [u16; 5] = [1040, 1053, 2006, 2013, 1927];
 
 /// Maps a sqlx MySQL error to the core's kinds: a missing table or column means not
-/// migrated, a deadlock or lock-wait timeout a conflict (retried by [`retrying`]), a lost
+/// migrated, a deadlock or lock-wait timeout a conflict (retried by the store's `ConflictRetry`), a lost
 /// connection a connection failure.
 pub(crate) fn map_err(err: sqlx::Error) -> OutboxError {
     match &err {
@@ -72,32 +68,4 @@ pub(crate) fn is_duplicate(err: &sqlx::Error) -> bool {
     err.as_database_error()
         .and_then(|db| db.try_downcast_ref::<MySqlDatabaseError>())
         .is_some_and(|e| e.number() == DUPLICATE_KEY)
-}
-
-/// How many times a transaction the server rolled back as a deadlock victim (or whose
-/// lock wait timed out) is run, in all.
-const ATTEMPTS: u32 = 4;
-
-/// Runs `transaction` again, after a short random pause, when InnoDB rolled it back as a
-/// deadlock victim or its lock wait timed out: the server undid it whole, so running it
-/// again is safe, and the pause lets the other party finish. Any other error, or the
-/// last attempt's, is returned.
-pub(crate) async fn retrying<T, F, Fut>(mut transaction: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T>>,
-{
-    let mut attempt = 1;
-    loop {
-        match transaction().await {
-            Err(OutboxError::Conflict { message, .. }) if attempt < ATTEMPTS => {
-                let ceiling = 5u64 << attempt;
-                let pause = rand::rng().random_range(1..=ceiling);
-                tracing::debug!(attempt, %message, pause_ms = pause, "retrying a transaction the server rolled back");
-                tokio::time::sleep(Duration::from_millis(pause)).await;
-                attempt += 1;
-            }
-            other => return other,
-        }
-    }
 }

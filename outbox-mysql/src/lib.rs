@@ -5,6 +5,7 @@ mod batch_params;
 mod claims;
 mod complete;
 mod config;
+mod connection;
 mod error;
 mod migrate;
 mod ordered;

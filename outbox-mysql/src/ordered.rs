@@ -14,7 +14,9 @@ use sqlx::mysql::MySqlRow;
 use sqlx::MySqlConnection;
 
 use crate::batch_params;
-use crate::claims::{count, read_rows, Groups, Walk};
+use outbox_core::store_kit::ClaimGroups;
+
+use crate::claims::{count, read_rows, Walk};
 use crate::error::map_err;
 use crate::row::{clock, seq};
 use crate::{walks, MySqlClaimStore};
@@ -28,7 +30,7 @@ impl MySqlClaimStore {
     pub(crate) async fn lock_in_key_order(
         &self,
         tx: &mut MySqlConnection,
-        groups: Groups,
+        groups: ClaimGroups,
         req: &ClaimRequest,
     ) -> Result<Vec<MySqlRow>> {
         let heads = self.choose_heads(tx, groups, req).await?;
@@ -70,7 +72,7 @@ impl MySqlClaimStore {
     async fn choose_heads(
         &self,
         tx: &mut MySqlConnection,
-        groups: Groups,
+        groups: ClaimGroups,
         req: &ClaimRequest,
     ) -> Result<Vec<MySqlRow>> {
         let started = Instant::now();

@@ -144,11 +144,11 @@ pub(crate) async fn fetch(
         .transpose()
 }
 
-/// The rows of `ids` as `rows_by_id` (the table's `rows_by_id.sql`) reads them on `conn`,
+/// The rows of `ids` as `get_many` (the table's `get_many.sql`) reads them on `conn`,
 /// by id; ids with no row are absent.
 pub(crate) async fn fetch_many(
     conn: &mut MySqlConnection,
-    rows_by_id: &str,
+    get_many: &str,
     ids: impl Iterator<Item = EntryId>,
 ) -> Result<std::collections::HashMap<EntryId, OutboxEntry>> {
     let ids: Vec<String> = ids.map(|id| hex(id.as_uuid())).collect();
@@ -156,7 +156,7 @@ pub(crate) async fn fetch_many(
         message: format!("cannot write the ids as JSON: {e}"),
         source: None,
     })?;
-    sqlx::query(rows_by_id)
+    sqlx::query(get_many)
         .bind(ids)
         .fetch_all(conn)
         .await

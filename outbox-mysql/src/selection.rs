@@ -10,7 +10,7 @@ use outbox_core::{
 };
 use uuid::Uuid;
 
-use crate::error::{map_err, retrying};
+use crate::error::map_err;
 use crate::row::decode;
 use crate::MySqlClaimStore;
 
@@ -74,9 +74,9 @@ impl OutboxStore for MySqlClaimStore {
         let entry = entry.clone();
         let mut target = entry.clone();
         TargetState::from_entry(&entry).apply_to(&mut target, now, Uuid::new_v4());
-        self.detached(
-            move |store| async move { retrying(|| store.save_now(&entry, &target)).await },
-        )
+        self.detached(move |store| async move {
+            store.retrying(|| store.save_now(&entry, &target)).await
+        })
         .await
     }
 

@@ -15,13 +15,13 @@ pub(crate) struct Statements {
     pub(crate) lease_rows: String,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
-    pub(crate) rows_by_id: String,
+    pub(crate) get_many: String,
     pub(crate) save: String,
     pub(crate) get: String,
     pub(crate) find_pending: FilterForms,
     pub(crate) find_retry_ready: FilterForms,
     pub(crate) prune_delivered: String,
-    pub(crate) insert_entries: String,
+    pub(crate) enqueue: String,
     pub(crate) stats: String,
     pub(crate) live_stats: String,
     pub(crate) dead_letters: String,
@@ -72,13 +72,13 @@ impl Statements {
             lease_rows: r(include_str!("../sql/lease_rows.sql")),
             complete_batch: r(include_str!("../sql/complete_batch.sql")),
             renew: r(include_str!("../sql/renew.sql")),
-            rows_by_id: r(include_str!("../sql/rows_by_id.sql")),
+            get_many: r(include_str!("../sql/get_many.sql")),
             save: r(include_str!("../sql/save.sql")),
             get: r(include_str!("../sql/get.sql")),
             find_pending: forms(include_str!("../sql/find_pending.sql")),
             find_retry_ready: forms(include_str!("../sql/find_retry_ready.sql")),
             prune_delivered: r(include_str!("../sql/prune_delivered.sql")),
-            insert_entries: r(include_str!("../sql/insert_entries.sql")),
+            enqueue: r(include_str!("../sql/enqueue.sql")),
             stats: r(include_str!("../sql/admin/stats.sql")),
             live_stats: r(&include_str!("../sql/admin/live_stats.sql")
                 .replace("{schema_literal}", &schema_literal(table))),
@@ -95,11 +95,11 @@ impl Statements {
         }
     }
 
-    /// The insert of `rows` entries: `insert_row.sql` once per entry.
+    /// The insert of `rows` entries: `enqueue_row.sql` once per entry.
     pub(crate) fn insert_of(&self, rows: usize) -> String {
-        let row = include_str!("../sql/insert_row.sql").trim();
+        let row = include_str!("../sql/enqueue_row.sql").trim();
         let values = vec![row; rows].join(",\n");
-        self.insert_entries.replace("{rows}", &values)
+        self.enqueue.replace("{rows}", &values)
     }
 }
 
@@ -126,7 +126,7 @@ mod tests {
             s.lease_rows.as_str(),
             &s.complete_batch,
             &s.renew,
-            &s.rows_by_id,
+            &s.get_many,
             &s.save,
             &s.get,
             &s.prune_delivered,

@@ -1,15 +1,15 @@
 //! [`MySqlClaimStore`]: construction, its pool, table and writer.
 
-use std::str::FromStr;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::normalize_time;
 use outbox_core::{OutboxError, Result, TableName};
-use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
+use sqlx::mysql::MySqlPoolOptions;
 use sqlx::{Executor, MySqlPool};
 
-use crate::error::map_err;
+use crate::connection::{check_isolation, connect_options, max_allowed_packet};
 use crate::statements::Statements;
 use crate::{MySqlStoreConfig, MySqlWriter};
 
@@ -37,6 +37,8 @@ pub struct MySqlClaimStore {
     pub(crate) writer: MySqlWriter,
     /// When a claim in key order next walks the whole backlog (walks.rs).
     pub(crate) whole_walks: Arc<crate::walks::WholeWalks>,
+    /// How many calls were run again after the server rolled them back.
+    pub(crate) retried: Arc<AtomicU64>,
 }
 
 impl MySqlClaimStore {
@@ -64,7 +66,7 @@ impl MySqlClaimStore {
             .map_err(|e| OutboxError::Connection {
                 message: format!(
                     "cannot connect to MariaDB / MySQL at {}: {e}",
-                    without_password(url)
+                    outbox_core::redact_url(url)
                 ),
                 source: Some(Box::new(e)),
             })
@@ -90,6 +92,7 @@ impl MySqlClaimStore {
             config,
             writer,
             whole_walks: Arc::default(),
+            retried: Arc::default(),
         })
     }
 
@@ -126,6 +129,20 @@ impl MySqlClaimStore {
             .unwrap_or_else(|| self.config.clock.now())
     }
 
+    /// Runs `transaction` by the store's [`outbox_core::ConflictRetry`]: again, after a
+    /// short random pause, when InnoDB rolled it back as a deadlock victim or its lock
+    /// wait timed out (the server undid it whole, so running it again is safe).
+    pub(crate) async fn retrying<T, F, Fut>(&self, transaction: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        self.config
+            .conflict_retry
+            .run(&self.retried, transaction)
+            .await
+    }
+
     /// Runs `work` on a task of its own (`store_kit::detached`): a caller that drops
     /// the call cancels only its wait, never a transaction half-way. Claims made by a
     /// cancelled call stay leased until their lease runs out, then become claimable again.
@@ -135,97 +152,5 @@ impl MySqlClaimStore {
         Fut: std::future::Future<Output = Result<T>> + Send + 'static,
     {
         outbox_core::store_kit::detached(self, work).await
-    }
-}
-
-/// Parses a `mysql:` or `mariadb:` URL.
-fn connect_options(url: &str) -> Result<MySqlConnectOptions> {
-    let normalized = match url.strip_prefix("mariadb:") {
-        Some(rest) => format!("mysql:{rest}"),
-        None => url.to_owned(),
-    };
-    if !normalized.starts_with("mysql:") {
-        return Err(OutboxError::invalid(
-            "database url",
-            format!(
-                "{:?} is not a mysql:// or mariadb:// URL",
-                without_password(url)
-            ),
-        ));
-    }
-    MySqlConnectOptions::from_str(&normalized).map_err(|e| {
-        OutboxError::invalid("database url", format!("{:?}: {e}", without_password(url)))
-    })
-}
-
-/// `url` with its password, if any, replaced by `***`, for messages.
-pub(crate) fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    match rest.split_once('@') {
-        Some((user_info, host)) if user_info.contains(':') => {
-            let user = user_info.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
-        }
-        _ => url.to_owned(),
-    }
-}
-
-/// Fails unless a session of `pool` runs its transactions `READ COMMITTED`.
-async fn check_isolation(pool: &MySqlPool) -> Result<()> {
-    let mut conn = pool.acquire().await.map_err(map_err)?;
-    let level: String = match sqlx::query_scalar(include_str!("../sql/isolation.sql"))
-        .fetch_one(&mut *conn)
-        .await
-    {
-        Ok(level) => level,
-        Err(_) => sqlx::query_scalar(include_str!("../sql/isolation_legacy.sql"))
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(map_err)?,
-    };
-    if level.eq_ignore_ascii_case("READ-COMMITTED") {
-        return Ok(());
-    }
-    Err(OutboxError::invalid(
-        "pool",
-        format!(
-            "its sessions run {level} transactions; the store needs READ-COMMITTED (under \
-             REPEATABLE READ a claim takes gap locks that block enqueues): open the pool with \
-             MySqlClaimStore::open_pool, or run `SET SESSION TRANSACTION ISOLATION LEVEL READ \
-             COMMITTED` in its after_connect"
-        ),
-    ))
-}
-
-/// The server's `max_allowed_packet`: no statement may be longer.
-async fn max_allowed_packet(pool: &MySqlPool) -> Result<usize> {
-    let bytes: u64 = sqlx::query_scalar(include_str!("../sql/max_allowed_packet.sql"))
-        .fetch_one(pool)
-        .await
-        .map_err(map_err)?;
-    Ok(usize::try_from(bytes).unwrap_or(usize::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_of_both_spellings_parse_and_others_are_refused() {
-        assert!(connect_options("mysql://root@127.0.0.1:3306/test").is_ok());
-        assert!(connect_options("mariadb://root@127.0.0.1:3306/test").is_ok());
-        let err = connect_options("postgres://u:secret@h/db").unwrap_err();
-        assert!(!err.to_string().contains("secret"), "{err}");
-    }
-
-    #[test]
-    fn passwords_are_left_out_of_messages() {
-        assert_eq!(
-            without_password("mysql://app:hunter2@db:3306/x"),
-            "mysql://app:***@db:3306/x"
-        );
-        assert_eq!(without_password("mysql://root@db/x"), "mysql://root@db/x");
     }
 }

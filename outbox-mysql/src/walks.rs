@@ -4,18 +4,18 @@
 //! number of rows (`ROWS EXAMINED`, [`examined_bound`]), which finds the heads near the
 //! backlog's front, and now and then walks it whole, so that a key whose head lies behind
 //! a long run of another key's rows is reached too. A whole walk that took longer than
-//! [`COSTLY`] holds the next one back for [`SPACING`] times its duration: whole walks then
-//! take at most about a twentieth of the claims' time, and such a key waits at most that
-//! long. Cheap whole walks (a short backlog) are never held back.
+//! [`COSTLY`] holds the next one back as every store's costly walks are
+//! ([`outbox_core::store_kit::hold_back`]: twenty times its duration), so whole walks take
+//! at most about a twentieth of the claims' time and such a key waits at most that long.
+//! Cheap whole walks (a short backlog) are never held back.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use outbox_core::store_kit::hold_back;
+
 /// A whole walk that took longer than this holds the next one back.
 pub(crate) const COSTLY: Duration = Duration::from_millis(5);
-
-/// How many times its own duration a costly whole walk is spaced out by.
-pub(crate) const SPACING: u32 = 20;
 
 /// Rows a bounded walk may examine per row of its batch: the key checks examine about 30
 /// rows for a head, a few for a row behind one (measured: tests/it/ordered_plans.rs).
@@ -54,7 +54,8 @@ impl WholeWalks {
 
     /// Records a whole walk that started at `started` and took `took`.
     pub(crate) fn walked(&self, started: Instant, took: Duration) {
-        let next = (took > COSTLY).then(|| started + took * SPACING);
+        let held = hold_back(took, COSTLY);
+        let next = (!held.is_zero()).then(|| started + held);
         *self.not_before.lock().expect("the whole walks' lock") = next;
     }
 }

@@ -141,7 +141,7 @@ mod tests {
             ("nats://h:1?subject=a.*", "not a valid subject"),
             ("nats://h:1?create_stream=true", "needs stream"),
             ("nats://h:1?stream=a.b", "not a valid stream name"),
-            ("nats://h:1?ack_timeout=0s", "must be positive"),
+            ("nats://h:1?ack_timeout=0s", "longer than zero"),
             ("nats://h:1?ack_timeout=soon", "not a duration"),
             (
                 "nats://h:1?create_stream=maybe&stream=S",

@@ -2,7 +2,9 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{check_topic_limit, normalize_time, topic_stats_of, ListStatements};
+use outbox_core::store_kit::{
+    check_topic_limit, normalize_time, topic_stats_of, ListStatements, StatsColumns,
+};
 use outbox_core::{
     CleanupStats, DeadLetterSelection, EmissionStatus, HeldSnapshot, ListRequest, OutboxAdmin,
     OutboxEntry, OutboxError, OutboxStats, Result, TableName, TopicStats,
@@ -52,6 +54,7 @@ fn stats_with(table: &TableName, counts: &str) -> String {
     table.render(&include_str!("../sql/admin/stats.sql").replace("{counts}", counts))
 }
 
+/// A non-negative bigint column.
 fn count(row: &tokio_postgres::Row, column: &str) -> Result<u64> {
     let n: i64 = row.try_get(column).map_err(map_err)?;
     u64::try_from(n).map_err(|_| OutboxError::Database {
@@ -93,17 +96,13 @@ impl PgClaimStore {
             message: "the stats query returned no row".into(),
             source: None,
         })?;
-        let mut stats = OutboxStats::empty(row.try_get("at").map_err(map_err)?);
-        for status in EmissionStatus::ALL {
-            stats.counts.insert(status, count(row, status.as_str())?);
+        let mut stats = StatsColumns {
+            at: row.try_get("at").map_err(map_err)?,
+            oldest_pending: row.try_get("oldest_pending").map_err(map_err)?,
+            claims_made: row.try_get("claims_made").map_err(map_err)?,
+            delivered_estimated: row.try_get("delivered_estimated").map_err(map_err)?,
         }
-        stats.oldest_pending_created_at = row.try_get("oldest_pending").map_err(map_err)?;
-        stats.retry_ready = count(row, "retry_ready")?;
-        stats.claims_in_flight = count(row, "in_flight")?;
-        stats.expired_leases = count(row, "expired")?;
-        let claims: Option<i64> = row.try_get("claims_made").map_err(map_err)?;
-        stats.claims_made = claims.map(|n| u64::try_from(n).unwrap_or(0));
-        stats.delivered_estimated = row.try_get("delivered_estimated").map_err(map_err)?;
+        .read(|column| row.try_get(column).map_err(map_err))?;
         stats.cleanup = Some(cleanup(row)?);
         Ok(stats)
     }

@@ -1,6 +1,8 @@
 //! The claim half of the store ([`ClaimStore`]): claim, complete, renew.
 
-use outbox_core::store_kit::{claims_in_order, normalize_time};
+use outbox_core::store_kit::{
+    claims_in_order, completion_results, normalize_time, renewal_results, ClaimGroups,
+};
 use outbox_core::{
     async_trait, Claim, ClaimRequest, ClaimStore, CompletionRequest, RenewOutcome, RenewRequest,
     Result, TransitionResult,
@@ -10,40 +12,21 @@ use crate::batch_params::{lease_micros, Completions, Holders};
 use crate::connection::query;
 use crate::starts::ShareParams;
 use crate::typed::{typed, Param};
-use crate::{outcomes, row, PgClaimStore};
-
-/// Which groups a claim takes: retry-ready rows, pending rows, or both (retry-ready first).
-#[derive(Debug, Clone, Copy)]
-struct Groups {
-    retry: bool,
-    pending: bool,
-}
+use crate::{row, PgClaimStore};
 
 #[async_trait]
 impl ClaimStore for PgClaimStore {
     async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        let groups = Groups {
-            retry: false,
-            pending: true,
-        };
-        self.claim(req, groups).await
+        self.claim(req, ClaimGroups::PENDING).await
     }
 
     async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        let groups = Groups {
-            retry: true,
-            pending: false,
-        };
-        self.claim(req, groups).await
+        self.claim(req, ClaimGroups::RETRY_READY).await
     }
 
     /// Both groups in one statement and one round trip.
     async fn claim_next(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        let groups = Groups {
-            retry: true,
-            pending: true,
-        };
-        self.claim(req, groups).await
+        self.claim(req, ClaimGroups::NEXT).await
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
@@ -55,7 +38,7 @@ impl ClaimStore for PgClaimStore {
             &columns.params(),
         )
         .await?;
-        outcomes::transitions(&reqs, &rows)
+        completion_results(&reqs, &rows, &row::GUARDED)
     }
 
     async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
@@ -75,13 +58,13 @@ impl ClaimStore for PgClaimStore {
             ],
         )
         .await?;
-        outcomes::renewals(claims, &rows)
+        renewal_results(claims, &rows, &row::GUARDED)
     }
 }
 
 impl PgClaimStore {
     /// Runs one claim statement and returns its claims in claim order.
-    async fn claim(&self, req: &ClaimRequest, groups: Groups) -> Result<Vec<Claim>> {
+    async fn claim(&self, req: &ClaimRequest, groups: ClaimGroups) -> Result<Vec<Claim>> {
         self.inner.limits.check_claim(req)?;
         outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
         let now = req.now.map(normalize_time);

@@ -10,7 +10,6 @@ mod error;
 mod listener;
 mod migrate;
 mod ordering;
-mod outcomes;
 #[cfg(feature = "sqlx")]
 mod portable;
 mod row;
@@ -21,7 +20,6 @@ mod statements;
 mod store;
 mod tls;
 mod typed;
-mod url;
 mod writer;
 
 pub use bulk::COPY_FROM as BULK_COPY_FROM;
@@ -39,7 +37,6 @@ pub use store::PgClaimStore;
 pub use tls::{
     connect_config, connect_settings, PgConnectSettings, PgTls, SslMode, MULTI_HOST_CONNECT_TIMEOUT,
 };
-pub use url::redact_url;
 pub use writer::PgWriter;
 
 /// The pool crate the store is built on, re-exported so hosts use the same version.

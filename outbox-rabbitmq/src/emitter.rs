@@ -12,8 +12,8 @@ use outbox_core::drain::{Emission, EmitOutcome, Emitter, RouteFault};
 use outbox_core::OutboxEntry;
 use tokio::sync::Mutex;
 
-use crate::options::redact;
 use crate::{ExchangeSetup, RabbitError, RabbitOptions};
+use outbox_core::redact_url;
 
 /// Publishes each entry to RabbitMQ with publisher confirms, and reports it delivered only
 /// when the broker has confirmed it (routed and, for durable queues, stored).
@@ -67,7 +67,7 @@ impl RabbitEmitter {
         };
         if emitter.options.exchange_setup != ExchangeSetup::None {
             let link = emitter.link().await.map_err(|e| {
-                RabbitError::Connect(format!("cannot reach {}: {e}", redact(&emitter.uri)))
+                RabbitError::Connect(format!("cannot reach {}: {e}", redact_url(&emitter.uri)))
             })?;
             emitter.set_up_exchange(&link.channel).await?;
         }
@@ -151,7 +151,7 @@ impl RabbitEmitter {
             Err(_) => {
                 return EmitOutcome::route(
                     RouteFault::Unreachable,
-                    redact(&self.uri),
+                    redact_url(&self.uri),
                     format!("no connection within {:?}", self.options.ack_timeout),
                 )
             }
@@ -200,7 +200,7 @@ impl RabbitEmitter {
             }
             Ok(Err(stage)) => {
                 let e = stage.error();
-                let broker = redact(&self.uri);
+                let broker = redact_url(&self.uri);
                 match (amqp_code(e), &stage) {
                     (Some(404), _) => route(
                         RouteFault::Missing,

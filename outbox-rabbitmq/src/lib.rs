@@ -4,7 +4,7 @@ mod emitter;
 mod options;
 
 pub use emitter::RabbitEmitter;
-pub use options::{redact, ExchangeSetup, RabbitOptions};
+pub use options::{ExchangeSetup, RabbitOptions};
 
 /// The client crate, re-exported so hosts use the same version.
 pub use lapin;

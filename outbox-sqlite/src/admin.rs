@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::StatsColumns;
 use outbox_core::{
     DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
     OutboxStats, Result,
@@ -20,14 +21,6 @@ fn selection(which: &DeadLetterSelection) -> (Option<Vec<u8>>, Option<String>) {
     )
 }
 
-fn count(row: &sqlx::sqlite::SqliteRow, column: &str) -> Result<u64> {
-    let v: i64 = row.try_get(column).map_err(map_err)?;
-    u64::try_from(v).map_err(|_| OutboxError::Database {
-        message: format!("negative {column} count"),
-        source: None,
-    })
-}
-
 impl SqliteClaimStore {
     /// The stats as `sql` (exact or live) reads them.
     async fn stats_by(&self, sql: &str, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
@@ -37,20 +30,15 @@ impl SqliteClaimStore {
             .fetch_one(&self.pool)
             .await
             .map_err(map_err)?;
-        let mut stats = OutboxStats::empty(now);
-        for status in EmissionStatus::ALL {
-            stats.counts.insert(status, count(&row, status.as_str())?);
-        }
         let oldest: Option<i64> = row.try_get("oldest_pending").map_err(map_err)?;
-        stats.oldest_pending_created_at = oldest.and_then(DateTime::from_timestamp_micros);
-        stats.retry_ready = count(&row, "retry_ready")?;
-        stats.claims_in_flight = count(&row, "in_flight")?;
-        stats.expired_leases = count(&row, "expired")?;
-        let claims: Option<i64> = row.try_get("claims_made").map_err(map_err)?;
-        stats.claims_made = claims.map(|n| u64::try_from(n).unwrap_or(0));
         let estimated: i64 = row.try_get("delivered_estimated").map_err(map_err)?;
-        stats.delivered_estimated = estimated != 0;
-        Ok(stats)
+        StatsColumns {
+            at: now,
+            oldest_pending: oldest.and_then(DateTime::from_timestamp_micros),
+            claims_made: row.try_get("claims_made").map_err(map_err)?,
+            delivered_estimated: estimated != 0,
+        }
+        .read(|column| row.try_get(column).map_err(map_err))
     }
 }
 

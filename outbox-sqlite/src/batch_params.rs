@@ -87,7 +87,7 @@ impl<'a> CompletionRow<'a> {
     }
 }
 
-/// One element of `insert_batch.sql`'s array: a new entry.
+/// One element of `enqueue.sql`'s array: a new entry.
 #[derive(Serialize)]
 pub(crate) struct NewRow<'a> {
     id: HexUuid,

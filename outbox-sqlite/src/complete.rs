@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use outbox_core::store_kit::{completion_result, Guarded};
 use outbox_core::{
     CompletionRequest, EntryId, OutboxEntry, Result, TransitionOutcome, TransitionResult,
 };
@@ -10,7 +11,6 @@ use outbox_core::{
 use sqlx::SqliteConnection;
 
 use crate::batch_params::{self, CompletionRow};
-use crate::claims::not_applied;
 use crate::error::map_err;
 use crate::SqliteClaimStore;
 
@@ -57,8 +57,7 @@ impl SqliteClaimStore {
                 continue;
             }
             let current = self.fetch_one_entry(conn, req.claim.id()).await?;
-            let judged = TransitionOutcome::precheck_completion(current.as_ref(), req);
-            results.push(not_applied(judged, current, &req.claim));
+            results.push(completion_result(req, Guarded::of(current, false)));
         }
         Ok(results)
     }

@@ -130,7 +130,7 @@ impl SqliteWriter {
             let rows = chunk.iter().map(NewRow::new).collect::<Result<Vec<_>>>()?;
             let batch = batch_params::array(&rows)?;
             drop(rows);
-            let inserted = sqlx::query(&self.sql.insert_batch)
+            let inserted = sqlx::query(&self.sql.enqueue)
                 .bind(batch)
                 .execute(&mut *conn)
                 .await;
@@ -150,7 +150,7 @@ impl SqliteWriter {
     async fn insert_one(&self, conn: &mut SqliteConnection, e: &OutboxEntry) -> Result<()> {
         let headers = serde_json::to_string(&e.headers)
             .map_err(|err| OutboxError::invalid("headers", err.to_string()))?;
-        let inserted = sqlx::query(&self.sql.insert_one)
+        let inserted = sqlx::query(&self.sql.enqueue_one)
             .bind(e.id.as_uuid().as_bytes().to_vec())
             .bind(e.topic.clone())
             .bind(e.partition_key.clone())

@@ -2,23 +2,14 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use outbox_core::store_kit::StatsColumns;
 use outbox_core::{
     DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
     OutboxStats, Result,
 };
-use tiberius::Row;
 
 use crate::SqlServerClaimStore;
 use crate::{params, row};
-
-fn count(row: &Row, column: &str) -> Result<u64> {
-    let n: Option<i64> = row.try_get(column).map_err(crate::error::map_err)?;
-    n.and_then(|n| u64::try_from(n).ok())
-        .ok_or_else(|| OutboxError::Database {
-            message: format!("no valid {column} count"),
-            source: None,
-        })
-}
 
 impl SqlServerClaimStore {
     /// The stats as `sql` (exact or live) reads them.
@@ -28,21 +19,18 @@ impl SqlServerClaimStore {
             message: "the stats query returned no row".into(),
             source: None,
         })?;
-        let mut stats = OutboxStats::empty(row::required_time(row, "at", "stats")?);
-        for status in EmissionStatus::ALL {
-            stats.counts.insert(status, count(row, status.as_str())?);
+        let map_err = crate::error::map_err;
+        let estimated: Option<i64> = row.try_get("delivered_estimated").map_err(map_err)?;
+        StatsColumns {
+            at: row::required_time(row, "at", "stats")?,
+            oldest_pending: row
+                .try_get::<chrono::NaiveDateTime, _>("oldest_pending")
+                .map_err(map_err)?
+                .map(|t| t.and_utc()),
+            claims_made: row.try_get("claims_made").map_err(map_err)?,
+            delivered_estimated: estimated.is_some_and(|n| n != 0),
         }
-        stats.oldest_pending_created_at = row
-            .try_get::<chrono::NaiveDateTime, _>("oldest_pending")
-            .map_err(crate::error::map_err)?
-            .map(|t| t.and_utc());
-        stats.retry_ready = count(row, "retry_ready")?;
-        stats.claims_in_flight = count(row, "in_flight")?;
-        stats.expired_leases = count(row, "expired")?;
-        let claims: Option<i64> = row.try_get("claims_made").map_err(crate::error::map_err)?;
-        stats.claims_made = claims.map(|n| u64::try_from(n).unwrap_or(0));
-        stats.delivered_estimated = count(row, "delivered_estimated")? != 0;
-        Ok(stats)
+        .read(|column| row.try_get(column).map_err(map_err))
     }
 }
 

@@ -103,46 +103,44 @@ pub(crate) async fn enqueue(
     let ids: Vec<EntryId> = bound.iter().map(Bound::id).collect();
     let target = crate::table::bulk_target(&store.inner.table);
     let inner = &store.inner;
-    let now = inner
-        .retry
-        .run(&inner.retried, || async {
-            let mut checkout = Checkout::get(&inner.pool).await?;
-            let client = checkout.client();
-            client
-                .simple_query("BEGIN TRANSACTION")
-                .await?
-                .into_results()
-                .await?;
-            let clock = client
-                .simple_query(inner.sql.clock.as_str())
-                .await?
-                .into_row()
-                .await?
-                .ok_or_else(|| OutboxError::Database {
-                    message: "the clock query returned no row".into(),
-                    source: None,
-                })?;
-            let now = crate::row::required_time(&clock, "now", "?")?;
-            let options = SqlBulkCopyOptions::from(SqlBulkCopyOption::CheckConstraints);
-            let mut load = client
-                .bulk_insert_with_options(&target, &COLUMNS, options, &[])
+    let now = crate::retry::run(&inner.retry, &inner.retried, || async {
+        let mut checkout = Checkout::get(&inner.pool).await?;
+        let client = checkout.client();
+        client
+            .simple_query("BEGIN TRANSACTION")
+            .await?
+            .into_results()
+            .await?;
+        let clock = client
+            .simple_query(inner.sql.clock.as_str())
+            .await?
+            .into_row()
+            .await?
+            .ok_or_else(|| OutboxError::Database {
+                message: "the clock query returned no row".into(),
+                source: None,
+            })?;
+        let now = crate::row::required_time(&clock, "now", "?")?;
+        let options = SqlBulkCopyOptions::from(SqlBulkCopyOption::CheckConstraints);
+        let mut load = client
+            .bulk_insert_with_options(&target, &COLUMNS, options, &[])
+            .await
+            .map_err(|e| judged(e, &ids))?;
+        for b in &bound {
+            load.send(b.bulk_row(now))
                 .await
                 .map_err(|e| judged(e, &ids))?;
-            for b in &bound {
-                load.send(b.bulk_row(now))
-                    .await
-                    .map_err(|e| judged(e, &ids))?;
-            }
-            load.finalize().await.map_err(|e| judged(e, &ids))?;
-            client
-                .simple_query("COMMIT TRANSACTION")
-                .await?
-                .into_results()
-                .await?;
-            checkout.done();
-            Ok::<_, CallError>(now)
-        })
-        .await?;
+        }
+        load.finalize().await.map_err(|e| judged(e, &ids))?;
+        client
+            .simple_query("COMMIT TRANSACTION")
+            .await?
+            .into_results()
+            .await?;
+        checkout.done();
+        Ok::<_, CallError>(now)
+    })
+    .await?;
     Ok(bound.into_iter().map(|b| b.written(now)).collect())
 }
 

@@ -1,27 +1,26 @@
 //! The claim half of the store ([`ClaimStore`]): claim, complete, renew.
 
-use outbox_core::store_kit::{claims_in_order, completion_results, renewal_results, GuardedRows};
+use outbox_core::store_kit::{claims_in_order, completion_results, renewal_results, ClaimGroups};
 use outbox_core::{
-    async_trait, Claim, ClaimRequest, ClaimStore, CompletionRequest, EntryId, OutboxEntry,
-    RenewOutcome, RenewRequest, Result, TransitionResult,
+    async_trait, Claim, ClaimRequest, ClaimStore, CompletionRequest, RenewOutcome, RenewRequest,
+    Result, TransitionResult,
 };
-use tiberius::Row;
 
 use crate::{params, row, SqlServerClaimStore};
 
 #[async_trait]
 impl ClaimStore for SqlServerClaimStore {
     async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.claim(req, false, true).await
+        self.claim(req, ClaimGroups::PENDING).await
     }
 
     async fn claim_retry_ready(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.claim(req, true, false).await
+        self.claim(req, ClaimGroups::RETRY_READY).await
     }
 
     /// Both groups in one batch and one round trip.
     async fn claim_next(&self, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.claim(req, true, true).await
+        self.claim(req, ClaimGroups::NEXT).await
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
@@ -29,7 +28,7 @@ impl ClaimStore for SqlServerClaimStore {
         let rows = self
             .query(&self.inner.sql.complete_batch, &params::complete(&reqs)?)
             .await?;
-        transitions(&reqs, &rows)
+        completion_results(&reqs, &rows, &row::GUARDED)
     }
 
     async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
@@ -37,66 +36,26 @@ impl ClaimStore for SqlServerClaimStore {
         let rows = self
             .query(&self.inner.sql.renew, &params::renew(claims, req)?)
             .await?;
-        renewals(claims, &rows)
+        renewal_results(claims, &rows, &row::GUARDED)
     }
 }
 
 impl SqlServerClaimStore {
     /// Runs one claim batch and returns its claims in claim order.
-    async fn claim(&self, req: &ClaimRequest, retry: bool, pending: bool) -> Result<Vec<Claim>> {
+    async fn claim(&self, req: &ClaimRequest, groups: ClaimGroups) -> Result<Vec<Claim>> {
         self.inner.limits.check_claim(req)?;
         outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
         let entries = self
             .inner
             .starts
-            .walk(req, pending, |start, share| async move {
-                let params = params::claim(req, retry, pending, start, share.as_ref())?;
+            .walk(req, groups.pending, |start, share| async move {
+                let params = params::claim(req, groups, start, share.as_ref())?;
                 let rows = self.query(&self.inner.sql.claim, &params).await?;
                 rows.iter().map(row::entry).collect::<Result<Vec<_>>>()
             })
             .await?;
         claims_in_order(entries)
     }
-}
-
-/// The claimed rows as claims, in claim order.
-#[cfg(test)]
-pub(crate) fn claims(rows: &[Row]) -> Result<Vec<Claim>> {
-    claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
-}
-
-/// The SQL Server rows of a guarded write.
-struct SqlServerRows;
-
-impl GuardedRows<Row> for SqlServerRows {
-    fn id(&self, r: &Row) -> Result<EntryId> {
-        row::id(r)
-    }
-
-    fn applied(&self, r: &Row) -> Result<bool> {
-        row::applied(r)
-    }
-
-    fn entry(&self, r: &Row) -> Result<OutboxEntry> {
-        row::entry(r)
-    }
-
-    fn written(&self, r: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
-        row::written(r, claimed)
-    }
-}
-
-/// One result per completion, in request order, from the rows of `complete_batch.sql`.
-pub(crate) fn transitions(
-    reqs: &[CompletionRequest],
-    rows: &[Row],
-) -> Result<Vec<TransitionResult>> {
-    completion_results(reqs, rows, &SqlServerRows)
-}
-
-/// One outcome per claim, in claim order, from the rows of `renew.sql`.
-pub(crate) fn renewals(claims: &[Claim], rows: &[Row]) -> Result<Vec<RenewOutcome>> {
-    renewal_results(claims, rows, &SqlServerRows)
 }
 
 #[cfg(test)]
@@ -106,6 +65,21 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
+    use outbox_core::EntryId;
+    use tiberius::Row;
+
+    fn transitions(reqs: &[CompletionRequest], rows: &[Row]) -> Result<Vec<TransitionResult>> {
+        completion_results(reqs, rows, &row::GUARDED)
+    }
+
+    fn renewals(claims: &[Claim], rows: &[Row]) -> Result<Vec<RenewOutcome>> {
+        renewal_results(claims, rows, &row::GUARDED)
+    }
+
+    /// The claimed rows as claims, in claim order.
+    fn claims(rows: &[Row]) -> Result<Vec<Claim>> {
+        claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
+    }
     use crate::row::tests::{recorded, recorded_row, sample};
 
     #[test]

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use outbox_core::{StoreLimits, TableName, DEFAULT_FULL_WALK_EVERY};
 
-use crate::RetryPolicy;
+use outbox_core::ConflictRetry;
 
 /// How a [`crate::SqlServerClaimStore`] is set up.
 #[derive(Debug, Clone)]
@@ -14,7 +14,7 @@ pub struct SqlServerStoreConfig {
     /// The bounds the store enforces on its inputs.
     pub limits: StoreLimits,
     /// How calls the server rolled back (deadlock victim, lock timeout) are retried.
-    pub retry: RetryPolicy,
+    pub retry: ConflictRetry,
     /// How often a claim walks the pending index from its beginning while batches come
     /// back full (other claims start at the oldest pending entry the previous one took;
     /// see `outbox_core::store_kit::ClaimStarts`). At most an hour: a longer one fails the store's
@@ -28,7 +28,7 @@ impl Default for SqlServerStoreConfig {
         Self {
             table: TableName::default(),
             limits: StoreLimits::default(),
-            retry: RetryPolicy::default(),
+            retry: ConflictRetry::default(),
             full_walk_every: DEFAULT_FULL_WALK_EVERY,
         }
     }

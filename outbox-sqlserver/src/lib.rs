@@ -2,10 +2,11 @@
 
 mod admin;
 mod batch_params;
+mod binds;
 mod bulk;
 mod claims;
 mod config;
-mod connect;
+mod connection;
 mod enqueue;
 mod error;
 mod isolation;
@@ -25,7 +26,7 @@ mod table;
 mod writer;
 
 pub use config::SqlServerStoreConfig;
-pub use connect::{redact_url, ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LOCK_TIMEOUT};
+pub use connection::{ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LOCK_TIMEOUT};
 pub use error::{numbers, ServerError};
 pub use migrate::{
     check_schema, migrate, migrate_down, migrate_down_to, migration_connection, migration_script,
@@ -33,7 +34,6 @@ pub use migrate::{
 };
 pub use pool::{connect, connect_pool, ConnectionManager, SqlClient, SqlServerPool};
 pub use portable::PortableSqlServerStore;
-pub use retry::RetryPolicy;
 pub use store::SqlServerClaimStore;
 pub use writer::SqlServerWriter;
 

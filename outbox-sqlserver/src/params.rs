@@ -3,15 +3,16 @@
 //! statement's declared parameter list (see `statements::Spec`).
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{Share, WalkStart};
+use outbox_core::store_kit::{ClaimGroups, Share, WalkStart};
 use outbox_core::{
     Claim, ClaimRequest, CompletionRequest, DeadLetterSelection, EmissionStatus, EntryId,
     FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result, Slice,
     TargetState,
 };
-use tiberius::{ColumnData, IntoSql};
+use tiberius::ColumnData;
 
-use crate::row::{id_bytes, naive};
+use crate::binds::{id, int, status, text, time};
+use crate::row::id_bytes;
 
 /// The bound values of one call.
 pub(crate) type Params = Vec<ColumnData<'static>>;
@@ -55,30 +56,6 @@ impl Kind {
     }
 }
 
-fn time(at: Option<DateTime<Utc>>) -> ColumnData<'static> {
-    at.map(naive).into_sql()
-}
-
-fn text(s: Option<&str>) -> ColumnData<'static> {
-    ColumnData::String(s.map(|s| s.to_owned().into()))
-}
-
-fn int(field: &'static str, n: u32) -> Result<ColumnData<'static>> {
-    let n = i32::try_from(n)
-        .map_err(|_| OutboxError::invalid(field, format!("{n} does not fit an int")))?;
-    Ok(ColumnData::I32(Some(n)))
-}
-
-fn id(id: EntryId) -> ColumnData<'static> {
-    ColumnData::Binary(Some(id_bytes(id).into()))
-}
-
-fn status(s: EmissionStatus) -> ColumnData<'static> {
-    ColumnData::U8(Some(
-        u8::try_from(s.code()).expect("status codes are 0 ..= 5"),
-    ))
-}
-
 /// A lease as the statements take it: whole seconds and the remaining microseconds
 /// (DATEADD takes an int; a year of microseconds does not fit one).
 pub(crate) fn lease_parts(lease: chrono::TimeDelta) -> Result<(i32, i32)> {
@@ -94,8 +71,7 @@ pub(crate) fn lease_parts(lease: chrono::TimeDelta) -> Result<(i32, i32)> {
 /// `claim.sql`, its pending walk starting as `start` says.
 pub(crate) fn claim(
     req: &ClaimRequest,
-    retry: bool,
-    pending: bool,
+    groups: ClaimGroups,
     start: WalkStart,
     shared: Option<&Share>,
 ) -> Result<Params> {
@@ -108,8 +84,8 @@ pub(crate) fn claim(
         text(Some(&req.owner)),
         ColumnData::I32(Some(seconds)),
         ColumnData::I32(Some(micros)),
-        ColumnData::Bit(Some(retry)),
-        ColumnData::Bit(Some(pending)),
+        ColumnData::Bit(Some(groups.retry)),
+        ColumnData::Bit(Some(groups.pending)),
         slice_count(req.slice)?,
         slice_index(req.slice)?,
         ColumnData::Bit(Some(req.ordered)),

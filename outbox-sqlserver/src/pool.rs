@@ -20,10 +20,12 @@ use tiberius::{Client, Row, ToSql};
 use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
-use crate::connect::ConnectOptions;
+use crate::connection::ConnectOptions;
 use crate::error::map_err;
 use crate::isolation::SessionFacts;
-use crate::retry::{CallError, RetryPolicy};
+use outbox_core::ConflictRetry;
+
+use crate::retry::{self, CallError};
 
 /// How long a pooled connection may sit idle before it is checked on its way out.
 const IDLE_CHECK_AFTER: Duration = Duration::from_secs(30);
@@ -215,33 +217,32 @@ impl<M: managed::Manager<Error = OutboxError>> Drop for Checkout<M> {
 }
 
 /// Runs one batch on a pooled connection and returns the rows of its result, running it
-/// again on a fresh connection when the server rolled it back (see [`RetryPolicy`]).
+/// again on a fresh connection when the server rolled it back (see [`ConflictRetry`]).
 pub(crate) async fn query(
     pool: &SqlServerPool,
-    retry: &RetryPolicy,
+    retry: &ConflictRetry,
     retried: &AtomicU64,
     sql: &str,
     params: &[&dyn ToSql],
 ) -> Result<Vec<Row>> {
-    retry
-        .run(retried, || async {
-            let mut checkout = Checkout::get(pool).await?;
-            let rows = checkout
-                .client()
-                .query(sql, params)
-                .await?
-                .into_first_result()
-                .await?;
-            checkout.done();
-            Ok::<_, CallError>(rows)
-        })
-        .await
+    retry::run(retry, retried, || async {
+        let mut checkout = Checkout::get(pool).await?;
+        let rows = checkout
+            .client()
+            .query(sql, params)
+            .await?
+            .into_first_result()
+            .await?;
+        checkout.done();
+        Ok::<_, CallError>(rows)
+    })
+    .await
 }
 
 /// The store's pool as the core's migrator reads the schema's records on it.
 pub(crate) struct SchemaReader<'a> {
     pub(crate) pool: &'a SqlServerPool,
-    pub(crate) retry: &'a RetryPolicy,
+    pub(crate) retry: &'a ConflictRetry,
     pub(crate) retried: &'a AtomicU64,
 }
 

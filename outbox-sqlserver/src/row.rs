@@ -1,6 +1,7 @@
 //! Reading outbox rows from tiberius rows, by column name.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
+use outbox_core::store_kit::GuardedRows;
 use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
 use tiberius::{FromSql, Row};
 use uuid::Uuid;
@@ -75,6 +76,16 @@ pub(crate) fn written(row: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
         ..claimed.clone()
     })
 }
+
+/// How the rows of a guarded write (`complete_batch.sql`, `renew.sql`) are read: the
+/// statements lock every target row, judge and write it in one statement, and return
+/// every locked row once with its `applied` flag.
+pub(crate) const GUARDED: GuardedRows<Row> = GuardedRows {
+    id,
+    applied,
+    entry,
+    written,
+};
 
 /// The row's id.
 pub(crate) fn id(row: &Row) -> Result<EntryId> {

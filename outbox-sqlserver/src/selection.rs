@@ -59,42 +59,40 @@ impl OutboxStore for SqlServerClaimStore {
         let ids: Vec<EntryId> = entries.iter().map(|e| e.id).collect();
         let chunked = entries.len() > ENQUEUE_ROWS_PER_STATEMENT;
         // Each try binds its own copy: a rolled-back try is run again from the input.
-        self.inner
-            .retry
-            .run(&self.inner.retried, || {
-                let entries = entries.clone();
-                let ids = &ids;
-                async move {
-                    let bound = Bound::all(entries)?;
-                    let mut checkout = Checkout::get(&self.inner.pool).await?;
-                    let client = checkout.client();
-                    // More than one statement: one transaction, all or nothing.
-                    if chunked {
-                        client
-                            .simple_query("BEGIN TRANSACTION")
-                            .await?
-                            .into_results()
-                            .await?;
-                    }
-                    let written = match enqueue::insert(client, &self.inner.sql, bound).await {
-                        Ok(w) => w,
-                        Err(enqueue::InsertError::Driver(e)) if crate::error::is_transient(&e) => {
-                            return Err(CallError::Transient(e))
-                        }
-                        Err(e) => return Err(CallError::Mapped(e.into_outbox(ids))),
-                    };
-                    if chunked {
-                        client
-                            .simple_query("COMMIT TRANSACTION")
-                            .await?
-                            .into_results()
-                            .await?;
-                    }
-                    checkout.done();
-                    Ok(written)
+        crate::retry::run(&self.inner.retry, &self.inner.retried, || {
+            let entries = entries.clone();
+            let ids = &ids;
+            async move {
+                let bound = Bound::all(entries)?;
+                let mut checkout = Checkout::get(&self.inner.pool).await?;
+                let client = checkout.client();
+                // More than one statement: one transaction, all or nothing.
+                if chunked {
+                    client
+                        .simple_query("BEGIN TRANSACTION")
+                        .await?
+                        .into_results()
+                        .await?;
                 }
-            })
-            .await
+                let written = match enqueue::insert(client, &self.inner.sql, bound).await {
+                    Ok(w) => w,
+                    Err(enqueue::InsertError::Driver(e)) if crate::error::is_transient(&e) => {
+                        return Err(CallError::Transient(e))
+                    }
+                    Err(e) => return Err(CallError::Mapped(e.into_outbox(ids))),
+                };
+                if chunked {
+                    client
+                        .simple_query("COMMIT TRANSACTION")
+                        .await?
+                        .into_results()
+                        .await?;
+                }
+                checkout.done();
+                Ok(written)
+            }
+        })
+        .await
     }
 
     async fn get(&self, id: EntryId) -> Result<Option<OutboxEntry>> {

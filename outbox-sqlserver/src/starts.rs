@@ -123,13 +123,21 @@ mod tests {
         };
         let req = outbox_core::ClaimRequest::new("w", 1, chrono::TimeDelta::seconds(30));
         let start = outbox_core::store_kit::WalkStart::default();
-        let p = crate::params::claim(&req, true, true, start, Some(&share)).unwrap();
+        let p = crate::params::claim(
+            &req,
+            outbox_core::store_kit::ClaimGroups::NEXT,
+            start,
+            Some(&share),
+        )
+        .unwrap();
         assert!(matches!(&p[14], ColumnData::String(Some(k)) if k == "all|"));
         assert!(matches!(p[18], ColumnData::I32(Some(3_000))));
         assert!(matches!(p[19], ColumnData::I32(Some(7))));
         assert!(matches!(p[20], ColumnData::I64(Some(i64::MAX))));
         assert!(matches!(p[21], ColumnData::Bit(Some(true))));
-        let none = crate::params::claim(&req, true, true, start, None).unwrap();
+        let none =
+            crate::params::claim(&req, outbox_core::store_kit::ClaimGroups::NEXT, start, None)
+                .unwrap();
         assert!(matches!(none[14], ColumnData::String(None)));
     }
 }

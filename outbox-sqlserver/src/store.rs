@@ -9,7 +9,9 @@ use tiberius::{ColumnData, Row};
 use crate::params::refs;
 use crate::pool::SqlServerPool;
 use crate::statements::Statements;
-use crate::{migrate, RetryPolicy, SqlServerStoreConfig, SqlServerWriter};
+use outbox_core::ConflictRetry;
+
+use crate::{migrate, SqlServerStoreConfig, SqlServerWriter};
 
 /// The SQL Server claim store: batch claims with `UPDLOCK, READPAST` and `OUTPUT` in one
 /// round trip, batch completions and renewals in one round trip each, judged and written
@@ -28,7 +30,7 @@ pub(crate) struct Inner {
     pub(crate) sql: Statements,
     pub(crate) limits: StoreLimits,
     pub(crate) table: TableName,
-    pub(crate) retry: RetryPolicy,
+    pub(crate) retry: ConflictRetry,
     /// Calls run again after the server rolled them back.
     pub(crate) retried: AtomicU64,
     pub(crate) writer: SqlServerWriter,

@@ -1,13 +1,15 @@
 //! The conformance suite every outbox store passes, and the race harness.
 //!
 //! A backend crate provides an async factory returning a fresh [`Subject`] and stamps out
-//! one named test per case with [`conformance_suite!`]:
+//! one named test per case that applies to its store with [`store_suite!`], the one
+//! invocation its test binary needs (factories for the operator, drain and upgrade cases
+//! are optional):
 //!
 //! ```no_run
 //! async fn subject() -> outbox_testkit::Subject {
 //!     outbox_testkit::Subject::new(std::sync::Arc::new(outbox_core::MemoryClaimStore::new()))
 //! }
-//! outbox_testkit::conformance_suite!(subject);
+//! outbox_testkit::store_suite! { store: subject }
 //! # fn main() {}
 //! ```
 
@@ -115,10 +117,56 @@ impl IntoSubject for Option<Subject> {
     }
 }
 
+/// Every case that applies to a store, from one invocation: the test binary of an engine
+/// names its factories and nothing else.
+///
+/// ```ignore
+/// outbox_testkit::store_suite! {
+///     store: subject,                        // conformance, per-key order, key runs, slices
+///     admin: admin_subject,                  // optional: the operator cases
+///     ordered_admin: ordered_admin_subject,  // optional: operator cases on an ordered table
+///     drain: drain_subject,                  // optional: the drain, ordered drains too
+///     upgrades: harness(),                   // optional: the upgrade cases
+/// }
+/// ```
+///
+/// The cases of a capability (`Capabilities::ordered_claims`, `slice_claims`) run on a
+/// store that offers it; on one that does not, each of them checks instead that a request
+/// needing it is refused with [`outbox_core::OutboxError::Unsupported`] and changes
+/// nothing, and says so on standard error. Factories: `store` as for the conformance
+/// cases ([`Subject`] or `Option<Subject>`, see [`IntoSubject`]), `admin` and
+/// `ordered_admin` return `Option<(AdminStore, guard)>`, `drain` an
+/// `Option<DrainSubject>`, `upgrades` an upgrade harness. The calling crate needs `tokio`
+/// (macros, multi-thread runtime) as a dev-dependency.
+#[macro_export]
+macro_rules! store_suite {
+    (
+        store: $store:expr
+        $(, admin: $admin:expr)?
+        $(, ordered_admin: $ordered_admin:expr)?
+        $(, drain: $drain:expr)?
+        $(, upgrades: $upgrades:expr)?
+        $(,)?
+    ) => {
+        $crate::conformance_suite!($store);
+        $crate::ordered_suite!($store);
+        $crate::slice_suite!($store);
+        $( $crate::admin_suite!($admin); )?
+        $( $crate::ordered_admin_suite!($ordered_admin); )?
+        $(
+            $crate::drain_suite!($drain);
+            $crate::keyed_drain_suite!($drain);
+        )?
+        $( $crate::upgrade_suite!($upgrades); )?
+    };
+}
+
 /// Stamps out one `#[tokio::test]` per conformance case, grouped in one module per area.
+/// A part of [`store_suite!`], which engines invoke.
 ///
 /// `$factory` is an async fn (or closure) returning a fresh [`Subject`] (or an
 /// `Option<Subject>`, see [`IntoSubject`]); it is called once per case. The calling crate needs `tokio` (macros, multi-thread runtime) as a dev-dependency.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! conformance_suite {
     ($factory:expr) => {
@@ -168,6 +216,7 @@ macro_rules! conformance_suite {
 /// Stamps out one `#[tokio::test]` per per-key order case ([`suite::keyed`]), for a
 /// store whose `Capabilities::ordered_claims` is true; `$factory` as for
 /// [`conformance_suite!`].
+#[doc(hidden)]
 #[macro_export]
 macro_rules! ordered_suite {
     ($factory:expr) => {
@@ -192,6 +241,7 @@ macro_rules! ordered_suite {
 /// Stamps out one `#[tokio::test]` per slice case ([`suite::keyed`]), for a store whose
 /// `Capabilities::slice_claims` is true (and `ordered_claims`, for the case that combines
 /// both); `$factory` as for [`conformance_suite!`].
+#[doc(hidden)]
 #[macro_export]
 macro_rules! slice_suite {
     ($factory:expr) => {
@@ -220,12 +270,16 @@ macro_rules! __keyed_cases {
                     else {
                         return;
                     };
-                    assert!(
-                        subject.store.capabilities().$capability,
-                        "this suite runs on stores with {} only",
-                        stringify!($capability)
-                    );
-                    $crate::suite::$file::$case(subject.store.clone()).await;
+                    if subject.store.capabilities().$capability {
+                        $crate::suite::$file::$case(subject.store.clone()).await;
+                    } else {
+                        $crate::suite::capability::refused_without(
+                            subject.store.clone(),
+                            stringify!($capability),
+                            stringify!($case),
+                        )
+                        .await;
+                    }
                     drop(subject);
                 }
             )+

@@ -280,8 +280,10 @@ pub async fn hashless_rows_of_another_slice_do_not_starve_a_slice<E: PortableEng
 }
 
 /// Stamps out the portable store's suites and cases for `$engine` (a type implementing
-/// [`PortableEngine`]): the conformance, per-key order, slice and operator suites, then
-/// one `#[tokio::test]` per case of this module, in a module `portable`.
+/// [`PortableEngine`]): the conformance, per-key order, slice and operator suites (the
+/// parts of [`crate::store_suite!`], the keyed ones on a table prepared for them), then
+/// one `#[tokio::test]` per case of this module, in a module `portable`. The one suite
+/// invocation of an engine's portable test binary.
 #[macro_export]
 macro_rules! portable_suite {
     ($engine:ty) => {

@@ -377,6 +377,7 @@ pub async fn a_running_drain_stops_when_the_schema_contracts_past_it<H: SchemaHa
 }
 
 /// Runs every upgrade case against fresh tables made by `harness`.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! upgrade_suite {
     ($harness:expr) => {
@@ -391,6 +392,9 @@ macro_rules! upgrade_suite {
         );
     };
     (@case $harness:expr, $($case:ident),+) => {
+        mod upgrade_cases {
+        #[allow(unused_imports)]
+        use super::*;
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $case() {
@@ -398,5 +402,6 @@ macro_rules! upgrade_suite {
                 $crate::upgrades::$case(&h).await;
             }
         )+
+        }
     };
 }

@@ -10,10 +10,6 @@ async fn memory_subject() -> Subject {
     Subject::new(Arc::new(MemoryClaimStore::new()))
 }
 
-outbox_testkit::conformance_suite!(memory_subject);
-outbox_testkit::ordered_suite!(memory_subject);
-outbox_testkit::slice_suite!(memory_subject);
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn race_eight_workers_ten_thousand_entries() {
     let store = Arc::new(MemoryClaimStore::new());
@@ -31,15 +27,16 @@ async fn drain_subject() -> Option<outbox_testkit::drain_cases::DrainSubject> {
     })
 }
 
-outbox_testkit::drain_suite!(drain_subject);
-outbox_testkit::keyed_drain_suite!(drain_subject);
-
 async fn admin_subject() -> Option<(outbox_testkit::admin_cases::AdminStore, ())> {
     Some((Arc::new(MemoryClaimStore::new()), ()))
 }
 
-outbox_testkit::admin_suite!(admin_subject);
-outbox_testkit::ordered_admin_suite!(admin_subject);
+outbox_testkit::store_suite! {
+    store: memory_subject,
+    admin: admin_subject,
+    ordered_admin: admin_subject,
+    drain: drain_subject,
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn race_with_leases_that_expire_under_slow_emissions() {

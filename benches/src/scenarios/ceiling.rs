@@ -18,8 +18,9 @@ use super::ceiling_sqlite::{rusqlite_loop, sqlx_loop, store_loop};
 use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
+use crate::location::Location;
 use crate::results::{CeilingRow, Engine};
-use crate::subject::{Location, Place};
+use crate::subject::Place;
 
 const BATCH: u32 = 100;
 

@@ -17,9 +17,9 @@ use sqlx::mysql::MySqlRow;
 use sqlx::{Connection as _, MySqlConnection, Row};
 use uuid::Uuid;
 
+use crate::location::Location;
 use crate::mariadb::render;
 use crate::stats::rate;
-use crate::subject::Location;
 
 const BATCH: u32 = 100;
 const OWNER: &str = "raw-sql";

@@ -12,9 +12,10 @@ use outbox_core::ClaimRequest;
 
 use super::{delivered, long_lease};
 use crate::load::sqlite_file;
+use crate::location::Location;
 use crate::results::StorePath;
 use crate::stats::rate;
-use crate::subject::{open, Link, Location};
+use crate::subject::{open, Link};
 
 const BATCH: u32 = 100;
 

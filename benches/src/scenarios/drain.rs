@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::{progress, Ctx};
+use crate::location::Location;
 use crate::results::{DrainOutcome, DrainRow, Engine, StorePath};
 use crate::stats::rate;
-use crate::subject::{open, Link, Location};
+use crate::subject::{open, Link};
 
 /// What a drain child runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]

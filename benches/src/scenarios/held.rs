@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
+use crate::location::Location;
 use crate::results::{Engine, HeldRow, StorePath};
-use crate::subject::{open, Link, Location, Place};
+use crate::subject::{open, Link, Place};
 
 /// Runs both ways on PostgreSQL, if it can be reached.
 pub async fn run(ctx: &mut Ctx) {

@@ -2,7 +2,7 @@
 //! whether the slowdown a held snapshot brings is this outbox's alone and how far above it
 //! the outbox stays: pgqueuer (PyPI), driven by `benches/peers/pgqueuer_held.py` in a
 //! database of its own, with the rounds, workers, batch, payload and vacuums of
-//! [`super::held`].
+//! the held-snapshot scenario (`held.rs`).
 
 use std::process::Stdio;
 use std::time::Duration;

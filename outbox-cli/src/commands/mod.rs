@@ -5,6 +5,7 @@ mod demo;
 mod drain;
 mod enqueue;
 mod list;
+mod migrate;
 mod prune;
 mod purge;
 mod show;
@@ -59,62 +60,9 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             let target = Target { listen, ..target };
             return drain::run(&target, args).await;
         }
-        Command::Migrate {
-            down_to: Some(version),
-            ..
-        } => {
-            let version = (target.engine()?.migrate_down_to)(&target, version).await?;
-            out!(
-                "schema of {} is at version {version}",
-                target.table.qualified()
-            );
-            Ok(())
-        }
-        Command::Migrate {
-            print: true,
-            ordered,
-            ..
-        } => {
-            out_raw!("{}", (target.engine()?.script)(&target, ordered)?);
-            Ok(())
-        }
-        Command::Migrate {
-            print: false,
-            ordered,
-            ..
-        } => {
-            let version = (target.engine()?.migrate)(&target, ordered).await?;
-            let prepared = if ordered {
-                ", prepared for claims in per-key order"
-            } else {
-                ""
-            };
-            out!(
-                "schema of {} is at version {version}{prepared}",
-                target.table.qualified()
-            );
-            Ok(())
-        }
+        Command::Migrate(args) => migrate::run(&target, args).await,
         Command::Enqueue(args) => enqueue::run(&target, args).await,
-        Command::Stats {
-            json,
-            exact,
-            warn_snapshot_age,
-            warn_dead_rows,
-            warn_dead_index_entries,
-        } => {
-            let mut limits = outbox_core::CleanupThresholds::default();
-            if let Some(age) = warn_snapshot_age {
-                limits.snapshot_open_for = age.to_std().unwrap_or(limits.snapshot_open_for);
-            }
-            if let Some(rows) = warn_dead_rows {
-                limits.dead_rows = rows;
-            }
-            if let Some(entries) = warn_dead_index_entries {
-                limits.dead_index_entries = entries;
-            }
-            stats::run(&target, json, exact, &limits).await
-        }
+        Command::Stats(args) => stats::run(&target, args).await,
         Command::Show { id, json } => show::run(&target, id, json).await,
         Command::List(args) => list::list(&target, args).await,
         Command::Ui(args) => crate::ui::run(&target, args).await,

@@ -2,7 +2,23 @@
 
 use outbox_core::{CleanupStats, CleanupThresholds, EmissionStatus, OutboxStats, Result};
 
+use crate::args::StatsArgs;
 use crate::backend::Target;
+
+/// The cleanup warning thresholds, the defaults where a flag is not given.
+fn thresholds(args: &StatsArgs) -> CleanupThresholds {
+    let mut limits = CleanupThresholds::default();
+    if let Some(age) = args.warn_snapshot_age {
+        limits.snapshot_open_for = age.to_std().unwrap_or(limits.snapshot_open_for);
+    }
+    if let Some(rows) = args.warn_dead_rows {
+        limits.dead_rows = rows;
+    }
+    if let Some(entries) = args.warn_dead_index_entries {
+        limits.dead_index_entries = entries;
+    }
+    limits
+}
 
 /// The stats as one JSON object, counts keyed by status name.
 pub(crate) fn to_json(stats: &OutboxStats) -> serde_json::Value {
@@ -96,12 +112,11 @@ pub(crate) fn to_text(stats: &OutboxStats) -> String {
     out
 }
 
-pub(crate) async fn run(
-    target: &Target,
-    json: bool,
-    exact: bool,
-    limits: &CleanupThresholds,
-) -> Result<()> {
+/// Prints the stats of `target`'s table (live or exact), as text or JSON, with the
+/// cleanup warnings past their thresholds.
+pub(crate) async fn run(target: &Target, args: StatsArgs) -> Result<()> {
+    let limits = &thresholds(&args);
+    let (json, exact) = (args.json, args.exact);
     let store = target.open_for_reading().await?;
     let stats = if exact {
         store.stats(None).await?

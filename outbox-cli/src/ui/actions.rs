@@ -7,31 +7,13 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use base64::Engine as _;
 use outbox_core::{DeadLetterSelection, EmissionStatus, EntryId, OutboxError};
 
-use super::page::{escape, frame, query_component};
-use super::Ui;
-
-/// What the pages may write: present only with `--allow-writes`.
-pub(crate) struct Writes {
-    /// The token every form carries, new at every start of the server.
-    token: String,
-}
-
-impl Writes {
-    /// Writes allowed, under a fresh random form token.
-    pub(crate) fn new() -> Self {
-        let token = format!(
-            "{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
-        Self { token }
-    }
-}
+use super::auth::{same_origin, same_secret, who};
+use super::page::{escape, failed, frame, query_component};
+use super::state::{Ui, Writes};
 
 /// One write a form asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,7 +168,7 @@ pub(crate) async fn act(
     if !form
         .token
         .as_deref()
-        .is_some_and(|t| super::same_secret(t, &writes.token))
+        .is_some_and(|t| same_secret(t, &writes.token))
     {
         out!("ui: refused a write by {who}: the form's token was missing or stale");
         return refused(
@@ -199,7 +181,7 @@ pub(crate) async fn act(
         Ok(r) => r,
         Err(e) => {
             out!("ui: refused a write by {who}: {}", one_line(&e.to_string()));
-            return super::failed(&e);
+            return failed(&e);
         }
     };
     let (action, status, which) = request;
@@ -216,7 +198,7 @@ pub(crate) async fn act(
                 described(&which, status),
                 one_line(&e.to_string())
             );
-            return super::failed(&e);
+            return failed(&e);
         }
     };
     out!(
@@ -224,19 +206,6 @@ pub(crate) async fn act(
         action.done(),
         described(&which, status),
         if n == 1 { "entry" } else { "entries" }
-    );
-    let entry = match &which {
-        DeadLetterSelection::One(id) => id.to_string(),
-        DeadLetterSelection::All => "all".to_owned(),
-        DeadLetterSelection::Topic(topic) => format!("topic {}", one_line(topic)),
-    };
-    tracing::info!(
-        who = %who,
-        action = action.as_str(),
-        status = status.as_str(),
-        entry = %entry,
-        count = n,
-        "ui write"
     );
     match (which, n, action) {
         (DeadLetterSelection::One(id), 0, _) => refused(
@@ -313,69 +282,6 @@ fn one_line(text: &str) -> String {
         .collect()
 }
 
-/// Who sent a request, for the log, and the address it came from: with a token
-/// (`authenticated`, checked before the request got here) the user name the client gave
-/// with it, or how the token came; without one, nobody in particular.
-fn who(headers: &HeaderMap, peer: SocketAddr, authenticated: bool) -> String {
-    let auth = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .filter(|_| authenticated);
-    let name = match auth {
-        Some(value) if value.starts_with("Bearer ") => "a bearer of the token".to_owned(),
-        Some(value) => value
-            .strip_prefix("Basic ")
-            .and_then(|b| {
-                base64::engine::general_purpose::STANDARD
-                    .decode(b.trim())
-                    .ok()
-            })
-            .and_then(|d| String::from_utf8(d).ok())
-            .and_then(|d| d.split_once(':').map(|(user, _)| user.to_owned()))
-            .filter(|user| !user.is_empty())
-            .map_or_else(
-                || "someone with the token".to_owned(),
-                |user| {
-                    let user: String = user.chars().filter(|c| !c.is_control()).collect();
-                    format!("user {user:?}")
-                },
-            ),
-        None => "an unauthenticated client".to_owned(),
-    };
-    format!("{name} at {peer}")
-}
-
-/// False when the request names an origin (or, lacking one, a referer) whose host is
-/// neither the one it was sent to nor, behind a reverse proxy, the one the proxy says it
-/// forwarded (`X-Forwarded-Host`, which a page of another site cannot set on a form): a
-/// form posted from another site. Browsers send `Origin` with every form post. The scheme
-/// is not compared (a proxy may take https in front of this plain HTTP).
-fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(from) = headers
-        .get(header::ORIGIN)
-        .or_else(|| headers.get(header::REFERER))
-    else {
-        return true;
-    };
-    let Ok(from) = from.to_str() else {
-        return false;
-    };
-    let Some(from_host) = from
-        .strip_prefix("http://")
-        .or_else(|| from.strip_prefix("https://"))
-        .and_then(|rest| rest.split('/').next())
-    else {
-        return false;
-    };
-    [
-        header::HOST,
-        header::HeaderName::from_static("x-forwarded-host"),
-    ]
-    .iter()
-    .filter_map(|name| headers.get(name).and_then(|v| v.to_str().ok()))
-    .any(|host| host.trim().eq_ignore_ascii_case(from_host))
-}
-
 /// A page saying a write was not done, and why (`message` is markup).
 fn refused(status: StatusCode, message: &str) -> Response {
     let body = format!("<h1>{status}</h1><p id=\"refused\">{message}</p>");
@@ -441,78 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn a_post_from_another_site_is_told_apart() {
-        let with = |pairs: &[(header::HeaderName, &str)]| {
-            let mut h = HeaderMap::new();
-            for (name, value) in pairs {
-                h.insert(name.clone(), value.parse().unwrap());
-            }
-            same_origin(&h)
-        };
-        let host = (header::HOST, "127.0.0.1:8080");
-        assert!(
-            with(std::slice::from_ref(&host)),
-            "no origin: not a browser form"
-        );
-        assert!(with(&[
-            host.clone(),
-            (header::ORIGIN, "http://127.0.0.1:8080")
-        ]));
-        assert!(with(&[
-            host.clone(),
-            (
-                header::REFERER,
-                "https://127.0.0.1:8080/entries?status=failed"
-            )
-        ]));
-        assert!(!with(&[
-            host.clone(),
-            (header::ORIGIN, "https://evil.example")
-        ]));
-        assert!(!with(&[host.clone(), (header::ORIGIN, "null")]));
-        assert!(!with(&[(header::ORIGIN, "http://127.0.0.1:8080")]));
-        let proxied = [
-            (header::HOST, "127.0.0.1:8080"),
-            (
-                header::HeaderName::from_static("x-forwarded-host"),
-                "outbox.example.com",
-            ),
-            (header::ORIGIN, "https://Outbox.Example.com"),
-        ];
-        assert!(with(&proxied), "behind a proxy that says what it forwarded");
-        let mut unreadable = HeaderMap::new();
-        unreadable.insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
-        unreadable.insert(
-            header::ORIGIN,
-            header::HeaderValue::from_bytes(b"http://\xff").unwrap(),
-        );
-        assert!(
-            !same_origin(&unreadable),
-            "an origin that cannot be read is not ours"
-        );
-    }
-
-    #[test]
-    fn the_log_names_who_asked_without_their_secret() {
-        let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-        let mut h = HeaderMap::new();
-        assert_eq!(
-            who(&h, peer, false),
-            "an unauthenticated client at 127.0.0.1:5000"
-        );
-        let basic = base64::engine::general_purpose::STANDARD.encode("ops:s3cret-token-for-tests");
-        h.insert(
-            header::AUTHORIZATION,
-            format!("Basic {basic}").parse().unwrap(),
-        );
-        assert_eq!(who(&h, peer, true), "user \"ops\" at 127.0.0.1:5000");
-        assert_eq!(
-            who(&h, peer, false),
-            "an unauthenticated client at 127.0.0.1:5000",
-            "a name nobody checked is not taken"
-        );
-        h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
-        assert!(!who(&h, peer, true).contains("s3cret"));
+    fn a_log_line_stays_one_line() {
         assert_eq!(one_line("a\nb\rc"), "a b c");
     }
 

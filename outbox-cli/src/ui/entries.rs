@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use outbox_core::{DeadLetterSelection, EmissionStatus, OutboxEntry};
 
-use super::actions::{buttons, offered, Writes};
+use super::actions::{buttons, offered};
 use super::page::{escape, frame, query_component, table};
+use super::state::Writes;
 
 /// The most payload bytes shown as hex; the rest is counted, not shown.
 const HEX_SHOWN: usize = 4_096;

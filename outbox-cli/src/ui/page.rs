@@ -3,6 +3,10 @@
 
 use std::fmt::Write as _;
 
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use outbox_core::OutboxError;
+
 /// `text` safe inside HTML text and quoted attribute values.
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -96,6 +100,17 @@ pre{white-space:pre-wrap;word-break:break-all;border:1px solid var(--line);paddi
 .actions{display:flex;gap:.5rem;margin:.3rem 0}.actions form{margin:0}\
 button.purge{color:#b91c1c}.done{border-left:4px solid #16a34a;padding:.4rem .8rem;margin:.5rem 0}\
 ";
+
+/// A page saying what went wrong: 400 for bad input, 503 when the store failed.
+pub(super) fn failed(e: &OutboxError) -> Response {
+    let status = if e.is_invalid_input() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = format!("<h1>{}</h1><p>{}</p>", status, escape(&e.to_string()));
+    (status, axum::response::Html(frame("Error", "", &body))).into_response()
+}
 
 #[cfg(test)]
 mod tests {

@@ -33,12 +33,13 @@ pub use shared::{kind_label, Share, SharedStart, SHARE_EVERY};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::clock::{SystemTimer, Timer};
 use crate::{ClaimRequest, EmissionStatus, OutboxEntry, OutboxError, Result, Slice};
 
 /// A key of the pending index: creation time, then id.
@@ -57,6 +58,19 @@ const PRUNE_EVERY: u64 = 64;
 
 /// How many times its own duration a costly walk from the beginning is spaced out by.
 const SPACING: u32 = 20;
+
+/// How long a walk that took `took` holds the next one of its kind back: [`SPACING`]
+/// times its duration if it took longer than `cheap`, nothing otherwise. Walks held back
+/// so take at most about a twentieth of the claims' time. For every store that spaces
+/// out a costly walk (a walk from the beginning over dead index entries, a whole walk of a
+/// backlog in key order).
+pub fn hold_back(took: Duration, cheap: Duration) -> Duration {
+    if took > cheap {
+        took.saturating_mul(SPACING)
+    } else {
+        Duration::ZERO
+    }
+}
 
 /// How much longer than a claim that walks only ahead a walk from the beginning must take
 /// to count as costly.
@@ -120,12 +134,7 @@ impl Walks {
     fn spacing(&self) -> Duration {
         let own = match self.last_full {
             Some((_, took)) if !self.first => {
-                let ahead = self.ahead_only.unwrap_or_default();
-                if took > ahead + COSTLY {
-                    took.saturating_mul(SPACING)
-                } else {
-                    Duration::ZERO
-                }
+                hold_back(took, self.ahead_only.unwrap_or_default() + COSTLY)
             }
             _ => Duration::ZERO,
         };
@@ -144,18 +153,31 @@ pub struct ClaimStarts {
     /// Views other stores shared, by kind label, with when their walk from the beginning
     /// started: each is taken by this store's first claim of its kind.
     told: Mutex<HashMap<String, (SharedStart, Instant)>>,
+    /// Where the store reads the time its walks are timed and spaced by.
+    timer: Arc<dyn Timer>,
 }
 
 impl ClaimStarts {
     /// Walks from the beginning at least every `every` (checked by
     /// [`check_full_walk_every`]) while batches come back full.
     pub fn new(every: Duration) -> Self {
+        Self::with_timer(every, Arc::new(SystemTimer))
+    }
+
+    /// As [`ClaimStarts::new`], with walks timed and spaced by `timer`.
+    pub fn with_timer(every: Duration, timer: Arc<dyn Timer>) -> Self {
         Self {
             id: Uuid::now_v7(),
             every,
             kinds: Mutex::new(HashMap::new()),
             told: Mutex::new(HashMap::new()),
+            timer,
         }
+    }
+
+    /// The time since `at`, by this store's timer.
+    fn since(&self, at: Instant) -> Duration {
+        self.timer.now().saturating_duration_since(at)
     }
 
     /// Whether `req`'s walk of the pending index starts at a learned key: not for claims
@@ -173,7 +195,7 @@ impl ClaimStarts {
     /// of each kind, by kind label): each stands for this store's first claim of its kind,
     /// unless its walk from the beginning is older than the store's clock reaches.
     pub fn told(&self, views: impl IntoIterator<Item = (String, SharedStart)>) {
-        let now = Instant::now();
+        let now = self.timer.now();
         let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
         for (kind, view) in views {
             if view.sharer == self.id {
@@ -211,12 +233,13 @@ impl ClaimStarts {
             None
         };
         let shared = share.as_ref().map(|s| (s.view.from, s.view.hold_back));
-        let started = Instant::now();
+        let started = self.timer.now();
         let entries = claim(start, share).await?;
+        let took = self.since(started);
         if let Some(view) = shared {
             self.shared(req, view);
         }
-        self.learn(req, pending, start, (started, started.elapsed()), &entries);
+        self.learn(req, pending, start, (started, took), &entries);
         Ok(entries)
     }
 
@@ -224,7 +247,7 @@ impl ClaimStarts {
     fn shared(&self, req: &ClaimRequest, (from, hold_back): (PendingKey, Duration)) {
         let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(walks) = kinds.get_mut(&Self::kind(req)) {
-            walks.shared = Some((Instant::now(), from));
+            walks.shared = Some((self.timer.now(), from));
             walks.shares += 1;
             if walks.spacing() == hold_back {
                 walks.costly_unshared = false;
@@ -241,7 +264,7 @@ impl ClaimStarts {
             last_full: Some((*full_started, Duration::ZERO)),
             told_hold_back: view.hold_back,
             // What it was told is in the table already: nothing to share until it moves.
-            shared: Some((Instant::now(), view.from)),
+            shared: Some((self.timer.now(), view.from)),
             ..Walks::default()
         })
     }
@@ -258,14 +281,14 @@ impl ClaimStarts {
         let hold_back = walks.spacing();
         let moved = walks
             .shared
-            .is_none_or(|(at, shared)| shared != from && at.elapsed() >= SHARE_EVERY);
+            .is_none_or(|(at, shared)| shared != from && self.since(at) >= SHARE_EVERY);
         if !(moved || walks.costly_unshared) {
             return None;
         }
         let view = SharedStart {
             sharer: self.id,
             from,
-            full_age: full_started.elapsed(),
+            full_age: self.since(full_started),
             hold_back,
         };
         Some((view, walks.shares % PRUNE_EVERY == 0))
@@ -289,7 +312,7 @@ impl ClaimStarts {
         let (Some(from), Some((started, _))) = (walks.from, walks.last_full) else {
             return beginning;
         };
-        let since = started.elapsed();
+        let since = self.since(started);
         let spacing = walks.spacing();
         if since >= spacing.max(self.every) {
             return beginning;

@@ -3,6 +3,7 @@
 use chrono::TimeDelta;
 
 use super::*;
+use crate::clock::ManualTimer;
 use crate::{EntryId, NewEntry};
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -31,7 +32,22 @@ fn req(n: u32) -> ClaimRequest {
 
 /// A walk that started `ago` and took `took`.
 fn walk(ago: Duration, took: Duration) -> (Instant, Duration) {
-    (Instant::now() - ago, took)
+    (now() - ago, took)
+}
+
+thread_local! {
+    /// The time of this test's stores: each test runs on a thread of its own.
+    static TIMER: Arc<ManualTimer> = Arc::new(ManualTimer::new());
+}
+
+/// A store whose walks are timed by this test's manual timer.
+fn store(every: Duration) -> ClaimStarts {
+    ClaimStarts::with_timer(every, TIMER.with(|t| Arc::clone(t) as Arc<dyn Timer>))
+}
+
+/// This test's current instant.
+fn now() -> Instant {
+    TIMER.with(|t| t.now())
 }
 
 fn from(e: &OutboxEntry, behind: bool) -> WalkStart {
@@ -43,13 +59,13 @@ fn from(e: &OutboxEntry, behind: bool) -> WalkStart {
 
 #[test]
 fn a_new_kind_walks_from_the_beginning() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     assert_eq!(starts.start(&req(1), true), BEGINNING);
 }
 
 #[test]
 fn a_full_batch_moves_the_start_to_its_oldest_pending_row() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(20), pending(10), pending(30)];
     starts.learn(&req(3), true, BEGINNING, walk(NOW, NOW), &rows);
     assert_eq!(starts.start(&req(3), true), from(&rows[1], true));
@@ -61,7 +77,7 @@ fn a_full_batch_moves_the_start_to_its_oldest_pending_row() {
 
 #[test]
 fn ordered_claims_and_retry_claims_always_walk_from_the_beginning() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10)];
     for (r, pending_rows) in [(req(1).in_key_order(), true), (req(1), false)] {
         starts.learn(&r, pending_rows, BEGINNING, walk(NOW, NOW), &rows);
@@ -71,7 +87,7 @@ fn ordered_claims_and_retry_claims_always_walk_from_the_beginning() {
 
 #[test]
 fn a_claim_without_pending_rows_keeps_the_start() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10), pending(11)];
     starts.learn(&req(2), true, BEGINNING, walk(NOW, NOW), &rows);
     let start = starts.start(&req(2), true);
@@ -83,7 +99,7 @@ fn a_claim_without_pending_rows_keeps_the_start() {
 #[test]
 fn full_batches_walk_from_the_beginning_at_the_interval() {
     let every = Duration::from_secs(10);
-    let starts = ClaimStarts::new(every);
+    let starts = store(every);
     starts.learn(
         &req(1),
         true,
@@ -99,7 +115,7 @@ fn full_batches_walk_from_the_beginning_at_the_interval() {
 #[test]
 fn a_short_claim_that_walked_behind_counts_as_a_walk_from_the_beginning() {
     let every = Duration::from_secs(10);
-    let starts = ClaimStarts::new(every);
+    let starts = store(every);
     let rows = [pending(10), pending(11)];
     starts.learn(&req(2), true, BEGINNING, walk(every * 2, NOW), &rows);
     assert_eq!(starts.start(&req(2), true), BEGINNING);
@@ -115,14 +131,14 @@ fn a_short_claim_that_walked_behind_counts_as_a_walk_from_the_beginning() {
 
 #[test]
 fn an_interval_of_zero_always_walks_from_the_beginning() {
-    let starts = ClaimStarts::new(Duration::ZERO);
+    let starts = store(Duration::ZERO);
     starts.learn(&req(1), true, BEGINNING, walk(NOW, NOW), &[pending(10)]);
     assert_eq!(starts.start(&req(1), true), BEGINNING);
 }
 
 #[test]
 fn costly_walks_from_the_beginning_are_spaced_out_by_their_duration() {
-    let starts = ClaimStarts::new(Duration::ZERO);
+    let starts = store(Duration::ZERO);
     let rows = [pending(10), pending(11)];
     let took = Duration::from_millis(100);
     // A claim that walked only ahead took 2 ms; a walk from the beginning 100 ms.
@@ -154,7 +170,7 @@ fn costly_walks_from_the_beginning_are_spaced_out_by_their_duration() {
 /// claims that walk only ahead are as slow.
 #[test]
 fn a_costly_judgment_is_undone_when_plain_claims_slow_down_too() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10), pending(11)];
     let ms = Duration::from_millis(1);
     starts.learn(
@@ -178,7 +194,7 @@ fn a_costly_judgment_is_undone_when_plain_claims_slow_down_too() {
 
 #[test]
 fn a_walk_no_costlier_than_a_claim_ahead_is_not_held_back() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10), pending(11)];
     // Through a slow link every claim takes 50 ms, a walk from the beginning 55 ms.
     let ms = Duration::from_millis(1);
@@ -205,10 +221,8 @@ async fn claim(
     starts
         .walk(req, true, |start, share| {
             walked = Some((start, share));
-            async move {
-                std::thread::sleep(took);
-                Ok(rows.to_vec())
-            }
+            TIMER.with(|t| t.advance(took));
+            async move { Ok(rows.to_vec()) }
         })
         .await
         .unwrap();
@@ -221,14 +235,14 @@ async fn told_by(starts: &ClaimStarts, req: &ClaimRequest) -> ClaimStarts {
     let (_, share) = claim(starts, req, &[], NOW).await;
     let share = share.expect("a view to share");
     assert_eq!(share.kind, kind_label(req));
-    let new = ClaimStarts::new(HOUR);
+    let new = store(HOUR);
     new.told([(share.kind, share.view)]);
     new
 }
 
 #[tokio::test]
 async fn a_new_store_starts_where_another_store_shared() {
-    let running = ClaimStarts::new(HOUR);
+    let running = store(HOUR);
     let rows = [pending(10), pending(11)];
     let (walked, shared) = claim(&running, &req(2), &rows, NOW).await;
     assert_eq!((walked, shared), (BEGINNING, None));
@@ -246,7 +260,7 @@ async fn a_new_store_starts_where_another_store_shared() {
 
 #[tokio::test]
 async fn a_new_store_keeps_the_spacing_of_a_costly_walk_it_was_told_of() {
-    let running = ClaimStarts::new(HOUR);
+    let running = store(HOUR);
     let rows = [pending(10), pending(11)];
     claim(&running, &req(2), &rows, NOW).await;
     // A full batch from the start times a claim that walked only ahead...
@@ -268,7 +282,7 @@ async fn a_new_store_keeps_the_spacing_of_a_costly_walk_it_was_told_of() {
 /// that walked only ahead, no walk from the beginning counts as costly.
 #[tokio::test]
 async fn a_slow_first_walk_holds_nothing_back() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10), pending(11)];
     claim(&starts, &req(2), &rows[..1], Duration::from_millis(30)).await;
     assert_eq!(starts.start(&req(2), true), from(&rows[0], true));
@@ -283,7 +297,7 @@ async fn a_view_older_than_the_interval_still_walks_from_the_beginning() {
         full_age: Duration::from_secs(20),
         hold_back: NOW,
     };
-    let new = ClaimStarts::new(Duration::from_secs(10));
+    let new = store(Duration::from_secs(10));
     new.told([(kind_label(&req(1)), old)]);
     assert_eq!(
         claim(&new, &req(1), &rows, Duration::from_millis(30))
@@ -298,14 +312,14 @@ async fn a_view_older_than_the_interval_still_walks_from_the_beginning() {
 
 #[tokio::test]
 async fn a_store_is_not_told_its_own_view() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10)];
     claim(&starts, &req(1), &rows, NOW).await;
     let (_, share) = claim(&starts, &req(1), &rows, NOW).await;
     let share = share.unwrap();
     let again = ClaimStarts {
         id: starts.id,
-        ..ClaimStarts::new(HOUR)
+        ..store(HOUR)
     };
     again.told([(share.kind, share.view)]);
     assert_eq!(claim(&again, &req(1), &rows, NOW).await.0, BEGINNING);
@@ -313,7 +327,7 @@ async fn a_store_is_not_told_its_own_view() {
 
 #[tokio::test]
 async fn a_moved_start_is_shared_at_most_every_second_and_an_unmoved_one_never_again() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10), pending(11)];
     let mut shares = 0;
     for _ in 0..5 {
@@ -327,7 +341,7 @@ async fn a_moved_start_is_shared_at_most_every_second_and_an_unmoved_one_never_a
     let age = |by: Duration| {
         let mut kinds = starts.kinds.lock().unwrap();
         for w in kinds.values_mut() {
-            w.shared = w.shared.map(|(_, from)| (Instant::now() - by, from));
+            w.shared = w.shared.map(|(_, from)| (now() - by, from));
         }
     };
     age(SHARE_EVERY);
@@ -343,7 +357,7 @@ async fn a_moved_start_is_shared_at_most_every_second_and_an_unmoved_one_never_a
 /// back.
 #[tokio::test]
 async fn costly_walks_are_spaced_out_on_a_queue_that_is_never_backlogged() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10), pending(11)];
     claim(&starts, &req(5), &rows, NOW).await;
     let slow = Duration::from_millis(30);
@@ -354,7 +368,7 @@ async fn costly_walks_are_spaced_out_on_a_queue_that_is_never_backlogged() {
 
 #[tokio::test]
 async fn a_new_store_does_not_share_back_what_it_was_told() {
-    let running = ClaimStarts::new(HOUR);
+    let running = store(HOUR);
     let rows = [pending(10), pending(11)];
     claim(&running, &req(2), &rows, NOW).await;
     let new = told_by(&running, &req(2)).await;
@@ -365,7 +379,7 @@ async fn a_new_store_does_not_share_back_what_it_was_told() {
 
 #[tokio::test]
 async fn a_view_stays_due_after_a_failed_claim_and_pruning_comes_every_64th_share() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10), pending(11)];
     claim(&starts, &req(2), &rows, NOW).await;
     let failed = starts
@@ -384,7 +398,7 @@ async fn a_view_stays_due_after_a_failed_claim_and_pruning_comes_every_64th_shar
     for n in 0..130u8 {
         let key = pending(20 + i64::from(n));
         starts.kinds.lock().unwrap().values_mut().for_each(|w| {
-            w.shared = w.shared.map(|(_, f)| (Instant::now() - SHARE_EVERY, f));
+            w.shared = w.shared.map(|(_, f)| (now() - SHARE_EVERY, f));
         });
         let (_, share) = claim(&starts, &req(2), std::slice::from_ref(&key), NOW).await;
         prunes.push(share.expect("a moved start").prune);
@@ -399,7 +413,7 @@ async fn a_view_stays_due_after_a_failed_claim_and_pruning_comes_every_64th_shar
 
 #[tokio::test]
 async fn ordered_claims_share_nothing() {
-    let starts = ClaimStarts::new(HOUR);
+    let starts = store(HOUR);
     let rows = [pending(10)];
     for _ in 0..3 {
         let (walked, share) = claim(&starts, &req(1).in_key_order(), &rows, NOW).await;

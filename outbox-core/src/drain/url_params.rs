@@ -12,17 +12,12 @@ pub fn flag(key: &str, value: &str) -> Result<bool, String> {
     }
 }
 
-/// A duration in whole milliseconds (`500ms`) or seconds (`5s`); otherwise why not,
-/// naming `key`.
+/// A positive duration written as the `outbox` command's flags take them
+/// ([`crate::duration::parse`]: `500ms`, `5s`, `2m`, …); otherwise why not, naming `key`.
 pub fn duration(key: &str, value: &str) -> Result<Duration, String> {
-    let bad = || format!("{key}={value:?} is not a duration like 500ms or 5s");
-    if let Some(ms) = value.strip_suffix("ms") {
-        ms.parse().map(Duration::from_millis).map_err(|_| bad())
-    } else if let Some(s) = value.strip_suffix('s') {
-        s.parse().map(Duration::from_secs).map_err(|_| bad())
-    } else {
-        Err(bad())
-    }
+    crate::duration::parse(value)
+        .and_then(|d| d.to_std().map_err(|e| e.to_string()))
+        .map_err(|why| format!("{key}={value:?}: {why}"))
 }
 
 #[cfg(test)]
@@ -36,7 +31,8 @@ mod tests {
         assert!(flag("x", "maybe").unwrap_err().contains("x=\"maybe\""));
         assert_eq!(duration("t", "500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(duration("t", "5s"), Ok(Duration::from_secs(5)));
-        for bad in ["5", "ms", "-1s", "1.5s", "soon"] {
+        assert_eq!(duration("t", "2m"), Ok(Duration::from_secs(120)));
+        for bad in ["5", "ms", "-1s", "1.5s", "soon", "0ms"] {
             assert!(duration("t", bad).is_err(), "{bad}");
         }
     }

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::admin::StatsColumns;
 use crate::clock::normalize;
 use crate::{
     DeadLetterSelection, EmissionStatus, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result,
@@ -20,13 +21,6 @@ fn selection(which: &DeadLetterSelection) -> [SqlParam; 4] {
     [id.clone(), id, topic.clone(), topic]
 }
 
-fn count(v: i64) -> Result<u64> {
-    u64::try_from(v).map_err(|_| OutboxError::Database {
-        message: format!("a count came back negative: {v}"),
-        source: None,
-    })
-}
-
 impl<B: PortableBackend> PortableStore<B> {
     /// The counts of [`OutboxAdmin::stats`], read on `conn`.
     async fn stats_on(
@@ -36,32 +30,34 @@ impl<B: PortableBackend> PortableStore<B> {
     ) -> Result<OutboxStats> {
         let at = self.clock(conn, now).await?;
         let counts = B::fetch_counts(conn, &self.sql.stats, vec![at.into()]).await?;
-        let [pending, delivered, deferred, failed, retryable, dead, retry_ready, in_flight, expired, claims] =
-            counts[..]
-        else {
+        // The statement's columns, in order (sql/portable/stats.sql).
+        const COLUMNS: [&str; 10] = [
+            "pending",
+            "delivered",
+            "deferred",
+            "failed",
+            "retryable_failure",
+            "dead_lettered",
+            "retry_ready",
+            "in_flight",
+            "expired",
+            "claims_made",
+        ];
+        if counts.len() != COLUMNS.len() {
             return Err(OutboxError::Database {
                 message: format!("the stats query returned {} columns, not 10", counts.len()),
                 source: None,
             });
-        };
-        let mut stats = OutboxStats::empty(at);
-        for (status, n) in [
-            (EmissionStatus::Pending, pending),
-            (EmissionStatus::Delivered, delivered),
-            (EmissionStatus::Deferred, deferred),
-            (EmissionStatus::Failed, failed),
-            (EmissionStatus::RetryableFailure, retryable),
-            (EmissionStatus::DeadLettered, dead),
-        ] {
-            stats.counts.insert(status, count(n)?);
         }
-        stats.retry_ready = count(retry_ready)?;
-        stats.claims_in_flight = count(in_flight)?;
-        stats.expired_leases = count(expired)?;
-        stats.claims_made = Some(count(claims)?);
+        let column = |name: &str| COLUMNS.iter().position(|c| *c == name).map(|i| counts[i]);
         let oldest = B::fetch_entries(conn, &self.sql.oldest_pending, vec![at.into()]).await?;
-        stats.oldest_pending_created_at = oldest.first().map(|(_, e)| e.created_at);
-        Ok(stats)
+        StatsColumns {
+            at,
+            oldest_pending: oldest.first().map(|(_, e)| e.created_at),
+            claims_made: column("claims_made"),
+            delivered_estimated: false,
+        }
+        .read(|name| Ok(column(name)))
     }
 }
 
@@ -108,7 +104,11 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         let mut conn = self.connection().await?;
         let params = vec![SqlParam::Time(Some(normalize(before)))];
         let counts = B::fetch_counts(&mut conn, &self.sql.count_delivered_before, params).await;
-        count(conn.finish(counts)?.first().copied().unwrap_or(0))
+        let n = conn.finish(counts)?.first().copied().unwrap_or(0);
+        u64::try_from(n).map_err(|_| OutboxError::Database {
+            message: format!("a count came back negative: {n}"),
+            source: None,
+        })
     }
 
     async fn requeue(

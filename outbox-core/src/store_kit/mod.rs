@@ -7,13 +7,14 @@
 //! `outbox-sqlserver`, or a store of your own) builds on it, so every store judges a
 //! completion, a renewal and a schema version the same way.
 
-pub use crate::admin::{check_list, check_purge, check_requeue, requeued, stats_of};
+pub use crate::admin::{check_list, check_purge, check_requeue, requeued, stats_of, StatsColumns};
 pub use crate::batches::{
     completion_targets, detached, first_duplicate, insert_chunks, wrote_all, INSERT_CHUNK_ENTRIES,
 };
+pub use crate::claim_groups::ClaimGroups;
 pub use crate::claim_start::{
-    check_full_walk_every, kind_label, ClaimStarts, PendingKey, Share, SharedStart, WalkStart,
-    COSTLY, SHARE_EVERY,
+    check_full_walk_every, hold_back, kind_label, ClaimStarts, PendingKey, Share, SharedStart,
+    WalkStart, COSTLY, SHARE_EVERY,
 };
 pub use crate::clock::normalize as normalize_time;
 pub use crate::error::from_sqlstate;

@@ -8,7 +8,7 @@ use outbox_testkit::drain_cases::DrainSubject;
 
 use crate::common::fresh_store;
 
-async fn drain_subject() -> Option<DrainSubject> {
+pub(crate) async fn drain_subject() -> Option<DrainSubject> {
     let clock = Arc::new(ManualClock::new(outbox_testkit::fixtures::t0()));
     let (store, db) = fresh_store(MySqlStoreConfig::new().clock(clock.clone())).await?;
     Some(DrainSubject {
@@ -17,6 +17,3 @@ async fn drain_subject() -> Option<DrainSubject> {
         guard: Box::new(db),
     })
 }
-
-outbox_testkit::drain_suite!(drain_subject);
-outbox_testkit::keyed_drain_suite!(drain_subject);

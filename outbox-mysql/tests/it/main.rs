@@ -3,7 +3,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod conformance;
 mod drain;
 mod faults;
 mod migrations;
@@ -12,6 +11,7 @@ mod plans;
 mod races;
 mod server_restart;
 mod statements;
+mod suite;
 mod upgrades;
 mod writer;
 mod writers;

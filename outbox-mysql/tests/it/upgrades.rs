@@ -10,13 +10,13 @@ use outbox_testkit::mysql::TestDatabase;
 use outbox_testkit::upgrades::SchemaHarness;
 use sqlx::MySqlPool;
 
-struct MariaDb {
+pub(crate) struct MariaDb {
     _db: TestDatabase,
     pool: MySqlPool,
     table: TableName,
 }
 
-async fn harness() -> Option<MariaDb> {
+pub(crate) async fn harness() -> Option<MariaDb> {
     let db = TestDatabase::create().await?;
     let pool = crate::common::pool(&db, 4).await;
     Some(MariaDb {
@@ -74,5 +74,3 @@ impl SchemaHarness for MariaDb {
         "ALTER TABLE `{name}_migrations` DROP COLUMN oldest_compatible, DROP COLUMN checksum"
     }
 }
-
-outbox_testkit::upgrade_suite!(harness());

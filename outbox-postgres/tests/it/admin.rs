@@ -7,18 +7,14 @@ use outbox_testkit::postgres::PgTestDb;
 
 use crate::support;
 
-async fn admin_subject() -> Option<(AdminStore, PgTestDb)> {
+pub(crate) async fn admin_subject() -> Option<(AdminStore, PgTestDb)> {
     let db = support::migrated_db().await?;
     let store = support::store(&db, 4).await;
     Some((Arc::new(store), db))
 }
 
-outbox_testkit::admin_suite!(admin_subject);
-
-async fn ordered_admin_subject() -> Option<(AdminStore, PgTestDb)> {
+pub(crate) async fn ordered_admin_subject() -> Option<(AdminStore, PgTestDb)> {
     let db = support::ordered_db().await?;
     let store = support::store(&db, 4).await;
     Some((Arc::new(store), db))
 }
-
-outbox_testkit::ordered_admin_suite!(ordered_admin_subject);

@@ -11,7 +11,7 @@ use outbox_testkit::postgres::PgTestDb;
 
 use crate::support;
 
-async fn drain_subject() -> Option<DrainSubject> {
+pub(crate) async fn drain_subject() -> Option<DrainSubject> {
     let db = support::ordered_db().await?;
     let store = support::store(&db, 4).await;
     Some(subject_of(store, db))
@@ -25,6 +25,3 @@ pub(crate) fn subject_of(store: PgClaimStore, db: PgTestDb) -> DrainSubject {
         guard: Box::new(db),
     }
 }
-
-outbox_testkit::drain_suite!(drain_subject);
-outbox_testkit::keyed_drain_suite!(drain_subject);

@@ -26,6 +26,7 @@ mod reading_plans;
 mod skip_locked;
 mod slices;
 mod store_build;
+mod suite;
 mod support;
 mod tls;
 mod upgrades;

@@ -12,13 +12,13 @@ use tokio::sync::Mutex;
 
 use crate::support;
 
-struct Postgres {
+pub(crate) struct Postgres {
     db: PgTestDb,
     client: Mutex<tokio_postgres::Client>,
     table: TableName,
 }
 
-async fn harness() -> Option<Postgres> {
+pub(crate) async fn harness() -> Option<Postgres> {
     let db = PgTestDb::create().await?;
     let client = Mutex::new(db.connect().await);
     let table = support::table(&db);
@@ -76,5 +76,3 @@ impl SchemaHarness for Postgres {
              DROP COLUMN oldest_compatible, DROP COLUMN checksum;"
     }
 }
-
-outbox_testkit::upgrade_suite!(harness());

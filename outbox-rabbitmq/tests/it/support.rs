@@ -35,7 +35,7 @@ pub(crate) async fn broker() -> Option<(Connection, Channel)> {
         Ok(Err(e)) => {
             outbox_testkit::engines::unavailable(
                 "rabbitmq",
-                &format!("{}: {e}", outbox_rabbitmq::redact(&url)),
+                &format!("{}: {e}", outbox_core::redact_url(&url)),
             );
             None
         }

@@ -2,7 +2,6 @@
 
 mod admin;
 mod cancellation;
-mod conformance;
 mod corrupt_rows;
 mod drain;
 mod ext4;
@@ -17,6 +16,7 @@ mod plans;
 mod races;
 mod read_only_disk;
 mod slices;
+mod suite;
 mod support;
 mod tmpfs;
 mod transactions;

@@ -9,13 +9,13 @@ use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 use outbox_testkit::upgrades::SchemaHarness;
 use sqlx::SqlitePool;
 
-struct Sqlite {
+pub(crate) struct Sqlite {
     _dir: tempfile::TempDir,
     pool: SqlitePool,
     table: TableName,
 }
 
-async fn harness() -> Option<Sqlite> {
+pub(crate) async fn harness() -> Option<Sqlite> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("upgrades.db");
     let pool = SqliteClaimStore::open_pool(path.to_str().unwrap(), &SqliteStoreConfig::new())
@@ -77,5 +77,3 @@ impl SchemaHarness for Sqlite {
          ALTER TABLE {name}_migrations DROP COLUMN checksum;"
     }
 }
-
-outbox_testkit::upgrade_suite!(harness());

@@ -8,11 +8,12 @@ use outbox_core::store_kit::portable::{ClaimKind, CompletionWrite, PortableRows}
 use outbox_core::{
     async_trait, Claim, ClaimRequest, EntryId, OutboxEntry, OutboxError, Result, TargetState,
 };
-use tiberius::{ColumnData, IntoSql, Row};
+use tiberius::{ColumnData, Row};
 use uuid::Uuid;
 
 use super::commands::Commands;
-use crate::row::{self, id_bytes, naive};
+use crate::binds::{id, int, status, text, time};
+use crate::row;
 
 /// The portable statements, rendered for one table.
 #[derive(Debug)]
@@ -47,22 +48,6 @@ impl PortableSql {
     }
 }
 
-fn time(at: Option<DateTime<Utc>>) -> ColumnData<'static> {
-    at.map(naive).into_sql()
-}
-
-fn text(s: Option<&str>) -> ColumnData<'static> {
-    ColumnData::String(s.map(|s| s.to_owned().into()))
-}
-
-fn id(id: EntryId) -> ColumnData<'static> {
-    ColumnData::Binary(Some(id_bytes(id).into()))
-}
-
-fn int(n: u32) -> ColumnData<'static> {
-    ColumnData::I32(Some(i32::try_from(n).unwrap_or(i32::MAX)))
-}
-
 /// The portable commands in T-SQL on one connection: the per-row algorithm of
 /// `outbox_core::store_kit::portable` runs on them.
 pub(crate) struct Rows<'a, C: Commands> {
@@ -91,7 +76,7 @@ impl<C: Commands> PortableRows for Rows<'_, C> {
         let params = vec![
             time(req.now.map(normalize_time)),
             text(req.topic.as_deref()),
-            int(req.batch_size),
+            int("batch size", req.batch_size)?,
         ];
         let rows = self.conn.rows(sql, params).await?;
         let Some(now) = first_time(&rows, "clock_now")? else {
@@ -128,7 +113,7 @@ impl<C: Commands> PortableRows for Rows<'_, C> {
             ColumnData::Guid(claimed.claim_token),
             time(claimed.claimed_at),
             time(claimed.claim_expires_at),
-            int(claimed.claim_attempt_count),
+            int("claim attempt count", claimed.claim_attempt_count)?,
             ColumnData::Guid(Some(claimed.stamp)),
             id(claimed.id),
             ColumnData::Guid(Some(read_stamp)),
@@ -145,7 +130,7 @@ impl<C: Commands> PortableRows for Rows<'_, C> {
     }
 
     async fn complete_row(&mut self, write: CompletionWrite<'_>) -> Result<bool> {
-        let mut params = target_params(write.target, write.now);
+        let mut params = target_params(write.target, write.now)?;
         params.extend([
             ColumnData::Guid(Some(write.stamp)),
             id(write.claim.id()),
@@ -174,22 +159,20 @@ impl<C: Commands> PortableRows for Rows<'_, C> {
 }
 
 /// The outcome fields of a completion (parameters 1 to 8 of `complete_row.sql`).
-fn target_params(t: &TargetState, now: DateTime<Utc>) -> Vec<ColumnData<'static>> {
+fn target_params(t: &TargetState, now: DateTime<Utc>) -> Result<Vec<ColumnData<'static>>> {
     let delivered_at = if t.stamp_delivered_now {
         Some(now)
     } else {
         t.delivered_at
     };
-    vec![
-        ColumnData::U8(Some(
-            u8::try_from(t.status.code()).expect("status codes are 0 ..= 5"),
-        )),
+    Ok(vec![
+        status(t.status),
         time(t.next_retry_at),
-        int(t.attempt_count),
+        int("attempt count", t.attempt_count)?,
         text(t.last_error.as_deref()),
         text(t.dead_letter_reason.as_deref()),
         time(delivered_at),
         text(t.provider_message_id.as_deref()),
         time(Some(now)),
-    ]
+    ])
 }

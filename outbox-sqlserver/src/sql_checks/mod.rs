@@ -90,8 +90,7 @@ fn every_builder_binds_the_declared_kinds_in_order() {
             statements::CLAIM,
             params::claim(
                 &req,
-                true,
-                false,
+                outbox_core::store_kit::ClaimGroups::RETRY_READY,
                 outbox_core::store_kit::WalkStart {
                     from: Some((Utc::now(), uuid::Uuid::new_v4())),
                     behind: true,

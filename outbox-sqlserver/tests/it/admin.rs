@@ -6,11 +6,8 @@ use outbox_testkit::admin_cases::AdminStore;
 
 use crate::support::SqlServerTestDb;
 
-async fn admin_subject() -> Option<(AdminStore, SqlServerTestDb)> {
+pub(crate) async fn admin_subject() -> Option<(AdminStore, SqlServerTestDb)> {
     let db = SqlServerTestDb::create().await?;
     let store = db.store(4).await;
     Some((Arc::new(store), db))
 }
-
-outbox_testkit::admin_suite!(admin_subject);
-outbox_testkit::ordered_admin_suite!(admin_subject);

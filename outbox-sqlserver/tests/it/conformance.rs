@@ -6,12 +6,8 @@ use outbox_testkit::Subject;
 
 use crate::support::SqlServerTestDb;
 
-async fn subject() -> Option<Subject> {
+pub(crate) async fn subject() -> Option<Subject> {
     let db = SqlServerTestDb::create().await?;
     let store = db.store(4).await;
     Some(Subject::new(Arc::new(store)).with_guard(db))
 }
-
-outbox_testkit::conformance_suite!(subject);
-outbox_testkit::ordered_suite!(subject);
-outbox_testkit::slice_suite!(subject);

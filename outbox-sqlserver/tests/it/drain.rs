@@ -8,7 +8,7 @@ use outbox_testkit::drain_cases::DrainSubject;
 
 use crate::support::SqlServerTestDb;
 
-async fn drain_subject() -> Option<DrainSubject> {
+pub(crate) async fn drain_subject() -> Option<DrainSubject> {
     let db = SqlServerTestDb::create().await?;
     let store = db.store(4).await;
     Some(DrainSubject {
@@ -17,5 +17,3 @@ async fn drain_subject() -> Option<DrainSubject> {
         guard: Box::new(db),
     })
 }
-
-outbox_testkit::drain_suite!(drain_subject);

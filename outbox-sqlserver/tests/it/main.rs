@@ -12,5 +12,6 @@ mod in_transaction;
 mod migrations;
 mod portable;
 mod race;
+mod suite;
 mod support;
 mod upgrades;

@@ -25,4 +25,6 @@ async fn subject() -> Option<Subject> {
     )
 }
 
-outbox_testkit::conformance_suite!(subject);
+outbox_testkit::store_suite! {
+    store: subject,
+}

@@ -12,13 +12,13 @@ use tokio::sync::Mutex;
 
 use crate::support::SqlServerTestDb;
 
-struct SqlServer {
+pub(crate) struct SqlServer {
     client: Mutex<SqlClient>,
     table: TableName,
     db: SqlServerTestDb,
 }
 
-async fn harness() -> Option<SqlServer> {
+pub(crate) async fn harness() -> Option<SqlServer> {
     let db = SqlServerTestDb::create().await?;
     Some(SqlServer {
         client: Mutex::new(db.client().await),
@@ -82,5 +82,3 @@ fn database(e: tiberius::error::Error) -> OutboxError {
         source: None,
     }
 }
-
-outbox_testkit::upgrade_suite!(harness());

@@ -375,6 +375,7 @@ pub async fn count_delivered_before_matches_prune(store: AdminStore) {
 
 /// Stamps out one `#[tokio::test]` per operator case; `$factory` is an async fn returning
 /// `Option<AdminStore>` (`None` when the engine is unreachable, already reported).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! admin_suite {
     ($factory:expr) => {
@@ -441,6 +442,7 @@ pub async fn a_requeued_dead_letter_goes_back_ahead_of_its_key(store: AdminStore
 
 /// Stamps out the operator cases of per-key order for a factory whose store has ordered
 /// claims (`Capabilities::ordered_claims`); `$factory` as for [`admin_suite!`].
+#[doc(hidden)]
 #[macro_export]
 macro_rules! ordered_admin_suite {
     ($factory:expr) => {

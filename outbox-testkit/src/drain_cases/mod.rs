@@ -465,6 +465,7 @@ pub async fn bad_options_are_refused(s: DrainSubject) {
 
 /// Stamps out one `#[tokio::test]` per drain scenario; `$factory` is an async fn returning
 /// an `Option<DrainSubject>` (`None` when the engine is unreachable, already reported).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! drain_suite {
     ($factory:expr) => {

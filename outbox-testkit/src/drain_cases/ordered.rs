@@ -190,57 +190,49 @@ pub async fn unleased_drains_over_slices_deliver_each_entry_once(s: DrainSubject
     }
 }
 
-/// Stamps out the ordered drain cases for a store with ordered claims
-/// (`Capabilities::ordered_claims`) and slices; `$factory` as for
-/// [`crate::drain_suite!`].
+/// Stamps out the ordered drain cases; on a store without ordered claims
+/// (`Capabilities::ordered_claims`) or slices, each checks instead that the store refuses
+/// what the case needs. `$factory` as for [`crate::drain_suite!`]. A part of
+/// [`crate::store_suite!`].
+#[doc(hidden)]
 #[macro_export]
 macro_rules! keyed_drain_suite {
     ($factory:expr) => {
+        $crate::__keyed_drain_cases!($factory;
+            an_ordered_drain_holds_a_key_behind_its_failing_head: ordered_claims,
+            an_ordered_drain_emits_key_runs_in_order_and_stops_one_at_a_failure: ordered_claims,
+            an_ordered_drain_can_dead_letter_a_failing_head_and_move_on: ordered_claims,
+            ordered_keys_keep_their_order_across_a_route_hold: ordered_claims,
+            unleased_drains_over_slices_deliver_each_entry_once: slice_claims
+        );
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __keyed_drain_cases {
+    ($factory:expr; $($case:ident : $capability:ident),+ $(,)?) => {
         mod keyed_drain_cases {
             #[allow(unused_imports)]
             use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn an_ordered_drain_holds_a_key_behind_its_failing_head() {
-                let Some(subject) = ($factory)().await else {
-                    return;
-                };
-                $crate::drain_cases::an_ordered_drain_holds_a_key_behind_its_failing_head(subject)
-                    .await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn an_ordered_drain_emits_key_runs_in_order_and_stops_one_at_a_failure() {
-                let Some(subject) = ($factory)().await else {
-                    return;
-                };
-                $crate::drain_cases::an_ordered_drain_emits_key_runs_in_order_and_stops_one_at_a_failure(subject)
-                    .await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn an_ordered_drain_can_dead_letter_a_failing_head_and_move_on() {
-                let Some(subject) = ($factory)().await else {
-                    return;
-                };
-                $crate::drain_cases::an_ordered_drain_can_dead_letter_a_failing_head_and_move_on(
-                    subject,
-                )
-                .await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn ordered_keys_keep_their_order_across_a_route_hold() {
-                let Some(subject) = ($factory)().await else {
-                    return;
-                };
-                $crate::drain_cases::ordered_keys_keep_their_order_across_a_route_hold(subject)
-                    .await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn unleased_drains_over_slices_deliver_each_entry_once() {
-                let Some(subject) = ($factory)().await else {
-                    return;
-                };
-                $crate::drain_cases::unleased_drains_over_slices_deliver_each_entry_once(subject)
-                    .await;
-            }
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(subject) = ($factory)().await else {
+                        return;
+                    };
+                    if subject.store.capabilities().$capability {
+                        $crate::drain_cases::$case(subject).await;
+                    } else {
+                        $crate::suite::capability::refused_without(
+                            subject.store.clone(),
+                            stringify!($capability),
+                            stringify!($case),
+                        )
+                        .await;
+                    }
+                }
+            )+
         }
     };
 }

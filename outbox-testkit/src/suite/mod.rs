@@ -2,6 +2,7 @@
 //! every time it uses; none sleeps.
 
 pub mod batch;
+pub mod capability;
 pub mod concurrency;
 pub mod eligibility;
 pub mod keyed;

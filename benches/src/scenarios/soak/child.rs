@@ -10,8 +10,9 @@ use outbox_core::async_trait;
 use outbox_core::drain::{Drain, DrainOptions, Emission, EmitOutcome, Emitter};
 use serde::{Deserialize, Serialize};
 
+use crate::location::Location;
 use crate::results::StorePath;
-use crate::subject::{open, Link, Location};
+use crate::subject::{open, Link};
 
 /// What a soak drain process runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]

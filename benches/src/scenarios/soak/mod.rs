@@ -8,7 +8,6 @@
 //! scenario's own.
 
 pub mod child;
-pub mod row;
 mod tally;
 
 use std::collections::HashSet;
@@ -23,10 +22,11 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::{progress, Ctx};
+use crate::location::Location;
+use crate::results::SoakRow;
 use crate::results::{Engine, StorePath};
-use crate::subject::{open, Link, Location, Place};
+use crate::subject::{open, Link, Place};
 use child::{Emitted, SoakWorkerSpec};
-use row::SoakRow;
 
 /// How long each emission takes (after it is logged): a broker's acknowledgement.
 const EMISSION_MS: u64 = 20;

@@ -4,12 +4,8 @@ use std::sync::Arc;
 
 use outbox_testkit::Subject;
 
-async fn subject() -> Option<Subject> {
+pub(super) async fn subject() -> Option<Subject> {
     let (db, bouncer) = super::pooled_db().await?;
     let store = super::store_through(&db, bouncer, 4).await;
     Some(Subject::new(Arc::new(store)).with_guard(db))
 }
-
-outbox_testkit::conformance_suite!(subject);
-outbox_testkit::ordered_suite!(subject);
-outbox_testkit::slice_suite!(subject);

@@ -2,11 +2,8 @@
 
 use outbox_testkit::drain_cases::DrainSubject;
 
-async fn drain_subject() -> Option<DrainSubject> {
+pub(super) async fn drain_subject() -> Option<DrainSubject> {
     let (db, bouncer) = super::pooled_db().await?;
     let store = super::store_through(&db, bouncer, 4).await;
     Some(crate::drain::subject_of(store, db))
 }
-
-outbox_testkit::drain_suite!(drain_subject);
-outbox_testkit::keyed_drain_suite!(drain_subject);

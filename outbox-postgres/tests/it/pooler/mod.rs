@@ -7,6 +7,7 @@ mod drain;
 mod listener;
 mod named;
 mod race;
+mod suite;
 mod writer;
 
 use deadpool_postgres::Pool;

@@ -3,11 +3,12 @@
 use std::time::{Duration, Instant};
 
 use chrono::TimeDelta;
+use outbox_core::ConflictRetry;
 use outbox_core::{
     ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, NewEntry, OutboxError,
     OutboxStore, TransitionOutcome,
 };
-use outbox_sqlserver::{RetryPolicy, SqlServerStoreConfig};
+use outbox_sqlserver::SqlServerStoreConfig;
 
 use crate::support::{lock_table, run, spawn_claim, SqlServerTestDb};
 
@@ -52,7 +53,7 @@ async fn a_lock_held_past_every_retry_fails_as_a_conflict_with_error_1222() {
         .clone()
         .lock_timeout(Duration::from_millis(50))
         .unwrap();
-    let retry = RetryPolicy::new(3, Duration::from_millis(1), Duration::from_millis(5)).unwrap();
+    let retry = ConflictRetry::new(3, Duration::from_millis(1), Duration::from_millis(5)).unwrap();
     let store = db
         .store_with(
             options,

@@ -1,4 +1,4 @@
--- One new entry (a single entry skips the JSON form of insert_batch.sql). ?1 id, ?2 topic,
+-- One new entry (a single entry skips the JSON form of enqueue.sql). ?1 id, ?2 topic,
 -- ?3 partition key, ?4 payload, ?5 headers (JSON), ?6 created_at = updated_at (µs),
 -- ?7 not_before (µs), ?8 stamp, ?9 slice hash (outbox_core::slice_hash).
 INSERT INTO {table} (id, topic, partition_key, payload, headers, status, created_at, updated_at,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::Engine;
+use super::Engine;
 
 /// One soak run: entries enqueued at a fixed rate for a fixed time while drain processes
 /// are killed and the server restarted; what was delivered, how late, and how the

@@ -271,36 +271,6 @@ fn percent_decode(s: &str) -> Result<String> {
     String::from_utf8(out).map_err(|_| bad_string("a percent-decoded part is not UTF-8"))
 }
 
-/// `s` with its password hidden, for logs and error messages: the `user:password@` of a
-/// URL, and the `Password=`/`Pwd=` value of an ADO.NET or JDBC string.
-pub fn redact_url(s: &str) -> String {
-    if let Some(rest) = strip_scheme(s) {
-        let scheme = &s[..s.len() - rest.len()];
-        let (authority, tail) = match rest.find(['/', '?']) {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
-        };
-        return match authority.rsplit_once('@') {
-            Some((cred, host)) => {
-                let user = cred.split_once(':').map_or(cred, |(u, _)| u);
-                format!("{scheme}{user}:***@{host}{tail}")
-            }
-            None => s.to_owned(),
-        };
-    }
-    s.split(';')
-        .map(|part| match part.split_once('=') {
-            Some((k, _))
-                if matches!(k.trim().to_ascii_lowercase().as_str(), "password" | "pwd") =>
-            {
-                format!("{k}=***")
-            }
-            _ => part.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join(";")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,22 +354,5 @@ mod tests {
                 .get_lock_timeout(),
             Duration::from_secs(2)
         );
-    }
-
-    #[test]
-    fn passwords_never_reach_a_log() {
-        assert_eq!(
-            redact_url("sqlserver://sa:s3cret@h:1433/db?encrypt=true"),
-            "sqlserver://sa:***@h:1433/db?encrypt=true"
-        );
-        assert_eq!(
-            redact_url("Server=h;User Id=sa;Password=s3cret;Encrypt=true"),
-            "Server=h;User Id=sa;Password=***;Encrypt=true"
-        );
-        assert_eq!(
-            redact_url("jdbc:sqlserver://h;user=sa;pwd=s3cret"),
-            "jdbc:sqlserver://h;user=sa;pwd=***"
-        );
-        assert_eq!(redact_url("sqlserver://h/db"), "sqlserver://h/db");
     }
 }

@@ -1,12 +1,21 @@
-//! Connection strings in messages.
+//! Connection strings and broker URLs in messages: one rule for every store and emitter.
 
-/// `conn` without its password, fit for logs and error messages. Both forms the driver
-/// reads are handled: a URL loses the password of its user part and any `password`
-/// query parameter (`postgres://user:secret@host/db?sslmode=require` →
-/// `postgres://user@host/db?sslmode=require`), and a `key=value` string has its
-/// `password` value replaced (`host=h password=secret` → `host=h password=***`).
+/// `conn` without its password, fit for logs and error messages, whichever form it is
+/// written in:
+/// - a URL (`postgres://`, `mysql://`, `sqlserver://`, `amqp://`, …) loses the password
+///   of its user part and every `password` or `pwd` query parameter
+///   (`postgres://user:secret@host/db?sslmode=require` →
+///   `postgres://user@host/db?sslmode=require`);
+/// - `key=value` pairs separated by `;` (ADO.NET, JDBC) have their `Password`/`Pwd`
+///   value replaced, in any case (`Server=h;Pwd=secret` → `Server=h;Pwd=***`);
+/// - `key=value` pairs separated by spaces (libpq) have their `password` value replaced,
+///   quoted or not (`host=h password=secret` → `host=h password=***`).
+///
+/// A password holding a raw `@` or `?` is hidden whole: the user part is read as widely
+/// as any of the drivers read it.
 pub fn redact_url(conn: &str) -> String {
-    // A URL starts with its scheme; `://` anywhere else is part of a key=value string.
+    // A URL starts with its scheme; `://` anywhere else (`jdbc:sqlserver://h;…`) is part
+    // of a key=value string.
     let scheme = conn.find("://").filter(|&end| {
         end > 0
             && conn[..end]
@@ -15,17 +24,43 @@ pub fn redact_url(conn: &str) -> String {
     });
     match scheme {
         Some(end) => redact_uri(conn, end + 3),
+        None if conn.contains(';') => redact_semicolon_pairs(conn),
         None => redact_key_values(conn),
     }
 }
 
-/// Read the way the driver reads it: the user part runs to the first `@` anywhere (its
-/// password after the first `:`), and the parameters start at the first `?` after it.
+/// Whether `key` names a password in any form this module reads.
+fn is_password_key(key: &str) -> bool {
+    let key = key.trim();
+    key.eq_ignore_ascii_case("password") || key.eq_ignore_ascii_case("pwd")
+}
+
+/// `key=value` pairs separated by `;`: a value runs to the next `;`.
+fn redact_semicolon_pairs(conn: &str) -> String {
+    conn.split(';')
+        .map(|part| match part.split_once('=') {
+            Some((key, _)) if is_password_key(key) => format!("{key}=***"),
+            _ => part.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The user part starts after the scheme and runs past the first `@` anywhere (where
+/// PostgreSQL's driver ends it) to the last `@` before the host's end (where URL parsers
+/// end it), so what either reads as the password is hidden; the password is what follows
+/// the first `:`. Parameters start at the first `?` after the user part.
 fn redact_uri(url: &str, authority_start: usize) -> String {
     let (scheme, rest) = url.split_at(authority_start);
     let mut out = String::with_capacity(url.len());
     out.push_str(scheme);
-    let rest = match rest.find('@') {
+    let user_end = rest.find('@').map(|first| {
+        let host_end = rest[first..]
+            .find(['/', '?', '#'])
+            .map_or(rest.len(), |i| first + i);
+        rest[..host_end].rfind('@').unwrap_or(first)
+    });
+    let rest = match user_end {
         Some(at) => {
             out.push_str(rest[..at].split(':').next().unwrap_or_default());
             &rest[at..]
@@ -43,7 +78,7 @@ fn redact_uri(url: &str, authority_start: usize) -> String {
         .split('&')
         .filter(|pair| {
             let key = pair.split('=').next().unwrap_or_default();
-            !key.eq_ignore_ascii_case("password") && !key.contains('%')
+            !is_password_key(key) && !key.contains('%')
         })
         .collect();
     if !kept.is_empty() {
@@ -74,7 +109,7 @@ fn redact_key_values(conn: &str) -> String {
         out.push_str(&rest[..spaces]);
         rest = &rest[spaces..];
         let value_len = value_length(rest);
-        if key == "password" {
+        if is_password_key(key) {
             out.push_str("***");
         } else {
             out.push_str(&rest[..value_len]);
@@ -128,6 +163,25 @@ mod tests {
             ("postgres://h/db?x=a@b:c", "postgres://h/db?x=a@b:c"),
             ("postgres://us?er:secret@h/db", "postgres://us?er@h/db"),
             ("host=a\\\tb password=secret", "host=a\\\tb password=***"),
+            ("mysql://app:hunter2@db:3306/x", "mysql://app@db:3306/x"),
+            ("mysql://root@db/x", "mysql://root@db/x"),
+            ("amqp://u:secret@h:1/v", "amqp://u@h:1/v"),
+            ("amqp://u:p@ss@h/v", "amqp://u@h/v"),
+            (
+                "sqlserver://sa:s3cret@h:1433/db?encrypt=true",
+                "sqlserver://sa@h:1433/db?encrypt=true",
+            ),
+            ("sqlserver://h/db?PWD=s3cret", "sqlserver://h/db"),
+            (
+                "Server=h;User Id=sa;Password=s3 cret;Encrypt=true",
+                "Server=h;User Id=sa;Password=***;Encrypt=true",
+            ),
+            (
+                "jdbc:sqlserver://h;user=sa;pwd=s3cret",
+                "jdbc:sqlserver://h;user=sa;pwd=***",
+            ),
+            ("sqlserver://h/db", "sqlserver://h/db"),
+            ("no url at all", "no url at all"),
         ] {
             assert_eq!(redact_url(given), shown, "{given}");
         }

@@ -1,8 +1,10 @@
 //! What a run measured, as plain data: written to `results.json` by `outbox-bench run` and
 //! read back by `outbox-bench render`, so the report can be rebuilt without re-measuring.
 
-pub use crate::scenarios::soak::row::SoakRow;
+mod soak;
+
 use serde::{Deserialize, Serialize};
+pub use soak::SoakRow;
 
 /// A database engine the benches drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -1,0 +1,53 @@
+//! How figures are written in the report: separators, units, dashes for what is missing.
+
+/// Puts a comma between each group of three digits of an unsigned decimal integer.
+pub(super) fn group(digits: &str) -> String {
+    let groups: Vec<_> = digits
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(String::from_utf8_lossy)
+        .collect();
+    groups.join(",")
+}
+
+pub(super) fn count(n: u64) -> String {
+    group(&n.to_string())
+}
+
+/// A rate: whole numbers with separators from 100 up, one decimal below.
+pub(super) fn rate(x: f64) -> String {
+    match x {
+        x if !x.is_finite() => "—".into(),
+        x if x >= 100.0 => group(&format!("{x:.0}")),
+        x => format!("{x:.1}"),
+    }
+}
+
+pub(super) fn ratio(x: f64) -> String {
+    format!("{x:.2}×")
+}
+
+pub(super) fn ms(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+pub(super) fn mib(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+/// A per-batch command count: whole when it is whole.
+pub(super) fn per_batch(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// How a figure is shown.
+pub(super) type Fmt = fn(f64) -> String;
+
+pub(super) fn or_dash(value: Option<f64>, fmt: Fmt) -> String {
+    value.map_or_else(|| "—".into(), fmt)
+}
