@@ -1,17 +1,16 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
-mod batches;
 mod bounded;
 mod claim_groups;
 mod claim_start;
 mod cleanup;
 mod clock;
 mod conflict_retry;
+mod detached;
 pub mod drain;
 pub mod duration;
 mod error;
-mod guarded;
 mod ident;
 mod limits;
 mod listing;
@@ -21,6 +20,7 @@ mod migration;
 mod migrator;
 mod model;
 mod observe;
+mod outcomes;
 pub mod portable;
 mod redact;
 mod store;
@@ -28,6 +28,7 @@ pub mod store_kit;
 mod topics;
 #[cfg(feature = "otel")]
 pub mod trace_context;
+mod writes;
 
 pub use admin::{AdminClaimStore, DeadLetterSelection, ListRequest, OutboxAdmin, OutboxStats};
 pub use bounded::{Bounded, MAX_CALL_TIMEOUT};

@@ -2,9 +2,9 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{
-    check_list, check_requeue, delete_in_batches, normalize_time, StatsColumns, DELETE_BATCH,
-};
+use outbox_core::store_kit::admin::{check_list, check_requeue, StatsColumns};
+use outbox_core::store_kit::sql::normalize_time;
+use outbox_core::store_kit::writes::{delete_in_batches, DELETE_BATCH};
 use outbox_core::{
     DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
     OutboxStats, Result,
@@ -45,12 +45,15 @@ impl OutboxAdmin for MySqlClaimStore {
     }
 
     async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
-        outbox_core::store_kit::check_topic_limit(limit)?;
+        outbox_core::store_kit::admin::check_topic_limit(limit)?;
         let rows = sqlx::query(&self.sql.topic_stats)
             .fetch_all(&self.pool)
             .await
             .map_err(map_err)?;
-        outbox_core::store_kit::topic_stats_of(rows.iter().map(crate::row::topic_group), limit)
+        outbox_core::store_kit::admin::topic_stats_of(
+            rows.iter().map(crate::row::topic_group),
+            limit,
+        )
     }
 
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
@@ -130,7 +133,7 @@ impl OutboxAdmin for MySqlClaimStore {
     }
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::check_purge(from)?;
+        outbox_core::store_kit::admin::check_purge(from)?;
         which.check()?;
         let id = which.id().map(|id| id.as_uuid());
         let topic = which.topic().map(str::to_owned);

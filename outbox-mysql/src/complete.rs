@@ -1,7 +1,8 @@
 //! Batch completion: one statement writes every completion whose claim still holds; the
 //! refused ones (the exception) are read back and judged in the same transaction.
 
-use outbox_core::store_kit::{completion_result, completion_targets, Guarded};
+use outbox_core::store_kit::outcomes::{completion_result, Guarded};
+use outbox_core::store_kit::writes::completion_targets;
 use outbox_core::{CompletionRequest, OutboxEntry, Result, TransitionOutcome, TransitionResult};
 
 use crate::batch_params::{self, CompletionRow};

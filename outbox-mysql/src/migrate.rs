@@ -5,7 +5,7 @@
 //! by itself) recorded right after it succeeds, and a named lock (`GET_LOCK`) held by the
 //! migrating connection makes two hosts migrating at once take turns.
 
-use outbox_core::store_kit::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::schema::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::pool::PoolConnection;
 use sqlx::{MySql, MySqlConnection, MySqlPool};

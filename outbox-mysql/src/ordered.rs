@@ -8,13 +8,13 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use outbox_core::store_kit::normalize_time;
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{ClaimRequest, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::MySqlConnection;
 
 use crate::batch_params;
-use outbox_core::store_kit::ClaimGroups;
+use outbox_core::store_kit::claims::ClaimGroups;
 
 use crate::claims::{count, read_rows, Walk};
 use crate::error::map_err;

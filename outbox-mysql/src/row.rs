@@ -19,9 +19,9 @@ pub(crate) fn json_time(at: Option<DateTime<Utc>>) -> Option<String> {
 
 /// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
 /// creation time.
-pub(crate) fn topic_group(row: &MySqlRow) -> Result<outbox_core::store_kit::TopicGroup> {
+pub(crate) fn topic_group(row: &MySqlRow) -> Result<outbox_core::store_kit::admin::TopicGroup> {
     let shown = "topic stats";
-    outbox_core::store_kit::TopicGroup::read(
+    outbox_core::store_kit::admin::TopicGroup::read(
         text(row, shown, "topic")?.unwrap_or_default(),
         get(row, shown, "status")?,
         get(row, shown, "n")?,

@@ -1,6 +1,7 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
-use outbox_core::store_kit::{without_lines_naming, FilterForms, ListStatements};
+use outbox_core::store_kit::admin::ListStatements;
+use outbox_core::store_kit::sql::{without_lines_naming, FilterForms};
 use outbox_core::{Quotes, TableName};
 
 /// Every statement the store runs, with the table name substituted (backtick-quoted).

@@ -5,14 +5,14 @@
 //! backlog's front, and now and then walks it whole, so that a key whose head lies behind
 //! a long run of another key's rows is reached too. A whole walk that took longer than
 //! [`COSTLY`] holds the next one back as every store's costly walks are
-//! ([`outbox_core::store_kit::hold_back`]: twenty times its duration), so whole walks take
+//! ([`outbox_core::store_kit::claims::hold_back`]: twenty times its duration), so whole walks take
 //! at most about a twentieth of the claims' time and such a key waits at most that long.
 //! Cheap whole walks (a short backlog) are never held back.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use outbox_core::store_kit::hold_back;
+use outbox_core::store_kit::claims::hold_back;
 
 /// A whole walk that took longer than this holds the next one back.
 pub(crate) const COSTLY: Duration = Duration::from_millis(5);

@@ -8,7 +8,7 @@ use outbox_core::{
 };
 use sqlx::{Connection, MySqlConnection};
 
-use outbox_core::store_kit::{first_duplicate, insert_chunks, wrote_all};
+use outbox_core::store_kit::writes::{first_duplicate, insert_chunks, wrote_all};
 
 use crate::error::{is_duplicate, map_err};
 use crate::statements::Statements;

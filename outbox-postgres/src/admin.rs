@@ -2,9 +2,10 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{
-    check_topic_limit, normalize_time, topic_stats_of, ListStatements, StatsColumns,
+use outbox_core::store_kit::admin::{
+    check_topic_limit, topic_stats_of, ListStatements, StatsColumns,
 };
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{
     CleanupStats, DeadLetterSelection, EmissionStatus, HeldSnapshot, ListRequest, OutboxAdmin,
     OutboxEntry, OutboxError, OutboxStats, Result, TableName, TopicStats,
@@ -139,7 +140,7 @@ impl OutboxAdmin for PgClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        outbox_core::store_kit::check_list(req, &self.inner.limits)?;
+        outbox_core::store_kit::admin::check_list(req, &self.inner.limits)?;
         let after = req.after.map(|id| id.as_uuid());
         let limit = i64::from(req.limit);
         let rows = query(
@@ -177,7 +178,7 @@ impl OutboxAdmin for PgClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        outbox_core::store_kit::check_requeue(from)?;
+        outbox_core::store_kit::admin::check_requeue(from)?;
         which.check()?;
         let now = now.map(normalize_time);
         let id = which.id().map(|id| id.as_uuid());
@@ -192,14 +193,14 @@ impl OutboxAdmin for PgClaimStore {
     }
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::check_purge(from)?;
+        outbox_core::store_kit::admin::check_purge(from)?;
         which.check()?;
         let id = which.id().map(|id| id.as_uuid());
         let topic = which.topic().map(str::to_owned);
-        let batch = i64::from(outbox_core::store_kit::DELETE_BATCH);
+        let batch = i64::from(outbox_core::store_kit::writes::DELETE_BATCH);
         let status = from.code();
         let params: [Param<'_>; 4] = [typed(&id), typed(&batch), typed(&status), typed(&topic)];
-        outbox_core::store_kit::delete_in_batches(|| {
+        outbox_core::store_kit::writes::delete_in_batches(|| {
             execute(&self.inner.db, &self.inner.admin_sql.purge, &params)
         })
         .await

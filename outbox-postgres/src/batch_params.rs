@@ -2,7 +2,7 @@
 //! item, unnested by the server into rows, so a whole batch is one statement.
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::normalize_time;
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{CompletionRequest, EntryId, NewEntry, OutboxError, Result};
 use tokio_postgres::types::{ToSql, Type};
 

@@ -127,7 +127,9 @@ impl PgStoreConfig {
     ///
     /// Fails with [`OutboxError::InvalidInput`] for more than an hour.
     pub fn full_walk_every(mut self, every: Duration) -> Result<Self> {
-        self.full_walk_every = FullWalkEvery(outbox_core::store_kit::check_full_walk_every(every)?);
+        self.full_walk_every = FullWalkEvery(
+            outbox_core::store_kit::claims::check_full_walk_every(every)?,
+        );
         Ok(self)
     }
 

@@ -271,7 +271,7 @@ impl Drop for InFlight {
 pub(crate) struct SchemaReader<'a>(pub(crate) &'a Db);
 
 #[outbox_core::async_trait]
-impl outbox_core::store_kit::ReadSchema for SchemaReader<'_> {
+impl outbox_core::store_kit::schema::ReadSchema for SchemaReader<'_> {
     async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
         crate::migrate::pair_of(&query(self.0, sql, &[]).await?)
     }

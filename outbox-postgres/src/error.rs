@@ -26,7 +26,7 @@ pub(crate) fn from_state(
     source: Box<dyn std::error::Error + Send + Sync>,
 ) -> OutboxError {
     match state {
-        "26000" | "42P05" => outbox_core::store_kit::from_sqlstate(
+        "26000" | "42P05" => outbox_core::store_kit::sql::from_sqlstate(
             state,
             format!("{message}: {POOLER_HINT}"),
             Some(source),
@@ -35,7 +35,7 @@ pub(crate) fn from_state(
             message: format!("{message} ({READ_ONLY_HINT})"),
             source: Some(source),
         },
-        _ => outbox_core::store_kit::from_sqlstate(state, message, Some(source)),
+        _ => outbox_core::store_kit::sql::from_sqlstate(state, message, Some(source)),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The PostgreSQL schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::{
+use outbox_core::store_kit::schema::{
     Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema, RecordedDefinition,
 };
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};

@@ -71,7 +71,7 @@ fn map_err(err: sqlx::Error) -> OutboxError {
         }
         _ => (err.to_string(), String::new()),
     };
-    outbox_core::store_kit::from_sqlstate(&state, message, Some(Box::new(err)))
+    outbox_core::store_kit::sql::from_sqlstate(&state, message, Some(Box::new(err)))
 }
 
 fn bind(query: PgQuery<'_>, param: SqlParam) -> PgQuery<'_> {

@@ -1,7 +1,7 @@
 //! Reading outbox rows, by column name: whole rows (`t.*`), or the columns a completion wrote.
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::GuardedRows;
+use outbox_core::store_kit::outcomes::GuardedRows;
 use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -96,9 +96,9 @@ pub(crate) fn applied(row: &Row) -> Result<bool> {
 
 /// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
 /// creation time.
-pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::TopicGroup> {
+pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::admin::TopicGroup> {
     let shown = "topic stats";
-    outbox_core::store_kit::TopicGroup::read(
+    outbox_core::store_kit::admin::TopicGroup::read(
         get(row, "topic", shown)?,
         get::<i16>(row, "status", shown)?.into(),
         get(row, "n", shown)?,

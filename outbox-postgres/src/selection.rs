@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{normalize_time, save_result, Guarded};
+use outbox_core::store_kit::outcomes::{save_result, Guarded};
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{
     async_trait, Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore,
     PruneRequest, Result, StoreLimits, TargetState, TransitionResult, WakeSignal,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{Share, SharedStart};
+use outbox_core::store_kit::claims::{Share, SharedStart};
 use outbox_core::{OutboxError, Result};
 use tokio_postgres::Row;
 use uuid::Uuid;

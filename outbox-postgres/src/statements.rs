@@ -1,6 +1,6 @@
 //! The SQL of every operation, loaded from `sql/` and rendered once for one table.
 
-use outbox_core::store_kit::SliceForms;
+use outbox_core::store_kit::sql::SliceForms;
 use outbox_core::TableName;
 
 /// Every statement the store runs, with the table name substituted.
@@ -140,7 +140,7 @@ mod tests {
     fn claims_use_the_locked_cte_form_never_in_subquery() {
         // Two functions (every slice, one slice), each of three walks (retry-ready,
         // pending ahead of the start, pending behind it), each walk a locked CTE.
-        let function = outbox_core::store_kit::without_lines_naming(
+        let function = outbox_core::store_kit::sql::without_lines_naming(
             include_str!("../definitions/claim.sql"),
             "--",
         );

@@ -36,7 +36,7 @@ pub(crate) struct Inner {
     /// The table has the indexes claims in per-key order walk.
     pub(crate) ordered: bool,
     /// Where each kind of claim starts its walk of the pending index.
-    pub(crate) starts: outbox_core::store_kit::ClaimStarts,
+    pub(crate) starts: outbox_core::store_kit::claims::ClaimStarts,
 }
 
 impl PgClaimStore {
@@ -102,7 +102,7 @@ impl PgClaimStore {
             .map_err(crate::error::map_err)?
             .unwrap_or(false);
         let sql = Statements::render(&table);
-        let starts = outbox_core::store_kit::ClaimStarts::new(full_walk_every.0);
+        let starts = outbox_core::store_kit::claims::ClaimStarts::new(full_walk_every.0);
         starts.told(crate::starts::shared_views(&once, &sql.shared_starts).await?);
         Ok(Self {
             inner: Arc::new(Inner {

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::StatsColumns;
+use outbox_core::store_kit::admin::StatsColumns;
 use outbox_core::{
     DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
     OutboxStats, Result,
@@ -53,12 +53,15 @@ impl OutboxAdmin for SqliteClaimStore {
     }
 
     async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
-        outbox_core::store_kit::check_topic_limit(limit)?;
+        outbox_core::store_kit::admin::check_topic_limit(limit)?;
         let rows = sqlx::query(&self.sql.topic_stats)
             .fetch_all(&self.pool)
             .await
             .map_err(map_err)?;
-        outbox_core::store_kit::topic_stats_of(rows.iter().map(crate::row::topic_group), limit)
+        outbox_core::store_kit::admin::topic_stats_of(
+            rows.iter().map(crate::row::topic_group),
+            limit,
+        )
     }
 
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
@@ -76,7 +79,7 @@ impl OutboxAdmin for SqliteClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        outbox_core::store_kit::check_list(req, &self.config.limits)?;
+        outbox_core::store_kit::admin::check_list(req, &self.config.limits)?;
         // Where the page starts, read first and bound as values (see list_entries.sql).
         let after = req.after.map(|id| id.as_uuid().as_bytes().to_vec());
         let Some(from) = sqlx::query(self.sql.list_cursor.get(req.status))
@@ -107,7 +110,7 @@ impl OutboxAdmin for SqliteClaimStore {
 
     async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64> {
         let n: i64 = sqlx::query_scalar(&self.sql.count_delivered_before)
-            .bind(micros(outbox_core::store_kit::normalize_time(before)))
+            .bind(micros(outbox_core::store_kit::sql::normalize_time(before)))
             .fetch_one(&self.pool)
             .await
             .map_err(map_err)?;
@@ -123,7 +126,7 @@ impl OutboxAdmin for SqliteClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        outbox_core::store_kit::check_requeue(from)?;
+        outbox_core::store_kit::admin::check_requeue(from)?;
         which.check()?;
         let now = self.now(now);
         let (id, topic) = selection(&which);
@@ -143,16 +146,16 @@ impl OutboxAdmin for SqliteClaimStore {
     }
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::check_purge(from)?;
+        outbox_core::store_kit::admin::check_purge(from)?;
         which.check()?;
         let (id, topic) = selection(&which);
-        outbox_core::store_kit::delete_in_batches(|| {
+        outbox_core::store_kit::writes::delete_in_batches(|| {
             let (id, topic) = (id.clone(), topic.clone());
             self.detached(move |store| async move {
                 let mut tx = store.write_tx().await?;
                 let done = sqlx::query(&store.sql.purge)
                     .bind(id)
-                    .bind(i64::from(outbox_core::store_kit::DELETE_BATCH))
+                    .bind(i64::from(outbox_core::store_kit::writes::DELETE_BATCH))
                     .bind(i64::from(from.code()))
                     .bind(topic)
                     .execute(&mut *tx)

@@ -1,9 +1,9 @@
 //! The claim-capable operations of [`SqliteClaimStore`].
 
 use async_trait::async_trait;
-use outbox_core::store_kit::{
-    claims_in_order, normalize_time, renewal_result, ClaimGroups, Guarded,
-};
+use outbox_core::store_kit::claims::ClaimGroups;
+use outbox_core::store_kit::outcomes::{claims_in_order, renewal_result, Guarded};
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{
     Claim, ClaimRequest, ClaimStore, CompletionRequest, RenewOutcome, RenewRequest, Result,
     TransitionResult,

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use outbox_core::store_kit::{completion_result, Guarded};
+use outbox_core::store_kit::outcomes::{completion_result, Guarded};
 use outbox_core::{
     CompletionRequest, EntryId, OutboxEntry, Result, TransitionOutcome, TransitionResult,
 };
@@ -21,7 +21,7 @@ impl SqliteClaimStore {
         &self,
         reqs: &[CompletionRequest],
     ) -> Result<Vec<TransitionResult>> {
-        let written = outbox_core::store_kit::completion_targets(reqs, |at| self.now(at));
+        let written = outbox_core::store_kit::writes::completion_targets(reqs, |at| self.now(at));
         let rows: Vec<CompletionRow<'_>> = reqs
             .iter()
             .zip(&written)

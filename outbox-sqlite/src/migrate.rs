@@ -1,6 +1,6 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::schema::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::{SqliteConnection, SqlitePool};
 

@@ -62,9 +62,9 @@ fn get<'r, T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>>(
 
 /// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
 /// creation time (µs).
-pub(crate) fn topic_group(row: &SqliteRow) -> Result<outbox_core::store_kit::TopicGroup> {
+pub(crate) fn topic_group(row: &SqliteRow) -> Result<outbox_core::store_kit::admin::TopicGroup> {
     let shown = "topic stats";
-    outbox_core::store_kit::TopicGroup::read(
+    outbox_core::store_kit::admin::TopicGroup::read(
         get(row, shown, "topic")?,
         get(row, shown, "status")?,
         get(row, shown, "n")?,

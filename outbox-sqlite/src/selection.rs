@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::normalize_time;
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{
     Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore, PruneRequest, Result,
     StoreLimits, TargetState, TransitionOutcome, TransitionResult,

@@ -1,6 +1,7 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
-use outbox_core::store_kit::{ListStatements, SliceForms};
+use outbox_core::store_kit::admin::ListStatements;
+use outbox_core::store_kit::sql::SliceForms;
 use outbox_core::TableName;
 
 /// Every statement the store runs, with the table name substituted.

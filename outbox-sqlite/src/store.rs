@@ -4,7 +4,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::normalize_time;
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{EntryId, OutboxEntry, OutboxError, Result, TableName};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
@@ -140,7 +140,7 @@ impl SqliteClaimStore {
             .unwrap_or_else(|| self.config.clock.now())
     }
 
-    /// Runs `work` on a task of its own (`store_kit::detached`): a caller that drops
+    /// Runs `work` on a task of its own (`store_kit::writes::detached`): a caller that drops
     /// the call cancels only its wait, never a transaction half-way. Claims made by a
     /// cancelled call stay leased until their lease runs out, then become claimable again.
     pub(crate) async fn detached<T, Fut>(&self, work: impl FnOnce(Self) -> Fut) -> Result<T>
@@ -148,7 +148,7 @@ impl SqliteClaimStore {
         T: Send + 'static,
         Fut: std::future::Future<Output = Result<T>> + Send + 'static,
     {
-        outbox_core::store_kit::detached(self, work).await
+        outbox_core::store_kit::writes::detached(self, work).await
     }
 
     /// Starts a write transaction that takes the write lock at once (see [`WriteTx`]).

@@ -8,7 +8,7 @@ use outbox_core::{
 };
 use sqlx::{Connection, SqliteConnection};
 
-use outbox_core::store_kit::{first_duplicate, insert_chunks, wrote_all};
+use outbox_core::store_kit::writes::{first_duplicate, insert_chunks, wrote_all};
 
 use crate::batch_params::{self, NewRow};
 use crate::error::map_err;

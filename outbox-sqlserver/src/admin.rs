@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::StatsColumns;
+use outbox_core::store_kit::admin::StatsColumns;
 use outbox_core::{
     DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
     OutboxStats, Result,
@@ -45,9 +45,9 @@ impl OutboxAdmin for SqlServerClaimStore {
     }
 
     async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
-        outbox_core::store_kit::check_topic_limit(limit)?;
+        outbox_core::store_kit::admin::check_topic_limit(limit)?;
         let rows = self.query(&self.inner.sql.topic_stats, &[]).await?;
-        outbox_core::store_kit::topic_stats_of(rows.iter().map(row::topic_group), limit)
+        outbox_core::store_kit::admin::topic_stats_of(rows.iter().map(row::topic_group), limit)
     }
 
     async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
@@ -61,7 +61,7 @@ impl OutboxAdmin for SqlServerClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        outbox_core::store_kit::check_list(req, &self.inner.limits)?;
+        outbox_core::store_kit::admin::check_list(req, &self.inner.limits)?;
         let rows = self
             .query(self.inner.sql.list.get(req.status), &params::list(req)?)
             .await?;
@@ -83,7 +83,7 @@ impl OutboxAdmin for SqlServerClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        outbox_core::store_kit::check_requeue(from)?;
+        outbox_core::store_kit::admin::check_requeue(from)?;
         which.check()?;
         self.count(
             &self.inner.sql.requeue,
@@ -94,11 +94,11 @@ impl OutboxAdmin for SqlServerClaimStore {
     }
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::check_purge(from)?;
+        outbox_core::store_kit::admin::check_purge(from)?;
         which.check()?;
-        let batch = i32::try_from(outbox_core::store_kit::DELETE_BATCH).unwrap_or(i32::MAX);
+        let batch = i32::try_from(outbox_core::store_kit::writes::DELETE_BATCH).unwrap_or(i32::MAX);
         let params = params::purge(&which, batch, from);
-        outbox_core::store_kit::delete_in_batches(|| {
+        outbox_core::store_kit::writes::delete_in_batches(|| {
             self.count(&self.inner.sql.purge, &params, "deleted")
         })
         .await

@@ -1,6 +1,6 @@
 //! The JSON a batch statement reads with OPENJSON: one object per completion or claim.
 
-use outbox_core::store_kit::normalize_time;
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{Claim, CompletionRequest, Result};
 use serde_json::{json, Value};
 

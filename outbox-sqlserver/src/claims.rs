@@ -1,6 +1,7 @@
 //! The claim half of the store ([`ClaimStore`]): claim, complete, renew.
 
-use outbox_core::store_kit::{claims_in_order, completion_results, renewal_results, ClaimGroups};
+use outbox_core::store_kit::claims::ClaimGroups;
+use outbox_core::store_kit::outcomes::{claims_in_order, completion_results, renewal_results};
 use outbox_core::{
     async_trait, Claim, ClaimRequest, ClaimStore, CompletionRequest, RenewOutcome, RenewRequest,
     Result, TransitionResult,

@@ -17,7 +17,7 @@ pub struct SqlServerStoreConfig {
     pub retry: ConflictRetry,
     /// How often a claim walks the pending index from its beginning while batches come
     /// back full (other claims start at the oldest pending entry the previous one took;
-    /// see `outbox_core::store_kit::ClaimStarts`). At most an hour: a longer one fails the store's
+    /// see `outbox_core::store_kit::claims::ClaimStarts`). At most an hour: a longer one fails the store's
     /// construction with `InvalidInput`.
     pub full_walk_every: Duration,
 }

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::store_kit::normalize_time;
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{EntryId, NewEntry, OutboxEntry, OutboxError, Result};
 use tiberius::{Client, ColumnData, IntoSql, ToSql};
 use uuid::Uuid;

@@ -1,7 +1,7 @@
 //! The SQL Server schema: numbered migrations the host applies explicitly.
 
 use futures_util::io::{AsyncRead, AsyncWrite};
-use outbox_core::store_kit::{
+use outbox_core::store_kit::schema::{
     Bookkeeping, Definition, Definitions, Migrate, Migrator, ReadSchema, RecordedDefinition,
 };
 use outbox_core::{async_trait, Migration, Result, TableName};

@@ -3,7 +3,7 @@
 //! statement's declared parameter list (see `statements::Spec`).
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{ClaimGroups, Share, WalkStart};
+use outbox_core::store_kit::claims::{ClaimGroups, Share, WalkStart};
 use outbox_core::{
     Claim, ClaimRequest, CompletionRequest, DeadLetterSelection, EmissionStatus, EntryId,
     FindRequest, ListRequest, OutboxEntry, OutboxError, PruneRequest, RenewRequest, Result, Slice,

@@ -247,7 +247,7 @@ pub(crate) struct SchemaReader<'a> {
 }
 
 #[outbox_core::async_trait]
-impl outbox_core::store_kit::ReadSchema for SchemaReader<'_> {
+impl outbox_core::store_kit::schema::ReadSchema for SchemaReader<'_> {
     async fn pair(&mut self, sql: &str) -> Result<(Option<i64>, Option<i64>)> {
         crate::migrate::pair_of(&query(self.pool, self.retry, self.retried, sql, &[]).await?)
     }

@@ -1,7 +1,7 @@
 //! Reading outbox rows from tiberius rows, by column name.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use outbox_core::store_kit::GuardedRows;
+use outbox_core::store_kit::outcomes::GuardedRows;
 use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
 use tiberius::{FromSql, Row};
 use uuid::Uuid;
@@ -18,7 +18,7 @@ pub(crate) fn id_hex(id: EntryId) -> String {
 
 /// A time as a datetime2 parameter (UTC, no offset).
 pub(crate) fn naive(at: DateTime<Utc>) -> NaiveDateTime {
-    outbox_core::store_kit::normalize_time(at).naive_utc()
+    outbox_core::store_kit::sql::normalize_time(at).naive_utc()
 }
 
 /// A whole row (`t.*`).
@@ -115,9 +115,9 @@ fn text(row: &Row, col: &'static str, shown: &str) -> Result<Option<String>> {
 
 /// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
 /// creation time.
-pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::TopicGroup> {
+pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::admin::TopicGroup> {
     let shown = "topic stats";
-    outbox_core::store_kit::TopicGroup::read(
+    outbox_core::store_kit::admin::TopicGroup::read(
         required::<&str>(row, "topic", shown)?.to_owned(),
         required::<i32>(row, "status", shown)?.into(),
         required::<i64>(row, "n", shown)?,

@@ -2,7 +2,7 @@
 //! a stamp check, prune.
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::{save_result, Guarded};
+use outbox_core::store_kit::outcomes::{save_result, Guarded};
 use outbox_core::{
     async_trait, Capabilities, EntryId, FindRequest, NewEntry, OutboxEntry, OutboxStore,
     PruneRequest, Result, StoreLimits, TransitionResult,

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use outbox_core::store_kit::SharedStart;
+use outbox_core::store_kit::claims::SharedStart;
 use outbox_core::{OutboxError, Result};
 use tiberius::Row;
 use uuid::Uuid;
@@ -111,7 +111,7 @@ mod tests {
     /// an int), and a walk's duration too long for a bigint is capped, not wrapped.
     #[test]
     fn a_shared_view_is_sent_with_its_age_split() {
-        let share = outbox_core::store_kit::Share {
+        let share = outbox_core::store_kit::claims::Share {
             kind: "all|".into(),
             prune: true,
             view: SharedStart {
@@ -122,10 +122,10 @@ mod tests {
             },
         };
         let req = outbox_core::ClaimRequest::new("w", 1, chrono::TimeDelta::seconds(30));
-        let start = outbox_core::store_kit::WalkStart::default();
+        let start = outbox_core::store_kit::claims::WalkStart::default();
         let p = crate::params::claim(
             &req,
-            outbox_core::store_kit::ClaimGroups::NEXT,
+            outbox_core::store_kit::claims::ClaimGroups::NEXT,
             start,
             Some(&share),
         )
@@ -135,9 +135,13 @@ mod tests {
         assert!(matches!(p[19], ColumnData::I32(Some(7))));
         assert!(matches!(p[20], ColumnData::I64(Some(i64::MAX))));
         assert!(matches!(p[21], ColumnData::Bit(Some(true))));
-        let none =
-            crate::params::claim(&req, outbox_core::store_kit::ClaimGroups::NEXT, start, None)
-                .unwrap();
+        let none = crate::params::claim(
+            &req,
+            outbox_core::store_kit::claims::ClaimGroups::NEXT,
+            start,
+            None,
+        )
+        .unwrap();
         assert!(matches!(none[14], ColumnData::String(None)));
     }
 }

@@ -1,7 +1,7 @@
 //! The SQL of every operation, loaded from `sql/` with the parameters each one takes,
 //! and rendered once for one table.
 
-use outbox_core::store_kit::ListStatements;
+use outbox_core::store_kit::admin::ListStatements;
 use outbox_core::TableName;
 
 use crate::params::Kind::{self, *};

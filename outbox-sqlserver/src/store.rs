@@ -35,7 +35,7 @@ pub(crate) struct Inner {
     pub(crate) retried: AtomicU64,
     pub(crate) writer: SqlServerWriter,
     /// Where each kind of claim starts its walk of the pending index.
-    pub(crate) starts: outbox_core::store_kit::ClaimStarts,
+    pub(crate) starts: outbox_core::store_kit::claims::ClaimStarts,
 }
 
 impl SqlServerClaimStore {
@@ -53,8 +53,8 @@ impl SqlServerClaimStore {
             retry,
             full_walk_every,
         } = config;
-        let starts = outbox_core::store_kit::ClaimStarts::new(
-            outbox_core::store_kit::check_full_walk_every(full_walk_every)?,
+        let starts = outbox_core::store_kit::claims::ClaimStarts::new(
+            outbox_core::store_kit::claims::check_full_walk_every(full_walk_every)?,
         );
         let retried = AtomicU64::new(0);
         migrate::check_schema_on(

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use chrono::TimeDelta;
-use outbox_core::store_kit::Migrator;
+use outbox_core::store_kit::schema::Migrator;
 use outbox_core::{
     async_trait, Claim, ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult,
     EmissionStatus, FindRequest, Migration, NewEntry, OutboxError, RenewRequest, Result,

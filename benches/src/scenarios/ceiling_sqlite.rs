@@ -24,7 +24,7 @@ const BATCH: u32 = 100;
 /// slice hash left out (as `outbox_sqlite`'s statements render it).
 fn statements(location: &Location) -> (String, String) {
     let table = location.table_name();
-    let claim = outbox_core::store_kit::without_lines_naming(
+    let claim = outbox_core::store_kit::sql::without_lines_naming(
         include_str!("../../../outbox-sqlite/sql/claim.sql"),
         "{slice_hash}",
     );

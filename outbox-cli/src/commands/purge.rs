@@ -14,7 +14,7 @@ pub(crate) async fn run(
     which: &Selection,
     yes: bool,
 ) -> Result<()> {
-    outbox_core::store_kit::check_purge(from)?;
+    outbox_core::store_kit::admin::check_purge(from)?;
     which.which().check()?;
     if !yes {
         let store = target.open_for_reading().await?;

@@ -50,7 +50,7 @@ impl Action {
 
 /// Whether the pages offer writes for entries in `status`.
 pub(crate) fn offered(status: EmissionStatus) -> bool {
-    outbox_core::store_kit::check_requeue(status).is_ok()
+    outbox_core::store_kit::admin::check_requeue(status).is_ok()
 }
 
 /// The buttons for the entries in `status` that `which` selects: one entry, one topic's,
@@ -249,8 +249,8 @@ fn parse(form: &ActionForm) -> outbox_core::Result<(Action, EmissionStatus, Dead
         .unwrap_or("")
         .parse::<EmissionStatus>()?;
     match action {
-        Action::Requeue => outbox_core::store_kit::check_requeue(status)?,
-        Action::Purge => outbox_core::store_kit::check_purge(status)?,
+        Action::Requeue => outbox_core::store_kit::admin::check_requeue(status)?,
+        Action::Purge => outbox_core::store_kit::admin::check_purge(status)?,
     }
     let id = form.id.as_deref().map(str::trim).filter(|i| !i.is_empty());
     let topic = form.topic.as_deref().filter(|t| !t.is_empty());

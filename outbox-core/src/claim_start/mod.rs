@@ -59,7 +59,7 @@ const PRUNE_EVERY: u64 = 64;
 /// How many times its own duration a costly walk from the beginning is spaced out by.
 const SPACING: u32 = 20;
 
-/// How long a walk that took `took` holds the next one of its kind back: [`SPACING`]
+/// How long a walk that took `took` holds the next one of its kind back: twenty
 /// times its duration if it took longer than `cheap`, nothing otherwise. Walks held back
 /// so take at most about a twentieth of the claims' time. For every store that spaces
 /// out a costly walk (a walk from the beginning over dead index entries, a whole walk of a

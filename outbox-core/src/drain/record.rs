@@ -137,7 +137,7 @@ impl Drain {
         // counted and the refused ones logged.
         if !self.store.observed() {
             for (req, result) in reqs.iter().zip(&results) {
-                crate::store_kit::record_transition(req, result);
+                crate::store_kit::outcomes::record_transition(req, result);
             }
         }
         Ok(results)

@@ -152,7 +152,7 @@ impl OutboxAdmin for MemoryClaimStore {
     }
 
     async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
-        crate::store_kit::check_list(req, &self.limits)?;
+        crate::store_kit::admin::check_list(req, &self.limits)?;
         Ok(self.lock().list(req))
     }
 
@@ -166,14 +166,14 @@ impl OutboxAdmin for MemoryClaimStore {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        crate::store_kit::check_requeue(from)?;
+        crate::store_kit::admin::check_requeue(from)?;
         which.check()?;
         let now = self.now(now);
         Ok(self.lock().requeue(from, which, now))
     }
 
     async fn purge(&self, from: crate::EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        crate::store_kit::check_purge(from)?;
+        crate::store_kit::admin::check_purge(from)?;
         which.check()?;
         Ok(self.lock().purge(from, which))
     }

@@ -332,7 +332,7 @@ impl State {
 
 impl State {
     pub(super) fn stats(&self, now: DateTime<Utc>) -> crate::OutboxStats {
-        crate::store_kit::stats_of(self.rows.values(), now)
+        crate::store_kit::admin::stats_of(self.rows.values(), now)
     }
 
     fn selected_ids(
@@ -411,7 +411,7 @@ impl State {
     ) -> u64 {
         let ids = self.selected_ids(from, &which);
         for id in &ids {
-            let entry = crate::store_kit::requeued(&self.rows[id], now);
+            let entry = crate::store_kit::admin::requeued(&self.rows[id], now);
             self.put(entry);
         }
         ids.len() as u64

@@ -78,7 +78,7 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
     }
 
     async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
-        crate::store_kit::check_list(req, &self.limits)?;
+        crate::store_kit::admin::check_list(req, &self.limits)?;
         let mut conn = self.connection().await?;
         let cursor = SqlParam::Uuid(req.after.map(|id| id.as_uuid()));
         let params = vec![
@@ -117,7 +117,7 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         which: DeadLetterSelection,
         now: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        crate::store_kit::check_requeue(from)?;
+        crate::store_kit::admin::check_requeue(from)?;
         which.check()?;
         let mut conn = self.connection().await?;
         let mut params = vec![
@@ -131,15 +131,15 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
     }
 
     async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        crate::store_kit::check_purge(from)?;
+        crate::store_kit::admin::check_purge(from)?;
         which.check()?;
         let mut lease = self.connection().await?;
         let purged = {
             let conn = tokio::sync::Mutex::new(&mut lease);
-            crate::store_kit::delete_in_batches(|| async {
+            crate::store_kit::writes::delete_in_batches(|| async {
                 let mut params = vec![SqlParam::Status(from), SqlParam::Status(from)];
                 params.extend(selection(&which));
-                params.push(crate::store_kit::DELETE_BATCH.into());
+                params.push(crate::store_kit::writes::DELETE_BATCH.into());
                 B::execute(&mut **conn.lock().await, &self.sql.purge, params).await
             })
             .await

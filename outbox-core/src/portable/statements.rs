@@ -2,7 +2,7 @@
 //! table name, entry columns, the backend's clock expression and its placeholder style.
 //! Values are never put into the text; they are always bound.
 
-use crate::store_kit::FilterForms;
+use crate::store_kit::sql::FilterForms;
 use crate::TableName;
 
 use super::backend::{Dialect, Placeholders};

@@ -1,38 +1,77 @@
-//! What a store crate needs and a host does not: the shared judgement of rows and
-//! outcomes, the migration loop ([`Migrator`]), the claim-start bookkeeping, SQL template
-//! helpers, error mapping, and the per-row algorithm of the portable path ([`portable`];
-//! a portable store on sqlx implements [`crate::portable::PortableBackend`], most of it
-//! with [`crate::sqlx_portable_backend!`]). A service that only writes entries and runs
-//! drains never imports from here; an engine crate (`outbox-sqlite`, `outbox-postgres`,
-//! `outbox-sqlserver`, or a store of your own) builds on it, so every store judges a
-//! completion, a renewal and a schema version the same way.
+//! What a store crate needs and a host does not, grouped by concern. A service that only
+//! writes entries and runs drains never imports from here; an engine crate
+//! (`outbox-sqlite`, `outbox-postgres`, `outbox-mysql`, `outbox-sqlserver`, or a store of
+//! your own) builds on it, so every store judges a completion, a renewal and a schema
+//! version the same way.
+//!
+//! - [`outcomes`]: what a guarded write found, as the outcome the contract reports.
+//! - [`claims`]: which groups a claim takes, and where its walk of the pending index starts.
+//! - [`writes`]: batch writes: enqueue chunks, completion targets, bounded deletes, calls
+//!   a caller's cancellation cannot cut short.
+//! - [`admin`]: operator reads and writes: validation, stats, topic stats, listing SQL.
+//! - [`schema`]: migrations and the schema-version judge ([`schema::Migrator`]).
+//! - [`sql`]: SQL templates and times as every store writes them, SQLSTATE mapping.
+//! - [`portable`]: the per-row algorithm of the portable path (a portable store on sqlx
+//!   implements [`crate::portable::PortableBackend`], most of it with
+//!   [`crate::sqlx_portable_backend!`]).
 
-pub use crate::admin::{check_list, check_purge, check_requeue, requeued, stats_of, StatsColumns};
-pub use crate::batches::{
-    completion_targets, detached, first_duplicate, insert_chunks, wrote_all, INSERT_CHUNK_ENTRIES,
-};
-pub use crate::claim_groups::ClaimGroups;
-pub use crate::claim_start::{
-    check_full_walk_every, hold_back, kind_label, ClaimStarts, PendingKey, Share, SharedStart,
-    WalkStart, COSTLY, SHARE_EVERY,
-};
-pub use crate::clock::normalize as normalize_time;
-pub use crate::error::from_sqlstate;
-pub use crate::guarded::{
-    claims_in_order, completion_result, completion_results, delete_in_batches, renewal_result,
-    renewal_results, save_result, Guarded, GuardedRows, DELETE_BATCH,
-};
-pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
-pub use crate::listing::{
-    ListStatements, STATUS_FLOOR_PLACEHOLDER, STATUS_GROUP_PLACEHOLDER, STATUS_PLACEHOLDER,
-};
-pub use crate::migration::{
-    checksum, latest_version, Definition, RecordedDefinition, RecordedSchema, IRREVERSIBLE,
-};
-pub use crate::migrator::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
-pub use crate::observe::record_transition;
-pub use crate::topics::{
-    by_listing as topic_stats_by_listing, check_topic_limit, topic_stats_of, TopicGroup,
-};
+pub mod outcomes {
+    //! What a guarded write (a completion, renewal or save judged and written on a locked
+    //! row) found, as the outcome the contract reports; claimed rows in claim order.
+    pub use crate::observe::record_transition;
+    pub use crate::outcomes::{
+        claims_in_order, completion_result, completion_results, renewal_result, renewal_results,
+        save_result, Guarded, GuardedRows,
+    };
+}
+
+pub mod claims {
+    //! Which groups a claim takes, and where its walk of the pending index starts (for
+    //! engines that keep index entries of rows no longer pending while a snapshot is held).
+    pub use crate::claim_groups::ClaimGroups;
+    pub use crate::claim_start::{
+        check_full_walk_every, hold_back, kind_label, ClaimStarts, PendingKey, Share, SharedStart,
+        WalkStart, COSTLY, SHARE_EVERY,
+    };
+}
+
+pub mod writes {
+    //! Batch writes: an enqueue cut into statements, the rows a batch of completions
+    //! writes, deletes in bounded batches, and calls run on a task of their own.
+    pub use crate::detached::detached;
+    pub use crate::writes::{
+        completion_targets, delete_in_batches, first_duplicate, insert_chunks, wrote_all,
+        DELETE_BATCH, INSERT_CHUNK_ENTRIES,
+    };
+}
+
+pub mod admin {
+    //! The operator calls: their validation, stats, topic stats and listing statements.
+    pub use crate::admin::{
+        check_list, check_purge, check_requeue, requeued, stats_of, StatsColumns,
+    };
+    pub use crate::listing::{
+        ListStatements, STATUS_FLOOR_PLACEHOLDER, STATUS_GROUP_PLACEHOLDER, STATUS_PLACEHOLDER,
+    };
+    pub use crate::topics::{
+        by_listing as topic_stats_by_listing, check_topic_limit, topic_stats_of, TopicGroup,
+    };
+}
+
+pub mod schema {
+    //! Numbered migrations, their records, and the judge of a schema's version.
+    pub use crate::migration::{
+        checksum, latest_version, Definition, RecordedDefinition, RecordedSchema, IRREVERSIBLE,
+    };
+    pub use crate::migrator::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
+}
+
+pub mod sql {
+    //! SQL templates rendered per table and filter, times at the precision every store
+    //! keeps, and SQLSTATE codes in the core's error kinds.
+    pub use crate::clock::normalize as normalize_time;
+    pub use crate::error::from_sqlstate;
+    pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
+}
 
 pub mod portable;

@@ -4,7 +4,7 @@
 //! claim in key runs fills its batch whatever the number of keys.
 
 use chrono::TimeDelta;
-use outbox_core::store_kit::{without_lines_naming, FilterForms};
+use outbox_core::store_kit::sql::{without_lines_naming, FilterForms};
 use outbox_core::{ClaimRequest, ClaimStore, Quotes, TableName};
 use outbox_mysql::MySqlStoreConfig;
 use sqlx::MySqlPool;

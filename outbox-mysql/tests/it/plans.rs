@@ -3,7 +3,7 @@
 //! in claim order, sorts nothing, and reads about one batch of rows, at 10,000 and at
 //! 500,000 pending entries behind 100,000 delivered ones, with fresh statistics.
 
-use outbox_core::store_kit::FilterForms;
+use outbox_core::store_kit::sql::FilterForms;
 use outbox_core::{Quotes, TableName};
 use outbox_mysql::MySqlStoreConfig;
 use serde_json::Value;
@@ -216,7 +216,7 @@ async fn listed_page(
     status: outbox_core::EmissionStatus,
     after: Option<uuid::Uuid>,
 ) -> (Vec<uuid::Uuid>, i64, i64, String) {
-    let listings = outbox_core::store_kit::ListStatements::render(
+    let listings = outbox_core::store_kit::admin::ListStatements::render(
         include_str!("../../sql/admin/list_entries.sql"),
         include_str!("../../sql/admin/list_delivered.sql"),
         |t| TableName::default().render_in(t, Quotes::BACKTICKS),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use outbox_core::store_kit::Migrator;
+use outbox_core::store_kit::schema::Migrator;
 use outbox_core::{async_trait, ClaimStore, OutboxError, Quotes, Result, TableName};
 use outbox_mysql::{MySqlClaimStore, MySqlStoreConfig};
 use outbox_testkit::mysql::TestDatabase;

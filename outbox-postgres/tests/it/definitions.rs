@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use outbox_core::store_kit::{Definition, Definitions, Migrator};
+use outbox_core::store_kit::schema::{Definition, Definitions, Migrator};
 use outbox_core::{OutboxError, TableName};
 use outbox_testkit::postgres::PgTestDb;
 

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::plan_bounds::{analyze, assert_stats, explained, load, reading, table, Stats};
 use crate::support;
-use outbox_core::store_kit::ListStatements;
+use outbox_core::store_kit::admin::ListStatements;
 use outbox_core::EmissionStatus;
 use outbox_testkit::postgres::PgTestDb;
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use outbox_core::store_kit::Migrator;
+use outbox_core::store_kit::schema::Migrator;
 use outbox_core::{async_trait, ClaimStore, Result, TableName};
 use outbox_postgres::{PgClaimStore, PgStoreConfig};
 use outbox_testkit::postgres::PgTestDb;

@@ -14,7 +14,7 @@ use crate::support::fresh_ordered_store;
 /// `sql` as the store renders it for claims and finds of every slice: the table's name,
 /// and no slice filter (the form nearly every claim runs).
 fn render(sql: &str) -> String {
-    TableName::default().render(&outbox_core::store_kit::without_lines_naming(
+    TableName::default().render(&outbox_core::store_kit::sql::without_lines_naming(
         sql,
         "{slice_hash}",
     ))
@@ -191,7 +191,7 @@ async fn assert_topic_stats_plan(pool: &sqlx::SqlitePool) {
 
 /// Every listing statement, checked by [`assert_listing_plan`].
 async fn assert_listing_plans(pool: &sqlx::SqlitePool) {
-    let listings = outbox_core::store_kit::ListStatements::render(
+    let listings = outbox_core::store_kit::admin::ListStatements::render(
         include_str!("../../sql/admin/list_entries.sql"),
         include_str!("../../sql/admin/list_delivered.sql"),
         render,

@@ -3,8 +3,8 @@
 //! The per-row algorithm that runs on them is core's.
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::normalize_time;
 use outbox_core::store_kit::portable::{ClaimKind, CompletionWrite, PortableRows};
+use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{
     async_trait, Claim, ClaimRequest, EntryId, OutboxEntry, OutboxError, Result, TargetState,
 };

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use chrono::{TimeDelta, Utc};
-use outbox_core::store_kit::ListStatements;
+use outbox_core::store_kit::admin::ListStatements;
 use outbox_core::{
     Claim, ClaimRequest, Completion, CompletionRequest, DeadLetterSelection, EmissionResult,
     EmissionStatus, FindRequest, ListRequest, PruneRequest, RenewRequest, TableName,
@@ -90,15 +90,15 @@ fn every_builder_binds_the_declared_kinds_in_order() {
             statements::CLAIM,
             params::claim(
                 &req,
-                outbox_core::store_kit::ClaimGroups::RETRY_READY,
-                outbox_core::store_kit::WalkStart {
+                outbox_core::store_kit::claims::ClaimGroups::RETRY_READY,
+                outbox_core::store_kit::claims::WalkStart {
                     from: Some((Utc::now(), uuid::Uuid::new_v4())),
                     behind: true,
                 },
-                Some(&outbox_core::store_kit::Share {
+                Some(&outbox_core::store_kit::claims::Share {
                     kind: "all|".into(),
                     prune: true,
-                    view: outbox_core::store_kit::SharedStart {
+                    view: outbox_core::store_kit::claims::SharedStart {
                         sharer: uuid::Uuid::new_v4(),
                         from: (Utc::now(), uuid::Uuid::new_v4()),
                         full_age: std::time::Duration::from_micros(2_500_001),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use outbox_core::store_kit::Migrator;
+use outbox_core::store_kit::schema::Migrator;
 use outbox_core::{async_trait, ClaimStore, OutboxError, Result, TableName};
 use outbox_sqlserver::{connect_pool, SqlClient, SqlServerClaimStore, SqlServerStoreConfig};
 use outbox_testkit::upgrades::SchemaHarness;

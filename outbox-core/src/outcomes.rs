@@ -1,9 +1,7 @@
-//! Engine-neutral pieces every SQL store shares: turning what a guarded write found into
-//! the outcome the contract reports, claims in claim order, schema-version judging, and
-//! deleting in bounded batches. Each lives here once.
+//! Turning what a guarded write found into the outcome the contract reports, and claimed
+//! rows into claims in claim order: the same for every store.
 
 use std::collections::HashMap;
-use std::future::Future;
 
 use crate::{
     Claim, CompletionRequest, EmissionStatus, EntryId, OutboxEntry, OutboxError, RenewOutcome,
@@ -174,27 +172,6 @@ pub fn claims_in_order(mut entries: Vec<OutboxEntry>) -> Result<Vec<Claim>> {
         .collect()
 }
 
-/// Rows deleted per statement by [`delete_in_batches`]: few enough that no statement holds
-/// many locks for long.
-pub const DELETE_BATCH: u32 = 1000;
-
-/// Runs `delete` (which deletes at most [`DELETE_BATCH`] rows and says how many) until a
-/// call deletes fewer; returns the total.
-pub async fn delete_in_batches<F, Fut>(mut delete: F) -> Result<u64>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<u64>>,
-{
-    let mut total = 0;
-    loop {
-        let deleted = delete().await?;
-        total += deleted;
-        if deleted < u64::from(DELETE_BATCH) {
-            return Ok(total);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use chrono::{TimeDelta, Utc};
@@ -268,20 +245,5 @@ mod tests {
             renewal_result(&claim, Guarded::Applied(unclaimed)).is_err(),
             "a renewed row must hold a claim"
         );
-    }
-
-    #[tokio::test]
-    async fn deletes_run_until_a_batch_comes_back_short() {
-        let mut left = 2500u64;
-        let mut calls = 0;
-        let total = delete_in_batches(|| {
-            calls += 1;
-            let n = left.min(u64::from(DELETE_BATCH));
-            left -= n;
-            async move { Ok(n) }
-        })
-        .await
-        .unwrap();
-        assert_eq!((total, calls), (2500, 3));
     }
 }

@@ -1,7 +1,7 @@
 //! Engine-neutral steps of a store's batch writes, shared by the SQL stores: cutting an
 //! enqueue into statements, checking an insert wrote everything, naming the duplicate id
-//! that failed a batch, computing the rows a batch of completions writes, and running a
-//! call on a task of its own so a caller's cancellation cannot cut a transaction short.
+//! that failed a batch, computing the rows a batch of completions writes, and deleting in
+//! bounded batches.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -87,22 +87,25 @@ pub fn completion_targets(
         .collect()
 }
 
-/// Runs `work` on `store`'s clone on a task of its own and waits for it. A caller that
-/// drops the returned future (a timeout, a shutdown) cancels only its wait: the
-/// transaction inside still commits or rolls back on its own, so no connection goes back
-/// to its pool in the middle of a statement and no lock outlives the call.
-pub async fn detached<S, T, Fut>(store: &S, work: impl FnOnce(S) -> Fut) -> Result<T>
+/// Rows deleted per statement by [`delete_in_batches`]: few enough that no statement holds
+/// many locks for long.
+pub const DELETE_BATCH: u32 = 1000;
+
+/// Runs `delete` (which deletes at most [`DELETE_BATCH`] rows and says how many) until a
+/// call deletes fewer; returns the total.
+pub async fn delete_in_batches<F, Fut>(mut delete: F) -> Result<u64>
 where
-    S: Clone,
-    T: Send + 'static,
-    Fut: Future<Output = Result<T>> + Send + 'static,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<u64>>,
 {
-    tokio::spawn(work(store.clone()))
-        .await
-        .map_err(|e| OutboxError::Database {
-            message: format!("the store's task failed: {e}"),
-            source: Some(Box::new(e)),
-        })?
+    let mut total = 0;
+    loop {
+        let deleted = delete().await?;
+        total += deleted;
+        if deleted < u64::from(DELETE_BATCH) {
+            return Ok(total);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -147,5 +150,20 @@ mod tests {
         assert!(matches!(first_duplicate(&chunk, in_table).await,
             OutboxError::DuplicateId(id) if id == taken));
         assert!(wrote_all(3, 3).is_ok() && wrote_all(2, 3).is_err());
+    }
+
+    #[tokio::test]
+    async fn deletes_run_until_a_batch_comes_back_short() {
+        let mut left = 2500u64;
+        let mut calls = 0;
+        let total = delete_in_batches(|| {
+            calls += 1;
+            let n = left.min(u64::from(DELETE_BATCH));
+            left -= n;
+            async move { Ok(n) }
+        })
+        .await
+        .unwrap();
+        assert_eq!((total, calls), (2500, 3));
     }
 }
