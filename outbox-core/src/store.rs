@@ -11,6 +11,7 @@ use crate::{
 /// What a store can and cannot do: backend differences as data, read by shared code and
 /// by the conformance suite instead of branching on a database's name.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Capabilities {
     /// A short name for logs and reports ("memory", "sqlite", "postgres", "portable-sqlite").
     pub name: &'static str,
@@ -36,6 +37,21 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// A store named `name` that offers none of the optional capabilities; a store sets
+    /// the fields of those it has (new fields start false, so a store built on an
+    /// earlier release claims nothing it does not do).
+    pub const fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            atomic_completion: false,
+            notifications: false,
+            concurrent_writes: false,
+            ordered_claims: false,
+            key_runs: false,
+            slice_claims: false,
+        }
+    }
+
     /// Refuses a claim request that asks for what this store cannot do (per-key order
     /// without [`Capabilities::ordered_claims`], a slice without
     /// [`Capabilities::slice_claims`]), rather than ignoring it.

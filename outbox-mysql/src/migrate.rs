@@ -5,7 +5,7 @@
 //! by itself) recorded right after it succeeds, and a named lock (`GET_LOCK`) held by the
 //! migrating connection makes two hosts migrating at once take turns.
 
-use outbox_core::store_kit::schema::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::schema::{Bookkeeping, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::pool::PoolConnection;
 use sqlx::{MySql, MySqlConnection, MySqlPool};
@@ -21,9 +21,9 @@ static MIGRATIONS: [Migration; 1] = [Migration::new(
 )];
 
 /// The schema and its bookkeeping, for the core's migrator.
-static MIGRATOR: Migrator = Migrator {
-    migrations: &MIGRATIONS,
-    bookkeeping: Bookkeeping {
+static MIGRATOR: Migrator = Migrator::new(
+    &MIGRATIONS,
+    Bookkeeping {
         create: include_str!("../sql/migrations/create_bookkeeping.sql"),
         columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
         add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
@@ -34,12 +34,10 @@ static MIGRATOR: Migrator = Migrator {
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
     },
-    definitions: Definitions::NONE,
     render,
-    record_parameters: "?, ?, ?, ?",
-    record_literals: |m| m.record_literals(""),
-    script_frame: ("", ""),
-};
+    "?, ?, ?, ?",
+    |m| m.record_literals(""),
+);
 
 /// How long a migrating host waits for another one's run to end, in seconds.
 const LOCK_WAIT_SECONDS: i64 = 600;

@@ -4,26 +4,25 @@
 //! format as [`crate::MySqlClaimStore`].
 
 use chrono::{DateTime, Utc};
-use outbox_core::portable::{Dialect, Placeholders, PortableConfig, PortableStore, SqlParam};
-use outbox_core::{OutboxError, Quotes, Result};
-use sqlx::mysql::{MySql, MySqlArguments, MySqlConnection, MySqlPool, MySqlRow};
+use outbox_core::portable::{
+    Dialect, Placeholders, PortableConfig, PortableStore, SqlParam, SqlxBackend, SqlxEngine,
+    SqlxQuery,
+};
+use outbox_core::{EntryId, OutboxEntry, OutboxError, Quotes, Result};
+use sqlx::mysql::{MySql, MySqlArguments, MySqlPool, MySqlRow};
 use sqlx::query::Query;
 
 use crate::error::map_err;
 use crate::row::decode;
 
-/// The MariaDB / MySQL side of the portable store: its pool (see [`PortableMySqlStore`]).
-#[derive(Debug, Clone)]
-pub struct MySqlBackend {
-    pool: MySqlPool,
-}
+/// The MariaDB / MySQL engine of the portable store: DATETIME(6) times, binary uuids,
+/// `?` placeholders, backtick quotes, the server's `UTC_TIMESTAMP(6)`.
+#[derive(Debug, Clone, Copy)]
+pub struct MySqlEngine;
 
-impl MySqlBackend {
-    /// The pool the store runs on.
-    pub fn pool(&self) -> &MySqlPool {
-        &self.pool
-    }
-}
+/// The portable store's backend on a MariaDB / MySQL pool (see [`PortableMySqlStore`]); its
+/// pool is [`SqlxBackend::pool`].
+pub type MySqlBackend = SqlxBackend<MySqlEngine>;
 
 /// The portable store on MariaDB / MySQL.
 pub type PortableMySqlStore = PortableStore<MySqlBackend>;
@@ -32,7 +31,7 @@ pub type PortableMySqlStore = PortableStore<MySqlBackend>;
 /// [`crate::MySqlClaimStore::open_pool`]); the table must have been created with
 /// [`crate::migrate`].
 pub async fn portable_store(pool: MySqlPool, config: PortableConfig) -> Result<PortableMySqlStore> {
-    PortableStore::new(MySqlBackend { pool }, config).await
+    PortableStore::new(MySqlBackend::new(pool), config).await
 }
 
 type MySqlQuery<'q> = Query<'q, MySql, MySqlArguments>;
@@ -67,22 +66,41 @@ fn decode_clock(row: &MySqlRow) -> Result<DateTime<Utc>> {
     crate::row::clock(row)
 }
 
-outbox_core::sqlx_portable_backend!(MySqlBackend {
-    database: MySql,
-    connection: MySqlConnection,
-    name: "portable-mysql",
-    concurrent_writes: true,
-    dialect: Dialect {
+impl SqlxEngine for MySqlEngine {
+    type Database = MySql;
+    const NAME: &'static str = "portable-mysql";
+    const CONCURRENT_WRITES: bool = true;
+    const DIALECT: Dialect = Dialect {
         placeholders: Placeholders::Question,
         quotes: Quotes::BACKTICKS,
         // Typed, so a bound time and the server's agree on the column type.
         db_now: "CAST(UTC_TIMESTAMP(6) AS DATETIME(6))",
         materialized: "",
         bigint: "SIGNED",
-    },
-    build: build,
-    map_err: map_err,
-    decode_clock: decode_clock,
-    decode_entry: decode,
-    corrupt: corrupt,
-});
+    };
+
+    fn bind(sql: &str, params: Vec<SqlParam>) -> Result<SqlxQuery<'_, Self>> {
+        build(sql, params)
+    }
+
+    fn map_err(e: sqlx::Error) -> OutboxError {
+        map_err(e)
+    }
+
+    fn decode_clock(row: &MySqlRow) -> Result<DateTime<Utc>> {
+        decode_clock(row)
+    }
+
+    fn decode_entry(row: &MySqlRow) -> Result<OutboxEntry> {
+        decode(row)
+    }
+
+    fn decode_id(row: &MySqlRow) -> Result<EntryId> {
+        let id: uuid::Uuid = sqlx::Row::try_get(row, "id").map_err(|e| corrupt("?", e))?;
+        Ok(EntryId::from_uuid(id))
+    }
+
+    fn rows_affected(done: &sqlx::mysql::MySqlQueryResult) -> u64 {
+        done.rows_affected()
+    }
+}

@@ -18,15 +18,13 @@ use crate::MySqlClaimStore;
 #[async_trait]
 impl OutboxStore for MySqlClaimStore {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            name: "mysql",
-            atomic_completion: true,
-            notifications: false,
-            concurrent_writes: true,
-            ordered_claims: true,
-            key_runs: true,
-            slice_claims: true,
-        }
+        let mut caps = Capabilities::new("mysql");
+        caps.atomic_completion = true;
+        caps.concurrent_writes = true;
+        caps.ordered_claims = true;
+        caps.key_runs = true;
+        caps.slice_claims = true;
+        caps
     }
 
     fn limits(&self) -> &StoreLimits {

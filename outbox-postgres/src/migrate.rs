@@ -124,9 +124,9 @@ static DEFINITIONS: [Definition; 9] = [
 ];
 
 /// The PostgreSQL schema and its bookkeeping, for the core's migrator.
-static MIGRATOR: Migrator = Migrator {
-    migrations: &MIGRATIONS,
-    bookkeeping: Bookkeeping {
+static MIGRATOR: Migrator = Migrator::new(
+    &MIGRATIONS,
+    Bookkeeping {
         create: include_str!("../sql/migrations/create_bookkeeping.sql"),
         columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
         add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
@@ -137,21 +137,21 @@ static MIGRATOR: Migrator = Migrator {
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
     },
-    definitions: Definitions {
-        list: &DEFINITIONS,
-        create: include_str!("../sql/migrations/create_definitions.sql"),
-        recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
-        record: include_str!("../sql/migrations/record_definition.sql"),
-        record_parameters: "$1, $2, $3",
-        record_literals: |d| format!("'{}', {}, '{}'", d.name, d.revision, d.checksum()),
-        script_form: str::to_owned,
-        drop: include_str!("../sql/migrations/drop_definitions.sql"),
-    },
-    render: TableName::render,
-    record_parameters: "$1, $2, $3, $4",
-    record_literals: |m| m.record_literals(""),
-    script_frame: ("BEGIN;\n", "COMMIT;\n"),
-};
+    TableName::render,
+    "$1, $2, $3, $4",
+    |m| m.record_literals(""),
+)
+.with_definitions(Definitions {
+    list: &DEFINITIONS,
+    create: include_str!("../sql/migrations/create_definitions.sql"),
+    recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
+    record: include_str!("../sql/migrations/record_definition.sql"),
+    record_parameters: "$1, $2, $3",
+    record_literals: |d| format!("'{}', {}, '{}'", d.name, d.revision, d.checksum()),
+    script_form: str::to_owned,
+    drop: include_str!("../sql/migrations/drop_definitions.sql"),
+})
+.with_script_frame("BEGIN;\n", "COMMIT;\n");
 
 const LOCK: &str = include_str!("../sql/migrations/lock.sql");
 

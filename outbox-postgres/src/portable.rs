@@ -3,26 +3,25 @@
 //! server's `now()`: the same table as [`crate::PgClaimStore`].
 
 use chrono::{DateTime, Utc};
-use outbox_core::portable::{Dialect, Placeholders, PortableConfig, PortableStore, SqlParam};
+use outbox_core::portable::{
+    Dialect, Placeholders, PortableConfig, PortableStore, SqlParam, SqlxBackend, SqlxEngine,
+    SqlxQuery,
+};
 use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Quotes, Result};
-use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgRow, Postgres};
+use sqlx::postgres::{PgArguments, PgPool, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::types::Json;
 use sqlx::Row;
 use uuid::Uuid;
 
-/// The PostgreSQL side of the portable store: its pool (see [`PortablePgStore`]).
-#[derive(Debug, Clone)]
-pub struct PgBackend {
-    pool: PgPool,
-}
+/// The PostgreSQL engine of the portable store: native column types, `$n` placeholders,
+/// the server's `now()`.
+#[derive(Debug, Clone, Copy)]
+pub struct PgEngine;
 
-impl PgBackend {
-    /// The pool the store runs on.
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-}
+/// The portable store's backend on a PostgreSQL pool (see [`PortablePgStore`]); its pool
+/// is [`SqlxBackend::pool`].
+pub type PgBackend = SqlxBackend<PgEngine>;
 
 /// The portable store on PostgreSQL.
 pub type PortablePgStore = PortableStore<PgBackend>;
@@ -31,7 +30,7 @@ pub type PortablePgStore = PortableStore<PgBackend>;
 /// [`crate::migrate`]. Name the schema in the config's table name, or rely on the
 /// connections' `search_path`.
 pub async fn portable_store(pool: PgPool, config: PortableConfig) -> Result<PortablePgStore> {
-    PortableStore::new(PgBackend { pool }, config).await
+    PortableStore::new(PgBackend::new(pool), config).await
 }
 
 /// A stored integer that must fit a `u32` (attempt counts).
@@ -149,21 +148,40 @@ fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
     row.try_get("clock_now").map_err(|e| corrupt("clock", e))
 }
 
-outbox_core::sqlx_portable_backend!(PgBackend {
-    database: Postgres,
-    connection: PgConnection,
-    name: "portable-postgres",
-    concurrent_writes: true,
-    dialect: Dialect {
+impl SqlxEngine for PgEngine {
+    type Database = Postgres;
+    const NAME: &'static str = "portable-postgres";
+    const CONCURRENT_WRITES: bool = true;
+    const DIALECT: Dialect = Dialect {
         placeholders: Placeholders::Dollar,
         quotes: Quotes::DOUBLE,
         db_now: "now()",
         materialized: "MATERIALIZED",
         bigint: "BIGINT",
-    },
-    build: build,
-    map_err: map_err,
-    decode_clock: decode_clock,
-    decode_entry: decode_entry,
-    corrupt: corrupt,
-});
+    };
+
+    fn bind(sql: &str, params: Vec<SqlParam>) -> Result<SqlxQuery<'_, Self>> {
+        build(sql, params)
+    }
+
+    fn map_err(e: sqlx::Error) -> OutboxError {
+        map_err(e)
+    }
+
+    fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
+        decode_clock(row)
+    }
+
+    fn decode_entry(row: &PgRow) -> Result<OutboxEntry> {
+        decode_entry(row)
+    }
+
+    fn decode_id(row: &PgRow) -> Result<EntryId> {
+        let id: uuid::Uuid = sqlx::Row::try_get(row, "id").map_err(|e| corrupt("?", e))?;
+        Ok(EntryId::from_uuid(id))
+    }
+
+    fn rows_affected(done: &sqlx::postgres::PgQueryResult) -> u64 {
+        done.rows_affected()
+    }
+}

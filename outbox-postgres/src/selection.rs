@@ -21,17 +21,16 @@ use crate::{row, PgClaimStore};
 #[async_trait]
 impl OutboxStore for PgClaimStore {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            name: "postgres",
-            // Completions lock, judge and write their rows in one statement.
-            atomic_completion: true,
-            notifications: self.inner.listener.is_some(),
-            concurrent_writes: true,
-            // Where the table was prepared for it (`enable_ordered_claims`).
-            ordered_claims: self.inner.ordered,
-            key_runs: self.inner.ordered,
-            slice_claims: true,
-        }
+        let mut caps = Capabilities::new("postgres");
+        // Completions lock, judge and write their rows in one statement.
+        caps.atomic_completion = true;
+        caps.notifications = self.inner.listener.is_some();
+        caps.concurrent_writes = true;
+        // Where the table was prepared for it (`enable_ordered_claims`).
+        caps.ordered_claims = self.inner.ordered;
+        caps.key_runs = self.inner.ordered;
+        caps.slice_claims = true;
+        caps
     }
 
     fn limits(&self) -> &StoreLimits {

@@ -1,6 +1,6 @@
 //! The SQLite schema: numbered migrations the host applies explicitly.
 
-use outbox_core::store_kit::schema::{Bookkeeping, Definitions, Migrate, Migrator, ReadSchema};
+use outbox_core::store_kit::schema::{Bookkeeping, Migrate, Migrator, ReadSchema};
 use outbox_core::{async_trait, Migration, OutboxError, Result, TableName};
 use sqlx::{SqliteConnection, SqlitePool};
 
@@ -49,9 +49,9 @@ static MIGRATIONS: [Migration; 6] = [
 ];
 
 /// The SQLite schema and its bookkeeping, for the core's migrator.
-static MIGRATOR: Migrator = Migrator {
-    migrations: &MIGRATIONS,
-    bookkeeping: Bookkeeping {
+static MIGRATOR: Migrator = Migrator::new(
+    &MIGRATIONS,
+    Bookkeeping {
         create: include_str!("../sql/migrations/create_bookkeeping.sql"),
         columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
         add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
@@ -62,12 +62,10 @@ static MIGRATOR: Migrator = Migrator {
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
     },
-    definitions: Definitions::NONE,
-    render: TableName::render,
-    record_parameters: "?1, ?2, ?3, ?4, ?5",
-    record_literals: |m| format!("{}, 0", m.record_literals("")),
-    script_frame: ("", ""),
-};
+    TableName::render,
+    "?1, ?2, ?3, ?4, ?5",
+    |m| format!("{}, 0", m.record_literals("")),
+);
 
 /// The migrations of the SQLite schema, oldest first.
 pub fn migrations() -> &'static [Migration] {

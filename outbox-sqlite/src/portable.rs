@@ -3,27 +3,26 @@
 //! codes: the same table and row format as [`crate::SqliteClaimStore`].
 
 use chrono::{DateTime, Utc};
-use outbox_core::portable::{Dialect, Placeholders, PortableConfig, PortableStore, SqlParam};
-use outbox_core::{OutboxError, Quotes, Result};
+use outbox_core::portable::{
+    Dialect, Placeholders, PortableConfig, PortableStore, SqlParam, SqlxBackend, SqlxEngine,
+    SqlxQuery,
+};
+use outbox_core::{EntryId, OutboxEntry, OutboxError, Quotes, Result};
 use sqlx::query::Query;
-use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteConnection, SqlitePool, SqliteRow};
+use sqlx::sqlite::{Sqlite, SqliteArguments, SqlitePool, SqliteRow};
 use sqlx::Row;
 
 use crate::error::map_err;
 use crate::row::decode;
 
-/// The SQLite side of the portable store: its pool (see [`PortableSqliteStore`]).
-#[derive(Debug, Clone)]
-pub struct SqliteBackend {
-    pool: SqlitePool,
-}
+/// The SQLite engine of the portable store: times as integer microseconds, uuids as blobs,
+/// `?` placeholders, the file's clock in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct SqliteEngine;
 
-impl SqliteBackend {
-    /// The pool the store runs on.
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
-    }
-}
+/// The portable store's backend on a SQLite pool (see [`PortableSqliteStore`]); its pool
+/// is [`SqlxBackend::pool`].
+pub type SqliteBackend = SqlxBackend<SqliteEngine>;
 
 /// The portable store on SQLite.
 pub type PortableSqliteStore = PortableStore<SqliteBackend>;
@@ -35,7 +34,7 @@ pub async fn portable_store(
     pool: SqlitePool,
     config: PortableConfig,
 ) -> Result<PortableSqliteStore> {
-    PortableStore::new(SqliteBackend { pool }, config).await
+    PortableStore::new(SqliteBackend::new(pool), config).await
 }
 
 type SqliteQuery<'q> = Query<'q, Sqlite, SqliteArguments<'q>>;
@@ -72,22 +71,41 @@ fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
         .ok_or_else(|| corrupt("clock", format!("clock_now {v} is not a time")))
 }
 
-outbox_core::sqlx_portable_backend!(SqliteBackend {
-    database: Sqlite,
-    connection: SqliteConnection,
-    name: "portable-sqlite",
-    concurrent_writes: false,
-    dialect: Dialect {
+impl SqlxEngine for SqliteEngine {
+    type Database = Sqlite;
+    const NAME: &'static str = "portable-sqlite";
+    const CONCURRENT_WRITES: bool = false;
+    const DIALECT: Dialect = Dialect {
         placeholders: Placeholders::Question,
         quotes: Quotes::DOUBLE,
         // Milliseconds (SQLite's clock resolution), rounded so the float's error vanishes.
         db_now: "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)",
         materialized: "MATERIALIZED",
         bigint: "BIGINT",
-    },
-    build: build,
-    map_err: map_err,
-    decode_clock: decode_clock,
-    decode_entry: decode,
-    corrupt: corrupt,
-});
+    };
+
+    fn bind(sql: &str, params: Vec<SqlParam>) -> Result<SqlxQuery<'_, Self>> {
+        build(sql, params)
+    }
+
+    fn map_err(e: sqlx::Error) -> OutboxError {
+        map_err(e)
+    }
+
+    fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
+        decode_clock(row)
+    }
+
+    fn decode_entry(row: &SqliteRow) -> Result<OutboxEntry> {
+        decode(row)
+    }
+
+    fn decode_id(row: &SqliteRow) -> Result<EntryId> {
+        let id: uuid::Uuid = sqlx::Row::try_get(row, "id").map_err(|e| corrupt("?", e))?;
+        Ok(EntryId::from_uuid(id))
+    }
+
+    fn rows_affected(done: &sqlx::sqlite::SqliteQueryResult) -> u64 {
+        done.rows_affected()
+    }
+}

@@ -35,17 +35,14 @@ fn bind_outcome<'q>(
 #[async_trait]
 impl OutboxStore for SqliteClaimStore {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            name: "sqlite",
-            atomic_completion: true,
-            notifications: false,
-            // One writer at a time, whatever the pool size.
-            concurrent_writes: false,
-            // Where the table was prepared for it (`enable_ordered_claims`).
-            ordered_claims: self.ordered,
-            key_runs: self.ordered,
-            slice_claims: true,
-        }
+        let mut caps = Capabilities::new("sqlite");
+        caps.atomic_completion = true;
+        // One writer at a time, whatever the pool size: `concurrent_writes` stays false.
+        // Where the table was prepared for it (`enable_ordered_claims`).
+        caps.ordered_claims = self.ordered;
+        caps.key_runs = self.ordered;
+        caps.slice_claims = true;
+        caps
     }
 
     fn limits(&self) -> &StoreLimits {

@@ -60,9 +60,9 @@ fn in_exec(sql: &str) -> String {
 }
 
 /// The SQL Server schema and its bookkeeping, for the core's migrator.
-static MIGRATOR: Migrator = Migrator {
-    migrations: &MIGRATIONS,
-    bookkeeping: Bookkeeping {
+static MIGRATOR: Migrator = Migrator::new(
+    &MIGRATIONS,
+    Bookkeeping {
         create: include_str!("../sql/migrations/create_bookkeeping.sql"),
         columns: include_str!("../sql/migrations/bookkeeping_columns.sql"),
         add_columns: include_str!("../sql/migrations/add_bookkeeping_columns.sql"),
@@ -73,24 +73,24 @@ static MIGRATOR: Migrator = Migrator {
         forget: include_str!("../sql/migrations/forget.sql"),
         drop: include_str!("../sql/migrations/drop_bookkeeping.sql"),
     },
-    definitions: Definitions {
-        list: &DEFINITIONS,
-        create: include_str!("../sql/migrations/create_definitions.sql"),
-        recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
-        record: include_str!("../sql/migrations/record_definition.sql"),
-        record_parameters: "@P1, @P2, @P3",
-        record_literals: |d| format!("N'{}', {}, N'{}'", d.name, d.revision, d.checksum()),
-        script_form: in_exec,
-        drop: include_str!("../sql/migrations/drop_definitions.sql"),
-    },
     render,
-    record_parameters: "@P1, @P2, @P3, @P4",
-    record_literals: |m| m.record_literals("N"),
-    script_frame: (
-        "SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n",
-        "\nCOMMIT TRANSACTION;\n",
-    ),
-};
+    "@P1, @P2, @P3, @P4",
+    |m| m.record_literals("N"),
+)
+.with_definitions(Definitions {
+    list: &DEFINITIONS,
+    create: include_str!("../sql/migrations/create_definitions.sql"),
+    recorded: include_str!("../sql/migrations/recorded_definitions.sql"),
+    record: include_str!("../sql/migrations/record_definition.sql"),
+    record_parameters: "@P1, @P2, @P3",
+    record_literals: |d| format!("N'{}', {}, N'{}'", d.name, d.revision, d.checksum()),
+    script_form: in_exec,
+    drop: include_str!("../sql/migrations/drop_definitions.sql"),
+})
+.with_script_frame(
+    "SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n",
+    "\nCOMMIT TRANSACTION;\n",
+);
 
 const LOCK: &str = include_str!("../sql/migrations/lock.sql");
 

@@ -22,17 +22,15 @@ pub(crate) const BULK_FROM: usize = 1000;
 #[async_trait]
 impl OutboxStore for SqlServerClaimStore {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            name: "sqlserver",
-            // Completions judge and write their rows under update locks in one batch.
-            atomic_completion: true,
-            notifications: false,
-            concurrent_writes: true,
-            // Checked offline only (no server here): see the README.
-            ordered_claims: true,
-            key_runs: true,
-            slice_claims: true,
-        }
+        let mut caps = Capabilities::new("sqlserver");
+        // Completions judge and write their rows under update locks in one batch.
+        caps.atomic_completion = true;
+        caps.concurrent_writes = true;
+        // Checked offline only (no server here): see the README.
+        caps.ordered_claims = true;
+        caps.key_runs = true;
+        caps.slice_claims = true;
+        caps
     }
 
     fn limits(&self) -> &StoreLimits {

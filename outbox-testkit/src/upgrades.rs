@@ -60,10 +60,7 @@ fn later_release(
         let version = i64::try_from(migrations.len()).expect("few") + 1;
         migrations.push(Migration::new(version, name, up, down).compatible_from(*oldest));
     }
-    Migrator {
-        migrations: Box::leak(migrations.into_boxed_slice()),
-        ..*base
-    }
+    base.with_migrations(Box::leak(migrations.into_boxed_slice()))
 }
 
 /// A later release that expands the schema, then contracts it past this build: its second
@@ -88,10 +85,7 @@ fn with_edited(base: &Migrator, index: usize) -> Migrator {
     let m = migrations[index];
     let up: &'static str = Box::leak(format!("{}\n-- an edit\n", m.up).into_boxed_str());
     migrations[index] = Migration { up, ..m };
-    Migrator {
-        migrations: Box::leak(migrations.into_boxed_slice()),
-        ..*base
-    }
+    base.with_migrations(Box::leak(migrations.into_boxed_slice()))
 }
 
 /// Writes `n` entries and delivers the first `deliver` of them.

@@ -4,6 +4,7 @@ use crate::{Completion, TransitionOutcome};
 
 /// Counts of what a drain (or one of its cycles) did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DrainSummary {
     /// Cycles run.
     pub cycles: u64,

@@ -7,6 +7,7 @@ use super::{OutboxEntry, Slice, TransitionResult};
 
 /// A request to lease a batch of claimable entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClaimRequest {
     /// Who claims: a stable worker, process or partition name. Must not be empty.
     pub owner: String,

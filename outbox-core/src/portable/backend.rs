@@ -101,9 +101,8 @@ pub type ClockedEntry = (DateTime<Utc>, OutboxEntry);
 
 /// A database the portable store runs on: what differs between engines, as data (the
 /// placeholder style, the clock expression) and as a handful of typed I/O primitives on a
-/// driver's connection. The engine crates implement it (`outbox_sqlite::SqliteBackend`,
-/// `outbox_postgres::PgBackend` behind that crate's `sqlx` feature); everything else of
-/// [`super::PortableStore`] is written once, here.
+/// driver's connection. On sqlx it is `SqlxBackend` (feature `sqlx`) for every
+/// engine; everything else of [`super::PortableStore`] is written once, here.
 #[async_trait]
 pub trait PortableBackend: Send + Sync + 'static {
     /// The driver's connection: what a host's transaction hands the store in

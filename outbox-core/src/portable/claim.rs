@@ -1,5 +1,5 @@
 //! Claims, completions and renewals: the per-row algorithm of
-//! [`crate::store_kit::portable`] on one pooled connection, through [`Rows`], its
+//! [`crate::store_kit::per_row`] on one pooled connection, through [`Rows`], its
 //! commands in this store's SQL.
 //!
 //! In key order the candidate query keeps only each key's head with no live lease on its
@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::clock::normalize;
-use crate::store_kit::portable::{self, ClaimKind, CompletionWrite, PortableRows};
+use crate::store_kit::per_row::{self, ClaimKind, CompletionWrite, PortableRows};
 use crate::{
     Claim, ClaimRequest, CompletionRequest, EntryId, OutboxEntry, RenewOutcome, RenewRequest,
     Result, TransitionResult,
@@ -130,7 +130,7 @@ impl<B: PortableBackend> PortableStore<B> {
             store: self,
             conn: &mut conn,
         };
-        let won = portable::claim(&mut rows, req, kind, &self.interleave).await;
+        let won = per_row::claim(&mut rows, req, kind, &self.interleave).await;
         conn.finish(won)
     }
 
@@ -145,18 +145,8 @@ impl<B: PortableBackend> PortableStore<B> {
             store: self,
             conn: &mut conn,
         };
-        let mut results = Vec::with_capacity(reqs.len());
-        let mut failed = None;
-        for req in reqs {
-            match portable::complete(&mut rows, req, &self.interleave).await {
-                Ok(result) => results.push(result),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        conn.finish(failed.map_or(Ok(results), Err))
+        let results = per_row::complete_all(&mut rows, reqs, &self.interleave).await;
+        conn.finish(results)
     }
 
     /// Extends every lease still held; the others come back lost, in input order.
@@ -171,7 +161,7 @@ impl<B: PortableBackend> PortableStore<B> {
             store: self,
             conn: &mut conn,
         };
-        let outcomes = portable::renew(&mut rows, claims, req).await;
+        let outcomes = per_row::renew(&mut rows, claims, req).await;
         conn.finish(outcomes)
     }
 }

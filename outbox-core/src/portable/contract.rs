@@ -11,7 +11,7 @@ use crate::{
 
 use super::backend::PortableBackend;
 use super::PortableStore;
-use crate::store_kit::portable::ClaimKind;
+use crate::store_kit::per_row::ClaimKind;
 
 #[async_trait]
 impl<B: PortableBackend> OutboxStore for PortableStore<B> {

@@ -3,11 +3,13 @@
 //!
 //! It is written once ([`PortableStore`]) over a [`PortableBackend`] that holds what
 //! differs between databases: placeholder style, column types, the clock expression, and
-//! the driver's I/O. The engine crates supply the backends: `outbox_sqlite::SqliteBackend`
-//! and `outbox_postgres::PgBackend` (that crate's `sqlx` feature), both on sqlx. It uses
+//! the driver's I/O. On sqlx one backend serves every engine, `SqlxBackend` (feature
+//! `sqlx`), given the engine's `SqlxEngine`: `outbox_sqlite::SqliteBackend`,
+//! `outbox_postgres::PgBackend` (that crate's `sqlx` feature) and
+//! `outbox_mysql::MySqlBackend` are it. It uses
 //! the same table as the optimized stores (`outbox_sqlite::migrate`,
 //! `outbox_postgres::migrate`), so a host can switch between them without a migration.
-//! The per-row steps themselves are [`crate::store_kit::portable`], which SQL Server's
+//! The per-row steps themselves are [`crate::store_kit::per_row`], which SQL Server's
 //! portable path runs too.
 //!
 //! Cost: a claim of N rows takes 1 + 2N commands, a completion 2 per claim. The
@@ -20,10 +22,13 @@ mod config;
 mod contract;
 mod rows;
 mod save;
+#[cfg(feature = "sqlx")]
 mod sqlx_backend;
 mod statements;
 mod store;
 
 pub use backend::{ClockedEntry, Dialect, Placeholders, PortableBackend, SqlParam};
 pub use config::PortableConfig;
+#[cfg(feature = "sqlx")]
+pub use sqlx_backend::{SqlxBackend, SqlxEngine, SqlxQuery, SqlxRow};
 pub use store::PortableStore;

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::store_kit::portable;
+use crate::store_kit::per_row;
 use crate::{OutboxEntry, Result, TargetState, TransitionOutcome, TransitionResult};
 
 use super::backend::{PortableBackend, SqlParam};
@@ -64,7 +64,7 @@ impl<B: PortableBackend> PortableStore<B> {
                 current,
             ));
         }
-        let target = portable::normalized(TargetState::from_entry(entry));
+        let target = per_row::normalized(TargetState::from_entry(entry));
         let stamp = Uuid::new_v4();
         let mut params = target_params(&target, now);
         params.extend([stamp.into(), entry.id.into(), entry.stamp.into()]);

@@ -1,160 +1,210 @@
-//! The I/O of a [`super::PortableBackend`] on a sqlx pool, written once for every engine
-//! crate that runs the portable store on sqlx. `outbox-core` does not depend on sqlx: the
-//! macro expands in the engine crate, against that crate's sqlx.
+//! The I/O of a [`PortableBackend`] on a sqlx pool, written once, generic over sqlx's
+//! [`sqlx::Database`]: an engine crate describes its database in a [`SqlxEngine`] (how it
+//! binds a parameter, reads a row, maps an error) and runs the portable store on
+//! [`SqlxBackend`]. Behind the `sqlx` feature, which the engine crates on sqlx turn on.
 
-/// Implements [`PortableBackend`](crate::portable::PortableBackend) for `$backend`, a
-/// struct with a field `pool: sqlx::Pool<$db>`, given the engine's data and its row
-/// format: `build(sql, params) -> Result<Query>` binds the parameters, `map_err` maps a
-/// sqlx error, `decode_clock(&row)` and `decode_entry(&row)` read the `clock_now` column
-/// and an entry, `corrupt(id, what)` reports a row that cannot be read. The calling crate
-/// depends on `sqlx` (and `uuid`, `chrono`).
-#[macro_export]
-macro_rules! sqlx_portable_backend {
-    (
-        $backend:ty {
-            database: $db:ty,
-            connection: $conn:ty,
-            name: $name:expr,
-            concurrent_writes: $concurrent:expr,
-            dialect: $dialect:expr,
-            build: $build:path,
-            map_err: $map_err:path,
-            decode_clock: $decode_clock:path,
-            decode_entry: $decode_entry:path,
-            corrupt: $corrupt:path $(,)?
+use std::marker::PhantomData;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::pool::PoolConnection;
+use sqlx::query::Query;
+use sqlx::{
+    ColumnIndex, Connection, Database, Decode, Executor, IntoArguments, Pool, Row,
+    TransactionManager, Type,
+};
+
+use super::backend::{ClockedEntry, Dialect, PortableBackend, SqlParam};
+use crate::{EntryId, OutboxEntry, OutboxError, Result};
+
+/// A query of `E`'s database with its arguments bound.
+pub type SqlxQuery<'q, E> = Query<
+    'q,
+    <E as SqlxEngine>::Database,
+    <<E as SqlxEngine>::Database as Database>::Arguments<'q>,
+>;
+
+/// The row type of `E`'s database.
+pub type SqlxRow<E> = <<E as SqlxEngine>::Database as Database>::Row;
+
+/// What differs between the databases the portable store runs on through sqlx: the data
+/// of its SQL ([`Dialect`]) and how values cross the driver. Implemented once per engine
+/// crate, on a unit type.
+pub trait SqlxEngine: Send + Sync + 'static {
+    /// The sqlx database.
+    type Database: Database;
+    /// The name reported in [`crate::Capabilities`].
+    const NAME: &'static str;
+    /// Whether the engine serves writes from several connections at once.
+    const CONCURRENT_WRITES: bool;
+    /// How the engine spells the store's SQL.
+    const DIALECT: Dialect;
+
+    /// `sql` with `params` bound in order.
+    fn bind(sql: &str, params: Vec<SqlParam>) -> Result<SqlxQuery<'_, Self>>;
+    /// A driver error in the core's terms.
+    fn map_err(e: sqlx::Error) -> OutboxError;
+    /// The `clock_now` column of a row.
+    fn decode_clock(row: &SqlxRow<Self>) -> Result<DateTime<Utc>>;
+    /// The entry of a whole row.
+    fn decode_entry(row: &SqlxRow<Self>) -> Result<OutboxEntry>;
+    /// The `id` column of a row.
+    fn decode_id(row: &SqlxRow<Self>) -> Result<EntryId>;
+    /// How many rows a statement wrote (sqlx has no trait for it).
+    fn rows_affected(done: &<Self::Database as Database>::QueryResult) -> u64;
+}
+
+/// The portable store's backend on a sqlx pool of `E`'s database.
+pub struct SqlxBackend<E: SqlxEngine> {
+    pool: Pool<E::Database>,
+    engine: PhantomData<E>,
+}
+
+impl<E: SqlxEngine> SqlxBackend<E> {
+    /// The backend on `pool`.
+    pub fn new(pool: Pool<E::Database>) -> Self {
+        Self {
+            pool,
+            engine: PhantomData,
         }
-    ) => {
-        #[$crate::async_trait]
-        impl $crate::portable::PortableBackend for $backend {
-            type Connection = $conn;
-            type Lease = sqlx::pool::PoolConnection<$db>;
-            const NAME: &'static str = $name;
-            const CONCURRENT_WRITES: bool = $concurrent;
-            const DIALECT: $crate::portable::Dialect = $dialect;
+    }
 
-            async fn acquire(&self) -> $crate::Result<Self::Lease> {
-                self.pool.acquire().await.map_err($map_err)
-            }
+    /// The pool the store runs on.
+    pub fn pool(&self) -> &Pool<E::Database> {
+        &self.pool
+    }
+}
 
-            fn close_on_drop(lease: &mut Self::Lease) {
-                lease.close_on_drop();
-            }
+impl<E: SqlxEngine> Clone for SqlxBackend<E> {
+    fn clone(&self) -> Self {
+        Self::new(self.pool.clone())
+    }
+}
 
-            fn in_transaction(conn: &$conn) -> bool {
-                sqlx::Connection::is_in_transaction(conn)
-            }
+impl<E: SqlxEngine> std::fmt::Debug for SqlxBackend<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlxBackend")
+            .field("engine", &E::NAME)
+            .finish_non_exhaustive()
+    }
+}
 
-            async fn begin(conn: &mut $conn) -> $crate::Result<()> {
-                <<$db as sqlx::Database>::TransactionManager as sqlx::TransactionManager>::begin(
-                    conn, None,
-                )
-                .await
-                .map_err($map_err)
-            }
+#[async_trait]
+impl<E> PortableBackend for SqlxBackend<E>
+where
+    E: SqlxEngine,
+    for<'c> &'c mut <E::Database as Database>::Connection: Executor<'c, Database = E::Database>,
+    for<'q> <E::Database as Database>::Arguments<'q>: IntoArguments<'q, E::Database>,
+    i64: for<'r> Decode<'r, E::Database> + Type<E::Database>,
+    usize: ColumnIndex<SqlxRow<E>>,
+{
+    type Connection = <E::Database as Database>::Connection;
+    type Lease = PoolConnection<E::Database>;
+    const NAME: &'static str = E::NAME;
+    const CONCURRENT_WRITES: bool = E::CONCURRENT_WRITES;
+    const DIALECT: Dialect = E::DIALECT;
 
-            async fn commit(conn: &mut $conn) -> $crate::Result<()> {
-                <<$db as sqlx::Database>::TransactionManager as sqlx::TransactionManager>::commit(
-                    conn,
-                )
-                .await
-                .map_err($map_err)
-            }
+    async fn acquire(&self) -> Result<Self::Lease> {
+        self.pool.acquire().await.map_err(E::map_err)
+    }
 
-            async fn rollback(conn: &mut $conn) -> $crate::Result<()> {
-                <<$db as sqlx::Database>::TransactionManager as sqlx::TransactionManager>::rollback(
-                    conn,
-                )
-                .await
-                .map_err($map_err)
-            }
+    fn close_on_drop(lease: &mut Self::Lease) {
+        lease.close_on_drop();
+    }
 
-            fn is_duplicate(err: &$crate::OutboxError) -> bool {
-                let source = match err {
-                    $crate::OutboxError::Database { source, .. }
-                    | $crate::OutboxError::Conflict { source, .. } => source,
-                    _ => return false,
-                };
-                source
-                    .as_ref()
-                    .and_then(|s| s.downcast_ref::<sqlx::Error>())
-                    .and_then(|e| e.as_database_error())
-                    .is_some_and(|db| db.is_unique_violation())
-            }
+    fn in_transaction(conn: &Self::Connection) -> bool {
+        conn.is_in_transaction()
+    }
 
-            async fn fetch_entries(
-                conn: &mut $conn,
-                sql: &str,
-                params: Vec<$crate::portable::SqlParam>,
-            ) -> $crate::Result<Vec<$crate::portable::ClockedEntry>> {
-                let rows = $build(sql, params)?
-                    .fetch_all(&mut *conn)
-                    .await
-                    .map_err($map_err)?;
-                rows.iter()
-                    .map(|r| Ok(($decode_clock(r)?, $decode_entry(r)?)))
-                    .collect()
-            }
+    async fn begin(conn: &mut Self::Connection) -> Result<()> {
+        <E::Database as Database>::TransactionManager::begin(conn, None)
+            .await
+            .map_err(E::map_err)
+    }
 
-            async fn fetch_ids(
-                conn: &mut $conn,
-                sql: &str,
-                params: Vec<$crate::portable::SqlParam>,
-            ) -> $crate::Result<
-                Vec<(
-                    $crate::chrono::DateTime<$crate::chrono::Utc>,
-                    $crate::EntryId,
-                )>,
-            > {
-                let rows = $build(sql, params)?
-                    .fetch_all(&mut *conn)
-                    .await
-                    .map_err($map_err)?;
-                rows.iter()
-                    .map(|r| {
-                        let id: $crate::uuid::Uuid =
-                            sqlx::Row::try_get(r, "id").map_err(|e| $corrupt("?", e))?;
-                        Ok(($decode_clock(r)?, $crate::EntryId::from_uuid(id)))
-                    })
-                    .collect()
-            }
+    async fn commit(conn: &mut Self::Connection) -> Result<()> {
+        <E::Database as Database>::TransactionManager::commit(conn)
+            .await
+            .map_err(E::map_err)
+    }
 
-            async fn fetch_clock(
-                conn: &mut $conn,
-                sql: &str,
-                params: Vec<$crate::portable::SqlParam>,
-            ) -> $crate::Result<$crate::chrono::DateTime<$crate::chrono::Utc>> {
-                let row = $build(sql, params)?
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map_err($map_err)?;
-                $decode_clock(&row)
-            }
+    async fn rollback(conn: &mut Self::Connection) -> Result<()> {
+        <E::Database as Database>::TransactionManager::rollback(conn)
+            .await
+            .map_err(E::map_err)
+    }
 
-            async fn fetch_counts(
-                conn: &mut $conn,
-                sql: &str,
-                params: Vec<$crate::portable::SqlParam>,
-            ) -> $crate::Result<Vec<i64>> {
-                let row = $build(sql, params)?
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map_err($map_err)?;
-                (0..sqlx::Row::len(&row))
-                    .map(|i| sqlx::Row::try_get::<i64, _>(&row, i).map_err($map_err))
-                    .collect()
-            }
+    fn is_duplicate(err: &OutboxError) -> bool {
+        let source = match err {
+            OutboxError::Database { source, .. } | OutboxError::Conflict { source, .. } => source,
+            _ => return false,
+        };
+        source
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<sqlx::Error>())
+            .and_then(|e| e.as_database_error())
+            .is_some_and(|db| db.is_unique_violation())
+    }
 
-            async fn execute(
-                conn: &mut $conn,
-                sql: &str,
-                params: Vec<$crate::portable::SqlParam>,
-            ) -> $crate::Result<u64> {
-                let done = $build(sql, params)?
-                    .execute(&mut *conn)
-                    .await
-                    .map_err($map_err)?;
-                Ok(done.rows_affected())
-            }
-        }
-    };
+    async fn fetch_entries(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<ClockedEntry>> {
+        let rows = E::bind(sql, params)?
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(E::map_err)?;
+        rows.iter()
+            .map(|r| Ok((E::decode_clock(r)?, E::decode_entry(r)?)))
+            .collect()
+    }
+
+    async fn fetch_ids(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<(DateTime<Utc>, EntryId)>> {
+        let rows = E::bind(sql, params)?
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(E::map_err)?;
+        rows.iter()
+            .map(|r| Ok((E::decode_clock(r)?, E::decode_id(r)?)))
+            .collect()
+    }
+
+    async fn fetch_clock(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<DateTime<Utc>> {
+        let row = E::bind(sql, params)?
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(E::map_err)?;
+        E::decode_clock(&row)
+    }
+
+    async fn fetch_counts(
+        conn: &mut Self::Connection,
+        sql: &str,
+        params: Vec<SqlParam>,
+    ) -> Result<Vec<i64>> {
+        let row = E::bind(sql, params)?
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(E::map_err)?;
+        (0..row.len())
+            .map(|i| row.try_get::<i64, _>(i).map_err(E::map_err))
+            .collect()
+    }
+
+    async fn execute(conn: &mut Self::Connection, sql: &str, params: Vec<SqlParam>) -> Result<u64> {
+        let done = E::bind(sql, params)?
+            .execute(&mut *conn)
+            .await
+            .map_err(E::map_err)?;
+        Ok(E::rows_affected(&done))
+    }
 }

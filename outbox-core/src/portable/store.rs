@@ -14,7 +14,7 @@ use crate::{Capabilities, EntryId, OutboxError, Result, StoreLimits, TableName};
 use super::backend::{ClockedEntry, PortableBackend, SqlParam};
 use super::statements::Statements;
 use super::PortableConfig;
-use crate::store_kit::portable::Interleave;
+use crate::store_kit::per_row::Interleave;
 
 /// The portable claim store: per-row optimistic concurrency on any database it has a
 /// [`PortableBackend`] for, through sqlx.

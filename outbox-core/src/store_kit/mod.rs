@@ -11,9 +11,8 @@
 //! - [`admin`]: operator reads and writes: validation, stats, topic stats, listing SQL.
 //! - [`schema`]: migrations and the schema-version judge ([`schema::Migrator`]).
 //! - [`sql`]: SQL templates and times as every store writes them, SQLSTATE mapping.
-//! - [`portable`]: the per-row algorithm of the portable path (a portable store on sqlx
-//!   implements [`crate::portable::PortableBackend`], most of it with
-//!   [`crate::sqlx_portable_backend!`]).
+//! - [`per_row`]: the per-row algorithm of the portable path (a portable store on sqlx
+//!   runs on `crate::portable::SqlxBackend`, given its engine's `SqlxEngine`).
 
 pub mod outcomes {
     //! What a guarded write (a completion, renewal or save judged and written on a locked
@@ -74,4 +73,4 @@ pub mod sql {
     pub use crate::ident::{without_lines_naming, FilterForms, SliceForms};
 }
 
-pub mod portable;
+pub mod per_row;

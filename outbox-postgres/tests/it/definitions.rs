@@ -30,10 +30,7 @@ async fn functions(client: &tokio_postgres::Client, schema: &str) -> BTreeMap<St
 /// `ours` without its definitions: the schema as the migrations alone leave it, which is
 /// what the releases before definitions made.
 fn migrations_only(ours: &Migrator) -> Migrator {
-    Migrator {
-        definitions: Definitions::NONE,
-        ..*ours
-    }
+    ours.with_definitions(Definitions::NONE)
 }
 
 async fn migrate_with(client: &mut tokio_postgres::Client, migrator: &Migrator, table: &TableName) {
@@ -110,13 +107,10 @@ fn with_edited_count(ours: &Migrator, revision: i64) -> Migrator {
     );
     assert!(target.sql.contains("-- edited"), "{}", target.sql);
     target.revision = revision;
-    Migrator {
-        definitions: Definitions {
-            list: Box::leak(list.into_boxed_slice()),
-            ..ours.definitions
-        },
-        ..*ours
-    }
+    ours.with_definitions(Definitions {
+        list: Box::leak(list.into_boxed_slice()),
+        ..ours.definitions
+    })
 }
 
 fn edited_in(functions: &BTreeMap<String, String>) -> bool {
@@ -171,13 +165,10 @@ async fn a_newer_revision_is_applied_and_never_undone_by_an_older_release() {
 
     // The same revision from other SQL: refused, nothing applied.
     let sloppy = with_edited_count(ours, 1);
-    let other = Migrator {
-        definitions: Definitions {
-            list: sloppy.definitions.list,
-            ..ours.definitions
-        },
-        ..*ours
-    };
+    let other = ours.with_definitions(Definitions {
+        list: sloppy.definitions.list,
+        ..ours.definitions
+    });
     let fresh = PgTestDb::create().await.expect("a second schema");
     let other_table = TableName::in_schema(&fresh.schema, "outbox").unwrap();
     migrate_with(&mut client, ours, &other_table).await;

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::portable::{self, ClaimKind, Interleave};
+use outbox_core::store_kit::per_row::{self, ClaimKind, Interleave};
 use outbox_core::{
     async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest,
     DeadLetterSelection, EmissionStatus, EntryId, FindRequest, ListRequest, NewEntry, OutboxAdmin,
@@ -80,7 +80,7 @@ impl PortableSqlServerStore {
             conn: &mut conn,
             sql: &self.sql,
         };
-        let claims = portable::claim(&mut rows, req, kind, &self.interleave).await?;
+        let claims = per_row::claim(&mut rows, req, kind, &self.interleave).await?;
         conn.finish();
         Ok(claims)
     }
@@ -89,15 +89,9 @@ impl PortableSqlServerStore {
 #[async_trait]
 impl OutboxStore for PortableSqlServerStore {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            name: "portable-sqlserver",
-            atomic_completion: false,
-            notifications: false,
-            concurrent_writes: true,
-            ordered_claims: false,
-            key_runs: false,
-            slice_claims: false,
-        }
+        let mut caps = Capabilities::new("portable-sqlserver");
+        caps.concurrent_writes = true;
+        caps
     }
 
     fn limits(&self) -> &StoreLimits {
@@ -192,10 +186,7 @@ impl ClaimStore for PortableSqlServerStore {
             conn: &mut conn,
             sql: &self.sql,
         };
-        let mut results = Vec::with_capacity(reqs.len());
-        for req in &reqs {
-            results.push(portable::complete(&mut rows, req, &self.interleave).await?);
-        }
+        let results = per_row::complete_all(&mut rows, &reqs, &self.interleave).await?;
         conn.finish();
         Ok(results)
     }
@@ -207,7 +198,7 @@ impl ClaimStore for PortableSqlServerStore {
             conn: &mut conn,
             sql: &self.sql,
         };
-        let outcomes = portable::renew(&mut rows, claims, req).await?;
+        let outcomes = per_row::renew(&mut rows, claims, req).await?;
         conn.finish();
         Ok(outcomes)
     }
@@ -378,7 +369,7 @@ mod tests {
                 conn: &mut conn,
                 sql: &sql,
             };
-            let claims = portable::claim(&mut rows, &req, ClaimKind::Pending, &interleave)
+            let claims = per_row::claim(&mut rows, &req, ClaimKind::Pending, &interleave)
                 .await
                 .unwrap();
             assert_eq!(claims.len(), n);
@@ -403,7 +394,7 @@ mod tests {
                     conn: &mut conn,
                     sql: &sql,
                 };
-                let done = portable::complete(&mut rows, &req, &interleave)
+                let done = per_row::complete(&mut rows, &req, &interleave)
                     .await
                     .unwrap();
                 assert_eq!(done.outcome, TransitionOutcome::Applied);
@@ -427,7 +418,7 @@ mod tests {
             conn: &mut conn,
             sql: &sql,
         };
-        let claims = portable::claim(&mut rows, &req, ClaimKind::Pending, &Interleave::default())
+        let claims = per_row::claim(&mut rows, &req, ClaimKind::Pending, &Interleave::default())
             .await
             .unwrap();
         assert!(claims.is_empty());

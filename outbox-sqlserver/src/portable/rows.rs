@@ -3,7 +3,7 @@
 //! The per-row algorithm that runs on them is core's.
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::portable::{ClaimKind, CompletionWrite, PortableRows};
+use outbox_core::store_kit::per_row::{ClaimKind, CompletionWrite, PortableRows};
 use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{
     async_trait, Claim, ClaimRequest, EntryId, OutboxEntry, OutboxError, Result, TargetState,
@@ -49,7 +49,7 @@ impl PortableSql {
 }
 
 /// The portable commands in T-SQL on one connection: the per-row algorithm of
-/// `outbox_core::store_kit::portable` runs on them.
+/// `outbox_core::store_kit::per_row` runs on them.
 pub(crate) struct Rows<'a, C: Commands> {
     pub(crate) conn: &'a mut C,
     pub(crate) sql: &'a PortableSql,

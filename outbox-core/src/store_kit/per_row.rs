@@ -257,6 +257,20 @@ pub async fn complete<R: PortableRows + ?Sized>(
     ))
 }
 
+/// Completes every claim of a batch in order, one [`complete`] each, stopping at the
+/// first error (the caller then discards the connection). Validate the batch first.
+pub async fn complete_all<R: PortableRows + ?Sized>(
+    rows: &mut R,
+    reqs: &[CompletionRequest],
+    interleave: &Interleave,
+) -> Result<Vec<TransitionResult>> {
+    let mut results = Vec::with_capacity(reqs.len());
+    for req in reqs {
+        results.push(complete(rows, req, interleave).await?);
+    }
+    Ok(results)
+}
+
 /// Extends every lease still held; the others come back lost, in input order. Validate
 /// the request first.
 pub async fn renew<R: PortableRows + ?Sized>(
