@@ -24,7 +24,10 @@ pub fn redact_url(conn: &str) -> String {
     });
     match scheme {
         Some(end) => redact_uri(conn, end + 3),
-        None if conn.contains(';') => redact_semicolon_pairs(conn),
+        // Without a URL, which form a string is in cannot be told for sure (a libpq value
+        // may hold a `;`, an ADO.NET value a space), so a string with a `;` goes through
+        // both readings: whatever either reads as a password is hidden.
+        None if conn.contains(';') => redact_semicolon_pairs(&redact_key_values(conn)),
         None => redact_key_values(conn),
     }
 }
@@ -182,6 +185,11 @@ mod tests {
             ),
             ("sqlserver://h/db", "sqlserver://h/db"),
             ("no url at all", "no url at all"),
+            (
+                "host=localhost user=me password=hunter22 dbname=x;y",
+                "host=localhost user=me password=*** dbname=x;y",
+            ),
+            ("Password=a b;Server=h", "Password=***;Server=h"),
         ] {
             assert_eq!(redact_url(given), shown, "{given}");
         }
