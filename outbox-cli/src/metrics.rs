@@ -44,7 +44,7 @@ pub(crate) async fn sample(
     mut also: impl FnMut(&outbox_core::OutboxStats) + Send,
 ) {
     loop {
-        match store.live_stats(None).await {
+        match store.live_stats(&outbox_core::StatsRequest::new()).await {
             Ok(stats) => {
                 outbox_core::metric_names::record_stats(&stats);
                 also(&stats);

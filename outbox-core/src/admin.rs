@@ -6,7 +6,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::{ClaimStore, EmissionStatus, EntryId, OutboxEntry, Result};
+use crate::{
+    ClaimStore, DeadLettersRequest, EmissionStatus, EntryId, OutboxEntry, PurgeRequest,
+    RequeueRequest, Result, StatsRequest,
+};
 
 /// A picture of the outbox at one instant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -68,44 +71,6 @@ impl OutboxStats {
     }
 }
 
-/// Which entries of a status (failed, or dead-lettered) an operator's requeue or purge is
-/// about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DeadLetterSelection {
-    /// One entry (only if it is in the status).
-    One(EntryId),
-    /// Every entry in the status.
-    All,
-    /// Every entry in the status with this topic (what a list filtered by topic shows).
-    Topic(String),
-}
-
-impl DeadLetterSelection {
-    /// The one entry selected, if the selection is of one.
-    pub fn id(&self) -> Option<EntryId> {
-        match self {
-            Self::One(id) => Some(*id),
-            Self::All | Self::Topic(_) => None,
-        }
-    }
-
-    /// The topic selected, if the selection is of one topic.
-    pub fn topic(&self) -> Option<&str> {
-        match self {
-            Self::Topic(topic) => Some(topic),
-            Self::All | Self::One(_) => None,
-        }
-    }
-
-    /// Checks the selection: a topic must be one an entry could have.
-    pub fn check(&self) -> Result<()> {
-        match self {
-            Self::Topic(topic) => crate::limits::check_name("topic", topic),
-            Self::All | Self::One(_) => Ok(()),
-        }
-    }
-}
-
 /// One page of entries in one status, for an operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListRequest {
@@ -143,38 +108,12 @@ impl ListRequest {
     }
 }
 
-/// Checks that entries in `from` may be requeued: only the statuses that wait for an
-/// operator (failed, dead-lettered).
-pub fn check_requeue(from: EmissionStatus) -> Result<()> {
-    waiting_for_operator(from, "requeue status")
-}
-
-/// Checks that entries in `from` may be purged: the same statuses as
-/// [`check_requeue`], so nothing a drain may still deliver is ever deleted.
-pub fn check_purge(from: EmissionStatus) -> Result<()> {
-    waiting_for_operator(from, "purge status")
-}
-
-/// `Ok` for the statuses that wait for an operator; `field` names the refused input.
-fn waiting_for_operator(from: EmissionStatus, field: &'static str) -> Result<()> {
-    match from {
-        EmissionStatus::Failed | EmissionStatus::DeadLettered => Ok(()),
-        other => Err(crate::OutboxError::invalid(
-            field,
-            format!(
-                "{} entries are not waiting for an operator (only failed and dead_lettered are)",
-                other.as_str()
-            ),
-        )),
-    }
-}
-
 /// Operator operations every store offers, used by the `outbox` command.
 #[async_trait]
 pub trait OutboxAdmin: Send + Sync {
     /// Counts by status, the oldest pending row, leases in flight and expired, judged at
-    /// `now` (`None`: the store's clock).
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats>;
+    /// the request's instant (see [`StatsRequest`]).
+    async fn stats(&self, req: &StatsRequest) -> Result<OutboxStats>;
 
     /// The same picture at the cost of what is live, whatever the history behind it: what
     /// monitoring samples every few seconds. Pending, deferred, failed, retryable,
@@ -183,8 +122,8 @@ pub trait OutboxAdmin: Send + Sync {
     /// be an estimate ([`OutboxStats::delivered_estimated`]), and the claims made of them
     /// are not summed ([`OutboxStats::claims_made`] is `None`). A store without a cheaper
     /// way answers with [`OutboxAdmin::stats`], which is exact.
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
-        self.stats(now).await
+    async fn live_stats(&self, req: &StatsRequest) -> Result<OutboxStats> {
+        self.stats(req).await
     }
 
     /// What is live per topic: each topic's entries in every status but delivered and its
@@ -196,8 +135,8 @@ pub trait OutboxAdmin: Send + Sync {
         crate::topics::by_listing(self, limit).await
     }
 
-    /// Up to `limit` dead-lettered entries, most recently dead-lettered first.
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>>;
+    /// The most recently dead-lettered entries, newest first (see [`DeadLettersRequest`]).
+    async fn dead_letters(&self, req: &DeadLettersRequest) -> Result<Vec<OutboxEntry>>;
 
     /// One page of entries in a status (see [`ListRequest`]).
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>>;
@@ -206,35 +145,15 @@ pub trait OutboxAdmin: Send + Sync {
     /// cut-off would delete.
     async fn count_delivered_before(&self, before: DateTime<Utc>) -> Result<u64>;
 
-    /// Makes entries in `from` (failed, or dead-lettered) pending again with a fresh
-    /// attempt budget (attempt count 0, no retry time, no dead-letter reason; the last
-    /// error is kept). `which` picks one entry (only if it is in `from`) or all of them.
-    /// Returns how many were requeued. Any other status is refused.
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64>;
+    /// Makes the request's entries pending again with a fresh attempt budget (attempt
+    /// count 0, no retry time, no dead-letter reason; the last error is kept). Returns how
+    /// many were requeued. Entries in any status but failed and dead-lettered are refused
+    /// (see [`RequeueRequest`]).
+    async fn requeue(&self, req: &RequeueRequest) -> Result<u64>;
 
-    /// [`OutboxAdmin::requeue`] from dead-lettered.
-    async fn requeue_dead_letters(
-        &self,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        self.requeue(EmissionStatus::DeadLettered, which, now).await
-    }
-
-    /// Deletes entries in `from` (failed, or dead-lettered), in bounded batches. `which`
-    /// picks one entry (only if it is in `from`) or all of them. Returns how many went.
-    /// Any other status is refused.
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64>;
-
-    /// [`OutboxAdmin::purge`] of dead-lettered entries.
-    async fn purge_dead_letters(&self, which: DeadLetterSelection) -> Result<u64> {
-        self.purge(EmissionStatus::DeadLettered, which).await
-    }
+    /// Deletes the request's entries, in bounded batches. Returns how many went. Entries
+    /// in any status but failed and dead-lettered are refused (see [`PurgeRequest`]).
+    async fn purge(&self, req: &PurgeRequest) -> Result<u64>;
 }
 
 /// A claim store that also offers the operator operations.

@@ -16,10 +16,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest, DeadLetterSelection,
-    EmissionStatus, EntryId, FindRequest, ListRequest, NewEntry, OutboxAdmin, OutboxEntry,
-    OutboxError, OutboxStats, OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result,
-    StoreLimits, TransitionResult,
+    Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest, EntryId, FindRequest,
+    ListRequest, NewEntry, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, OutboxStore,
+    PruneRequest, RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
 };
 
 /// The longest deadline [`Bounded::new`] takes.
@@ -149,20 +148,20 @@ impl<S: ClaimStore> ClaimStore for Bounded<S> {
 
 #[async_trait]
 impl<S: OutboxAdmin> OutboxAdmin for Bounded<S> {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
-        self.bound(self.inner.stats(now)).await
+    async fn stats(&self, req: &crate::StatsRequest) -> Result<OutboxStats> {
+        self.bound(self.inner.stats(req)).await
     }
 
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
-        self.bound(self.inner.live_stats(now)).await
+    async fn live_stats(&self, req: &crate::StatsRequest) -> Result<OutboxStats> {
+        self.bound(self.inner.live_stats(req)).await
     }
 
     async fn topic_stats(&self, limit: u32) -> Result<Vec<crate::TopicStats>> {
         self.bound(self.inner.topic_stats(limit)).await
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
-        self.bound(self.inner.dead_letters(limit)).await
+    async fn dead_letters(&self, req: &crate::DeadLettersRequest) -> Result<Vec<OutboxEntry>> {
+        self.bound(self.inner.dead_letters(req)).await
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
@@ -173,17 +172,12 @@ impl<S: OutboxAdmin> OutboxAdmin for Bounded<S> {
         self.bound(self.inner.count_delivered_before(before)).await
     }
 
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        self.bound(self.inner.requeue(from, which, now)).await
+    async fn requeue(&self, req: &crate::RequeueRequest) -> Result<u64> {
+        self.bound(self.inner.requeue(req)).await
     }
 
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        self.bound(self.inner.purge(from, which)).await
+    async fn purge(&self, req: &crate::PurgeRequest) -> Result<u64> {
+        self.bound(self.inner.purge(req)).await
     }
 }
 

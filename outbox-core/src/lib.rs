@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod admin;
+mod admin_requests;
 mod bounded;
 mod claim_groups;
 mod claim_start;
@@ -10,6 +11,7 @@ mod conflict_retry;
 mod detached;
 pub mod drain;
 pub mod duration;
+mod entry_columns;
 mod error;
 mod ident;
 mod limits;
@@ -24,13 +26,17 @@ mod outcomes;
 pub mod portable;
 mod redact;
 mod store;
+mod store_basics;
 pub mod store_kit;
 mod topics;
 #[cfg(feature = "otel")]
 pub mod trace_context;
 mod writes;
 
-pub use admin::{AdminClaimStore, DeadLetterSelection, ListRequest, OutboxAdmin, OutboxStats};
+pub use admin::{AdminClaimStore, ListRequest, OutboxAdmin, OutboxStats};
+pub use admin_requests::{
+    DeadLetterSelection, DeadLettersRequest, PurgeRequest, RequeueRequest, StatsRequest,
+};
 pub use bounded::{Bounded, MAX_CALL_TIMEOUT};
 pub use claim_start::{DEFAULT_FULL_WALK_EVERY, MAX_FULL_WALK_EVERY};
 pub use cleanup::{CleanupStats, CleanupThresholds, HeldSnapshot};

@@ -149,20 +149,20 @@ impl<S: ClaimStore> ClaimStore for Observed<S> {
 
 #[async_trait]
 impl<S: crate::OutboxAdmin> crate::OutboxAdmin for Observed<S> {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<crate::OutboxStats> {
-        self.inner.stats(now).await
+    async fn stats(&self, req: &crate::StatsRequest) -> Result<crate::OutboxStats> {
+        self.inner.stats(req).await
     }
 
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<crate::OutboxStats> {
-        self.inner.live_stats(now).await
+    async fn live_stats(&self, req: &crate::StatsRequest) -> Result<crate::OutboxStats> {
+        self.inner.live_stats(req).await
     }
 
     async fn topic_stats(&self, limit: u32) -> Result<Vec<crate::TopicStats>> {
         self.inner.topic_stats(limit).await
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
-        self.inner.dead_letters(limit).await
+    async fn dead_letters(&self, req: &crate::DeadLettersRequest) -> Result<Vec<OutboxEntry>> {
+        self.inner.dead_letters(req).await
     }
 
     async fn list(&self, req: &crate::ListRequest) -> Result<Vec<OutboxEntry>> {
@@ -173,21 +173,12 @@ impl<S: crate::OutboxAdmin> crate::OutboxAdmin for Observed<S> {
         self.inner.count_delivered_before(before).await
     }
 
-    async fn requeue(
-        &self,
-        from: crate::EmissionStatus,
-        which: crate::DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        self.inner.requeue(from, which, now).await
+    async fn requeue(&self, req: &crate::RequeueRequest) -> Result<u64> {
+        self.inner.requeue(req).await
     }
 
-    async fn purge(
-        &self,
-        from: crate::EmissionStatus,
-        which: crate::DeadLetterSelection,
-    ) -> Result<u64> {
-        self.inner.purge(from, which).await
+    async fn purge(&self, req: &crate::PurgeRequest) -> Result<u64> {
+        self.inner.purge(req).await
     }
 }
 

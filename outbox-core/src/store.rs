@@ -52,6 +52,42 @@ impl Capabilities {
         }
     }
 
+    /// The same capabilities, with [`Capabilities::atomic_completion`] set to `on`.
+    pub const fn with_atomic_completion(mut self, on: bool) -> Self {
+        self.atomic_completion = on;
+        self
+    }
+
+    /// The same capabilities, with [`Capabilities::notifications`] set to `on`.
+    pub const fn with_notifications(mut self, on: bool) -> Self {
+        self.notifications = on;
+        self
+    }
+
+    /// The same capabilities, with [`Capabilities::concurrent_writes`] set to `on`.
+    pub const fn with_concurrent_writes(mut self, on: bool) -> Self {
+        self.concurrent_writes = on;
+        self
+    }
+
+    /// The same capabilities, with [`Capabilities::ordered_claims`] set to `on`.
+    pub const fn with_ordered_claims(mut self, on: bool) -> Self {
+        self.ordered_claims = on;
+        self
+    }
+
+    /// The same capabilities, with [`Capabilities::key_runs`] set to `on`.
+    pub const fn with_key_runs(mut self, on: bool) -> Self {
+        self.key_runs = on;
+        self
+    }
+
+    /// The same capabilities, with [`Capabilities::slice_claims`] set to `on`.
+    pub const fn with_slice_claims(mut self, on: bool) -> Self {
+        self.slice_claims = on;
+        self
+    }
+
     /// Refuses a claim request that asks for what this store cannot do (per-key order
     /// without [`Capabilities::ordered_claims`], a slice without
     /// [`Capabilities::slice_claims`]), rather than ignoring it.

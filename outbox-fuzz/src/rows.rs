@@ -140,8 +140,13 @@ pub fn sqlite_row(data: &[u8]) {
         for status in EmissionStatus::ALL {
             named(id, store.list(&ListRequest::new(status, 10)).await);
         }
-        named(id, store.dead_letters(10).await);
-        named(id, store.stats(None).await);
+        named(
+            id,
+            store
+                .dead_letters(&outbox_core::DeadLettersRequest::new(10))
+                .await,
+        );
+        named(id, store.stats(&outbox_core::StatsRequest::new()).await);
         let claim = ClaimRequest::new("reader", 10, TimeDelta::seconds(60));
         named(id, store.claim_pending(&claim).await);
     });

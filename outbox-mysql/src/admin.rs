@@ -2,13 +2,10 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::admin::{check_list, check_requeue, StatsColumns};
+use outbox_core::store_kit::admin::{check_list, StatsColumns};
 use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::store_kit::writes::{delete_in_batches, DELETE_BATCH};
-use outbox_core::{
-    DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
-    OutboxStats, Result,
-};
+use outbox_core::{ListRequest, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result};
 use sqlx::Row;
 
 use crate::error::map_err;
@@ -36,11 +33,13 @@ impl MySqlClaimStore {
 
 #[async_trait]
 impl OutboxAdmin for MySqlClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.sql.stats, now).await
     }
 
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn live_stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.sql.live_stats, now).await
     }
 
@@ -56,8 +55,13 @@ impl OutboxAdmin for MySqlClaimStore {
         )
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+    async fn dead_letters(
+        &self,
+        req: &outbox_core::DeadLettersRequest,
+    ) -> Result<Vec<OutboxEntry>> {
+        let limit = req.limit;
         self.config
+            .basics
             .limits
             .check_batch_size("limit", limit as usize)?;
         sqlx::query(&self.sql.dead_letters)
@@ -71,7 +75,7 @@ impl OutboxAdmin for MySqlClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        check_list(req, &self.config.limits)?;
+        check_list(req, &self.config.basics.limits)?;
         let after = req.after.map(|id| id.as_uuid());
         sqlx::query(self.sql.list_entries.get(req.status))
             .bind(after)
@@ -101,14 +105,9 @@ impl OutboxAdmin for MySqlClaimStore {
         })
     }
 
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        check_requeue(from)?;
-        which.check()?;
+    async fn requeue(&self, req: &outbox_core::RequeueRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which, now) = (req.from, req.which.clone(), req.now);
         let now = now.map(normalize_time);
         let id = which.id().map(|id| id.as_uuid());
         let topic = which.topic().map(str::to_owned);
@@ -132,9 +131,9 @@ impl OutboxAdmin for MySqlClaimStore {
         .await
     }
 
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::admin::check_purge(from)?;
-        which.check()?;
+    async fn purge(&self, req: &outbox_core::PurgeRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which) = (req.from, req.which.clone());
         let id = which.id().map(|id| id.as_uuid());
         let topic = which.topic().map(str::to_owned);
         delete_in_batches(|| {

@@ -35,13 +35,13 @@ impl ClaimStore for MySqlClaimStore {
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
-        self.config.limits.check_completions(&reqs)?;
+        self.config.basics.limits.check_completions(&reqs)?;
         self.detached(move |store| async move { store.complete_now(&reqs).await })
             .await
     }
 
     async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
-        self.config.limits.check_renew(claims, req)?;
+        self.config.basics.limits.check_renew(claims, req)?;
         let lease = req
             .lease
             .num_microseconds()
@@ -58,7 +58,7 @@ impl ClaimStore for MySqlClaimStore {
 
 impl MySqlClaimStore {
     async fn claim(&self, groups: ClaimGroups, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.config.limits.check_claim(req)?;
+        self.config.basics.limits.check_claim(req)?;
         self.capabilities().check_claim(req)?;
         let req = req.clone();
         self.detached(

@@ -3,15 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::{Clock, ConflictRetry, StoreLimits, SystemClock, TableName};
+use outbox_core::store_kit::config::StoreBasics;
+use outbox_core::{Clock, ConflictRetry, StoreLimits, TableName};
 
 /// Settings of a [`crate::MySqlClaimStore`], as a builder with defaults.
 #[derive(Debug, Clone)]
 pub struct MySqlStoreConfig {
-    pub(crate) table: TableName,
-    pub(crate) limits: StoreLimits,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) max_connections: u32,
+    pub(crate) basics: StoreBasics,
     pub(crate) acquire_timeout: Duration,
     pub(crate) conflict_retry: ConflictRetry,
 }
@@ -19,10 +17,7 @@ pub struct MySqlStoreConfig {
 impl Default for MySqlStoreConfig {
     fn default() -> Self {
         Self {
-            table: TableName::default(),
-            limits: StoreLimits::default(),
-            clock: Arc::new(SystemClock),
-            max_connections: 8,
+            basics: StoreBasics::default(),
             acquire_timeout: Duration::from_secs(10),
             conflict_retry: ConflictRetry::default(),
         }
@@ -39,13 +34,13 @@ impl MySqlStoreConfig {
 
     /// Uses another table; [`TableName::in_schema`] names its database.
     pub fn table(mut self, table: TableName) -> Self {
-        self.table = table;
+        self.basics.table = table;
         self
     }
 
     /// Enforces `limits` on every call.
     pub fn limits(mut self, limits: StoreLimits) -> Self {
-        self.limits = limits;
+        self.basics.limits = limits;
         self
     }
 
@@ -53,13 +48,13 @@ impl MySqlStoreConfig {
     /// delivery times) from `clock` when a request carries no `now`. Claims, leases and
     /// eligibility are judged on the server's clock, which every worker shares.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.basics.clock = clock;
         self
     }
 
     /// The pool size used by [`crate::MySqlClaimStore::open`] (at least 1).
     pub fn max_connections(mut self, n: u32) -> Self {
-        self.max_connections = n.max(1);
+        self.basics.set_max_connections(n);
         self
     }
 
@@ -79,6 +74,6 @@ impl MySqlStoreConfig {
 
     /// The table this configuration names.
     pub fn table_name(&self) -> &TableName {
-        &self.table
+        &self.basics.table
     }
 }

@@ -55,17 +55,6 @@ fn build(sql: &str, params: Vec<SqlParam>) -> Result<MySqlQuery<'_>> {
     params.into_iter().try_fold(sqlx::query(sql), bind)
 }
 
-fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
-    OutboxError::CorruptRow {
-        id: id.to_owned(),
-        reason: what.to_string(),
-    }
-}
-
-fn decode_clock(row: &MySqlRow) -> Result<DateTime<Utc>> {
-    crate::row::clock(row)
-}
-
 impl SqlxEngine for MySqlEngine {
     type Database = MySql;
     const NAME: &'static str = "portable-mysql";
@@ -88,7 +77,7 @@ impl SqlxEngine for MySqlEngine {
     }
 
     fn decode_clock(row: &MySqlRow) -> Result<DateTime<Utc>> {
-        decode_clock(row)
+        crate::row::clock(row)
     }
 
     fn decode_entry(row: &MySqlRow) -> Result<OutboxEntry> {
@@ -96,8 +85,7 @@ impl SqlxEngine for MySqlEngine {
     }
 
     fn decode_id(row: &MySqlRow) -> Result<EntryId> {
-        let id: uuid::Uuid = sqlx::Row::try_get(row, "id").map_err(|e| corrupt("?", e))?;
-        Ok(EntryId::from_uuid(id))
+        crate::row::decode_id(row)
     }
 
     fn rows_affected(done: &sqlx::mysql::MySqlQueryResult) -> u64 {

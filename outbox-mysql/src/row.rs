@@ -2,7 +2,8 @@
 //! 16-byte binary strings, headers as JSON text, statuses as small integer codes.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
+use outbox_core::store_kit::rows::{self, ColumnRead, EntryColumns};
+use outbox_core::{EntryId, OutboxEntry, OutboxError, Result};
 use sqlx::mysql::{MySqlConnection, MySqlRow};
 use sqlx::Row;
 use uuid::Uuid;
@@ -45,40 +46,17 @@ fn get<'r, T: sqlx::Decode<'r, sqlx::MySql> + sqlx::Type<sqlx::MySql>>(
         .map_err(|e| corrupt(id, format!("{column}: {e}")))
 }
 
-/// A text column. The table compares text byte by byte (`utf8mb4_bin`), which the server
-/// reports with the binary flag, so the bytes are read and checked as UTF-8 here.
-pub(crate) fn text(row: &MySqlRow, id: &str, column: &str) -> Result<Option<String>> {
-    let bytes: Option<Vec<u8>> = get(row, id, column)?;
-    bytes
-        .map(|b| String::from_utf8(b).map_err(|_| corrupt(id, format!("{column} is not UTF-8"))))
-        .transpose()
-}
-
-fn required_text(row: &MySqlRow, id: &str, column: &str) -> Result<String> {
-    text(row, id, column)?.ok_or_else(|| corrupt(id, format!("{column} is NULL")))
-}
-
-fn uuid(id: &str, column: &str, bytes: &[u8]) -> Result<Uuid> {
-    Uuid::from_slice(bytes).map_err(|_| corrupt(id, format!("{column} is not 16 bytes")))
-}
-
-fn count(id: &str, column: &str, v: i64) -> Result<u32> {
-    u32::try_from(v).map_err(|_| corrupt(id, format!("{column} {v} is out of range")))
+/// A text column (see [`Columns::text`]).
+pub(crate) fn text(row: &MySqlRow, id: &str, column: &'static str) -> Result<Option<String>> {
+    Columns(row)
+        .text(column)
+        .map_err(|reason| corrupt(id, format!("{column}: {reason}")))
 }
 
 /// A time column (DATETIME(6), UTC).
 pub(crate) fn time(row: &MySqlRow, id: &str, column: &str) -> Result<Option<DateTime<Utc>>> {
     let at: Option<NaiveDateTime> = get(row, id, column)?;
     Ok(at.map(|t| t.and_utc()))
-}
-
-fn required_time(row: &MySqlRow, id: &str, column: &str) -> Result<DateTime<Utc>> {
-    time(row, id, column)?.ok_or_else(|| corrupt(id, format!("{column} is NULL")))
-}
-
-/// The `clock_now` column of the statements that judge at the server's clock.
-pub(crate) fn clock(row: &MySqlRow) -> Result<DateTime<Utc>> {
-    required_time(row, "clock", "clock_now")
 }
 
 /// The row's clustered key (the claim statements return it).
@@ -88,44 +66,51 @@ pub(crate) fn seq(row: &MySqlRow) -> Result<i64> {
 
 /// Reads one full row of the outbox table.
 pub(crate) fn decode(row: &MySqlRow) -> Result<OutboxEntry> {
-    let raw_id: Vec<u8> = get(row, "?", "id")?;
-    let id_uuid = uuid("?", "id", &raw_id)?;
-    let id = id_uuid.to_string();
-    let id = id.as_str();
-    let status_code: i64 = get(row, id, "status")?;
-    let headers_json = required_text(row, id, "headers")?;
-    let headers: Headers = serde_json::from_str(&headers_json)
-        .map_err(|e| corrupt(id, format!("headers are not a JSON object of strings: {e}")))?;
-    let token: Option<Vec<u8>> = get(row, id, "claim_token")?;
-    let stamp: Vec<u8> = get(row, id, "stamp")?;
-    Ok(OutboxEntry {
-        id: EntryId::from_uuid(id_uuid),
-        topic: required_text(row, id, "topic")?,
-        partition_key: text(row, id, "partition_key")?,
-        payload: get(row, id, "payload")?,
-        headers,
-        status: EmissionStatus::from_code(status_code)
-            .ok_or_else(|| corrupt(id, format!("unknown status code {status_code}")))?,
-        created_at: required_time(row, id, "created_at")?,
-        updated_at: required_time(row, id, "updated_at")?,
-        not_before: time(row, id, "not_before")?,
-        next_retry_at: time(row, id, "next_retry_at")?,
-        attempt_count: count(id, "attempt_count", get(row, id, "attempt_count")?)?,
-        last_error: text(row, id, "last_error")?,
-        dead_letter_reason: text(row, id, "dead_letter_reason")?,
-        delivered_at: time(row, id, "delivered_at")?,
-        provider_message_id: text(row, id, "provider_message_id")?,
-        claim_owner: text(row, id, "claim_owner")?,
-        claim_token: token.map(|t| uuid(id, "claim_token", &t)).transpose()?,
-        claimed_at: time(row, id, "claimed_at")?,
-        claim_expires_at: time(row, id, "claim_expires_at")?,
-        claim_attempt_count: count(
-            id,
-            "claim_attempt_count",
-            get(row, id, "claim_attempt_count")?,
-        )?,
-        stamp: uuid(id, "stamp", &stamp)?,
-    })
+    rows::entry(&Columns(row))
+}
+
+/// The `clock_now` column of the statements that judge at the server's clock.
+pub(crate) fn clock(row: &MySqlRow) -> Result<DateTime<Utc>> {
+    rows::clock(&Columns(row))
+}
+
+/// Reads the id of a row.
+pub(crate) fn decode_id(row: &MySqlRow) -> Result<EntryId> {
+    rows::entry_id(&Columns(row))
+}
+
+/// How the MariaDB schema stores each kind of column.
+struct Columns<'r>(&'r MySqlRow);
+
+impl Columns<'_> {
+    fn read<'r, T: sqlx::Decode<'r, sqlx::MySql> + sqlx::Type<sqlx::MySql>>(
+        &'r self,
+        column: &str,
+    ) -> ColumnRead<T> {
+        self.0.try_get(column).map_err(|e| e.to_string())
+    }
+}
+
+impl EntryColumns for Columns<'_> {
+    /// Text compares byte by byte (`utf8mb4_bin`), which the server reports with the
+    /// binary flag, so the bytes are read and checked as UTF-8 here.
+    fn text(&self, column: &'static str) -> ColumnRead<String> {
+        self.bytes(column)?
+            .map(|b| String::from_utf8(b).map_err(|_| "not UTF-8".to_owned()))
+            .transpose()
+    }
+    fn bytes(&self, column: &'static str) -> ColumnRead<Vec<u8>> {
+        self.read(column)
+    }
+    fn time(&self, column: &'static str) -> ColumnRead<DateTime<Utc>> {
+        Ok(self.read::<NaiveDateTime>(column)?.map(|t| t.and_utc()))
+    }
+    fn code(&self, column: &'static str) -> ColumnRead<i64> {
+        self.read(column)
+    }
+    fn count(&self, column: &'static str) -> ColumnRead<i64> {
+        self.read(column)
+    }
 }
 
 /// The entry `id` as `get` (the table's `get.sql`) reads it on `conn`, if there is one.

@@ -18,25 +18,24 @@ use crate::MySqlClaimStore;
 #[async_trait]
 impl OutboxStore for MySqlClaimStore {
     fn capabilities(&self) -> Capabilities {
-        let mut caps = Capabilities::new("mysql");
-        caps.atomic_completion = true;
-        caps.concurrent_writes = true;
-        caps.ordered_claims = true;
-        caps.key_runs = true;
-        caps.slice_claims = true;
-        caps
+        Capabilities::new("mysql")
+            .with_atomic_completion(true)
+            .with_concurrent_writes(true)
+            .with_ordered_claims(true)
+            .with_key_runs(true)
+            .with_slice_claims(true)
     }
 
     fn limits(&self) -> &StoreLimits {
-        &self.config.limits
+        &self.config.basics.limits
     }
 
     async fn check_schema(&self) -> Result<()> {
-        crate::check_schema(&self.pool, &self.config.table).await
+        crate::check_schema(&self.pool, &self.config.basics.table).await
     }
 
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
-        self.config.limits.check_new_entries(&entries)?;
+        self.config.basics.limits.check_new_entries(&entries)?;
         self.detached(|store| async move {
             let mut tx = store.pool.begin().await.map_err(map_err)?;
             let written = store.writer.insert_all(&mut tx, entries).await?;
@@ -80,7 +79,7 @@ impl OutboxStore for MySqlClaimStore {
     }
 
     async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {
-        self.config.limits.check_prune(req)?;
+        self.config.basics.limits.check_prune(req)?;
         let req = req.clone();
         self.detached(move |store| async move {
             let done = sqlx::query(&store.sql.prune_delivered)
@@ -97,7 +96,7 @@ impl OutboxStore for MySqlClaimStore {
 
 impl MySqlClaimStore {
     async fn find(&self, sql: &str, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
-        self.config.limits.check_find(req)?;
+        self.config.basics.limits.check_find(req)?;
         self.capabilities().check_find(req)?;
         let mut query = sqlx::query(sql)
             .bind(req.now.map(normalize_time))

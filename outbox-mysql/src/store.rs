@@ -4,7 +4,6 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{OutboxError, Result, TableName};
 use sqlx::mysql::MySqlPoolOptions;
 use sqlx::{Executor, MySqlPool};
@@ -56,7 +55,7 @@ impl MySqlClaimStore {
         let options = connect_options(url)?;
         let session = include_str!("../sql/session.sql");
         MySqlPoolOptions::new()
-            .max_connections(config.max_connections)
+            .max_connections(config.basics.max_connections)
             .acquire_timeout(config.acquire_timeout)
             .after_connect(move |conn, _| {
                 Box::pin(async move { conn.execute(session).await.map(drop) })
@@ -78,13 +77,13 @@ impl MySqlClaimStore {
     /// READ`, InnoDB's default, a claim's locking read takes gap locks that block
     /// concurrent enqueues).
     pub async fn new(pool: MySqlPool, config: MySqlStoreConfig) -> Result<Self> {
-        crate::check_schema(&pool, &config.table).await?;
+        crate::check_schema(&pool, &config.basics.table).await?;
         check_isolation(&pool).await?;
-        let sql = Arc::new(Statements::render(&config.table));
+        let sql = Arc::new(Statements::render(&config.basics.table));
         let packet = max_allowed_packet(&pool).await?;
         let writer = MySqlWriter::rendered(Arc::clone(&sql))
-            .limits(config.limits.clone())
-            .clock(Arc::clone(&config.clock))
+            .limits(config.basics.limits.clone())
+            .clock(Arc::clone(&config.basics.clock))
             .max_statement_bytes(packet);
         Ok(Self {
             pool,
@@ -103,7 +102,7 @@ impl MySqlClaimStore {
 
     /// The table this store works on.
     pub fn table(&self) -> &TableName {
-        &self.config.table
+        &self.config.basics.table
     }
 
     /// The store's writer: the same table, limits and clock, for writing entries in the
@@ -124,9 +123,7 @@ impl MySqlClaimStore {
 
     /// The time a request records: its own, or the configured clock's.
     pub(crate) fn now(&self, requested: Option<DateTime<Utc>>) -> DateTime<Utc> {
-        requested
-            .map(normalize_time)
-            .unwrap_or_else(|| self.config.clock.now())
+        self.config.basics.now(requested)
     }
 
     /// Runs `transaction` by the store's [`outbox_core::ConflictRetry`]: again, after a

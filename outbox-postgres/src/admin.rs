@@ -7,8 +7,8 @@ use outbox_core::store_kit::admin::{
 };
 use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{
-    CleanupStats, DeadLetterSelection, EmissionStatus, HeldSnapshot, ListRequest, OutboxAdmin,
-    OutboxEntry, OutboxError, OutboxStats, Result, TableName, TopicStats,
+    CleanupStats, HeldSnapshot, ListRequest, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats,
+    Result, TableName, TopicStats,
 };
 
 use crate::connection::{execute, query};
@@ -111,11 +111,13 @@ impl PgClaimStore {
 
 #[async_trait]
 impl OutboxAdmin for PgClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.inner.admin_sql.stats, now).await
     }
 
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn live_stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.inner.admin_sql.live_stats, now).await
     }
 
@@ -125,7 +127,11 @@ impl OutboxAdmin for PgClaimStore {
         topic_stats_of(rows.iter().map(row::topic_group), limit)
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+    async fn dead_letters(
+        &self,
+        req: &outbox_core::DeadLettersRequest,
+    ) -> Result<Vec<OutboxEntry>> {
+        let limit = req.limit;
         self.inner
             .limits
             .check_batch_size("limit", limit as usize)?;
@@ -172,14 +178,9 @@ impl OutboxAdmin for PgClaimStore {
         count(row, "n")
     }
 
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        outbox_core::store_kit::admin::check_requeue(from)?;
-        which.check()?;
+    async fn requeue(&self, req: &outbox_core::RequeueRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which, now) = (req.from, req.which.clone(), req.now);
         let now = now.map(normalize_time);
         let id = which.id().map(|id| id.as_uuid());
         let topic = which.topic().map(str::to_owned);
@@ -192,9 +193,9 @@ impl OutboxAdmin for PgClaimStore {
         .await
     }
 
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::admin::check_purge(from)?;
-        which.check()?;
+    async fn purge(&self, req: &outbox_core::PurgeRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which) = (req.from, req.which.clone());
         let id = which.id().map(|id| id.as_uuid());
         let topic = which.topic().map(str::to_owned);
         let batch = i64::from(outbox_core::store_kit::writes::DELETE_BATCH);

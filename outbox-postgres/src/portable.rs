@@ -7,7 +7,8 @@ use outbox_core::portable::{
     Dialect, Placeholders, PortableConfig, PortableStore, SqlParam, SqlxBackend, SqlxEngine,
     SqlxQuery,
 };
-use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Quotes, Result};
+use outbox_core::store_kit::rows::{self, ColumnRead, EntryColumns};
+use outbox_core::{EntryId, Headers, OutboxEntry, OutboxError, Quotes, Result};
 use sqlx::postgres::{PgArguments, PgPool, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::types::Json;
@@ -31,22 +32,6 @@ pub type PortablePgStore = PortableStore<PgBackend>;
 /// connections' `search_path`.
 pub async fn portable_store(pool: PgPool, config: PortableConfig) -> Result<PortablePgStore> {
     PortableStore::new(PgBackend::new(pool), config).await
-}
-
-/// A stored integer that must fit a `u32` (attempt counts).
-fn to_count(id: &str, field: &str, value: i64) -> Result<u32> {
-    u32::try_from(value).map_err(|_| OutboxError::CorruptRow {
-        id: id.to_owned(),
-        reason: format!("{field} {value} is out of range"),
-    })
-}
-
-/// A stored status code.
-fn to_status(id: &str, code: i64) -> Result<EmissionStatus> {
-    EmissionStatus::from_code(code).ok_or_else(|| OutboxError::CorruptRow {
-        id: id.to_owned(),
-        reason: format!("unknown status code {code}"),
-    })
 }
 
 type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
@@ -89,63 +74,40 @@ fn build(sql: &str, params: Vec<SqlParam>) -> Result<PgQuery<'_>> {
     Ok(params.into_iter().fold(sqlx::query(sql), bind))
 }
 
-fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
-    OutboxError::CorruptRow {
-        id: id.to_owned(),
-        reason: what.to_string(),
+/// The columns of a row as sqlx reads them: the same types as [`crate::row`] reads.
+struct Columns<'r>(&'r PgRow);
+
+impl Columns<'_> {
+    fn read<'r, T: sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>>(
+        &'r self,
+        column: &str,
+    ) -> ColumnRead<T> {
+        self.0.try_get(column).map_err(|e| e.to_string())
     }
 }
 
-fn decode_entry(row: &PgRow) -> Result<OutboxEntry> {
-    let id: Uuid = row.try_get("id").map_err(|e| corrupt("?", e))?;
-    let key = id.to_string();
-    let k = key.as_str();
-    let time = |c: &str| {
-        row.try_get::<Option<DateTime<Utc>>, _>(c)
-            .map_err(|e| corrupt(k, e))
-    };
-    let required = |c: &str| {
-        row.try_get::<DateTime<Utc>, _>(c)
-            .map_err(|e| corrupt(k, e))
-    };
-    let text = |c: &str| {
-        row.try_get::<Option<String>, _>(c)
-            .map_err(|e| corrupt(k, e))
-    };
-    let int = |c: &str| {
-        row.try_get::<i32, _>(c)
-            .map_err(|e| corrupt(k, e))
-            .and_then(|v| to_count(k, c, i64::from(v)))
-    };
-    let status: i16 = row.try_get("status").map_err(|e| corrupt(k, e))?;
-    let headers: Json<Headers> = row.try_get("headers").map_err(|e| corrupt(k, e))?;
-    Ok(OutboxEntry {
-        id: EntryId::from_uuid(id),
-        topic: row.try_get("topic").map_err(|e| corrupt(k, e))?,
-        partition_key: text("partition_key")?,
-        payload: row.try_get("payload").map_err(|e| corrupt(k, e))?,
-        headers: headers.0,
-        status: to_status(k, i64::from(status))?,
-        created_at: required("created_at")?,
-        updated_at: required("updated_at")?,
-        not_before: time("not_before")?,
-        next_retry_at: time("next_retry_at")?,
-        attempt_count: int("attempt_count")?,
-        last_error: text("last_error")?,
-        dead_letter_reason: text("dead_letter_reason")?,
-        delivered_at: time("delivered_at")?,
-        provider_message_id: text("provider_message_id")?,
-        claim_owner: text("claim_owner")?,
-        claim_token: row.try_get("claim_token").map_err(|e| corrupt(k, e))?,
-        claimed_at: time("claimed_at")?,
-        claim_expires_at: time("claim_expires_at")?,
-        claim_attempt_count: int("claim_attempt_count")?,
-        stamp: row.try_get("stamp").map_err(|e| corrupt(k, e))?,
-    })
-}
-
-fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
-    row.try_get("clock_now").map_err(|e| corrupt("clock", e))
+impl EntryColumns for Columns<'_> {
+    fn text(&self, column: &'static str) -> ColumnRead<String> {
+        self.read(column)
+    }
+    fn bytes(&self, column: &'static str) -> ColumnRead<Vec<u8>> {
+        self.read(column)
+    }
+    fn time(&self, column: &'static str) -> ColumnRead<DateTime<Utc>> {
+        self.read(column)
+    }
+    fn code(&self, column: &'static str) -> ColumnRead<i64> {
+        Ok(self.read::<i16>(column)?.map(i64::from))
+    }
+    fn count(&self, column: &'static str) -> ColumnRead<i64> {
+        Ok(self.read::<i32>(column)?.map(i64::from))
+    }
+    fn uuid(&self, column: &'static str) -> ColumnRead<Uuid> {
+        self.read(column)
+    }
+    fn headers(&self, column: &'static str) -> ColumnRead<Headers> {
+        Ok(self.read::<Json<Headers>>(column)?.map(|h| h.0))
+    }
 }
 
 impl SqlxEngine for PgEngine {
@@ -169,16 +131,15 @@ impl SqlxEngine for PgEngine {
     }
 
     fn decode_clock(row: &PgRow) -> Result<DateTime<Utc>> {
-        decode_clock(row)
+        rows::clock(&Columns(row))
     }
 
     fn decode_entry(row: &PgRow) -> Result<OutboxEntry> {
-        decode_entry(row)
+        rows::entry(&Columns(row))
     }
 
     fn decode_id(row: &PgRow) -> Result<EntryId> {
-        let id: uuid::Uuid = sqlx::Row::try_get(row, "id").map_err(|e| corrupt("?", e))?;
-        Ok(EntryId::from_uuid(id))
+        rows::entry_id(&Columns(row))
     }
 
     fn rows_affected(done: &sqlx::postgres::PgQueryResult) -> u64 {

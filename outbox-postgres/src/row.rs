@@ -2,76 +2,55 @@
 
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::outcomes::GuardedRows;
-use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
+use outbox_core::store_kit::rows::{self, ColumnRead, EntryColumns};
+use outbox_core::{EntryId, Headers, OutboxEntry, OutboxError, Result};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
 /// Reads one outbox row.
 pub(crate) fn entry(row: &Row) -> Result<OutboxEntry> {
-    let id: Uuid = get(row, "id", "?")?;
-    let shown = id.to_string();
-    let at = |col: &'static str| get::<DateTime<Utc>>(row, col, &shown);
-    let opt_at = |col: &'static str| get::<Option<DateTime<Utc>>>(row, col, &shown);
-    let text = |col: &'static str| get::<Option<String>>(row, col, &shown);
-    let status_code: i16 = get(row, "status", &shown)?;
-    let status = EmissionStatus::from_code(status_code.into())
-        .ok_or_else(|| corrupt(&shown, format!("unknown status code {status_code}")))?;
-    let headers_json: serde_json::Value = get(row, "headers", &shown)?;
-    let headers: Headers = serde_json::from_value(headers_json)
-        .map_err(|e| corrupt(&shown, format!("headers are not a map of strings: {e}")))?;
-    Ok(OutboxEntry {
-        id: EntryId::from_uuid(id),
-        topic: get(row, "topic", &shown)?,
-        partition_key: text("partition_key")?,
-        payload: get(row, "payload", &shown)?,
-        headers,
-        status,
-        created_at: at("created_at")?,
-        updated_at: at("updated_at")?,
-        not_before: opt_at("not_before")?,
-        next_retry_at: opt_at("next_retry_at")?,
-        attempt_count: count(row, "attempt_count", &shown)?,
-        last_error: text("last_error")?,
-        dead_letter_reason: text("dead_letter_reason")?,
-        delivered_at: opt_at("delivered_at")?,
-        provider_message_id: text("provider_message_id")?,
-        claim_owner: text("claim_owner")?,
-        claim_token: get(row, "claim_token", &shown)?,
-        claimed_at: opt_at("claimed_at")?,
-        claim_expires_at: opt_at("claim_expires_at")?,
-        claim_attempt_count: count(row, "claim_attempt_count", &shown)?,
-        stamp: get(row, "stamp", &shown)?,
-    })
+    rows::entry(&Columns(row))
 }
 
-/// Reads a row a completion wrote. It carries only the columns the write set; the others
-/// come from `claimed`, the entry as the claim took it: they never change after enqueue
-/// (topic, partition key, payload, headers, created and not-before times, the claim's
-/// attempt count, which only a claim moves) or are cleared by every completion (the claim
-/// fields). Read by column name, like [`entry`].
+/// Reads a row a completion wrote (only the columns the write set; see [`rows::written`]).
 pub(crate) fn written(row: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
-    let shown = claimed.id.to_string();
-    let opt_at = |col: &'static str| get::<Option<DateTime<Utc>>>(row, col, &shown);
-    let text = |col: &'static str| get::<Option<String>>(row, col, &shown);
-    let status_code: i16 = get(row, "status", &shown)?;
-    let status = EmissionStatus::from_code(status_code.into())
-        .ok_or_else(|| corrupt(&shown, format!("unknown status code {status_code}")))?;
-    Ok(OutboxEntry {
-        status,
-        updated_at: get(row, "updated_at", &shown)?,
-        next_retry_at: opt_at("next_retry_at")?,
-        attempt_count: count(row, "attempt_count", &shown)?,
-        last_error: text("last_error")?,
-        dead_letter_reason: text("dead_letter_reason")?,
-        delivered_at: opt_at("delivered_at")?,
-        provider_message_id: text("provider_message_id")?,
-        claim_owner: None,
-        claim_token: None,
-        claimed_at: None,
-        claim_expires_at: None,
-        stamp: get(row, "stamp", &shown)?,
-        ..claimed.clone()
-    })
+    rows::written(&Columns(row), claimed)
+}
+
+/// How the PostgreSQL schema stores each kind of column: native uuids, `timestamptz`,
+/// `jsonb` headers, a `smallint` status and `integer` counts.
+struct Columns<'r>(&'r Row);
+
+impl Columns<'_> {
+    fn read<'a, T: tokio_postgres::types::FromSql<'a>>(&'a self, column: &str) -> ColumnRead<T> {
+        self.0.try_get(column).map_err(|e| e.to_string())
+    }
+}
+
+impl EntryColumns for Columns<'_> {
+    fn text(&self, column: &'static str) -> ColumnRead<String> {
+        self.read(column)
+    }
+    fn bytes(&self, column: &'static str) -> ColumnRead<Vec<u8>> {
+        self.read(column)
+    }
+    fn time(&self, column: &'static str) -> ColumnRead<DateTime<Utc>> {
+        self.read(column)
+    }
+    fn code(&self, column: &'static str) -> ColumnRead<i64> {
+        Ok(self.read::<i16>(column)?.map(i64::from))
+    }
+    fn count(&self, column: &'static str) -> ColumnRead<i64> {
+        Ok(self.read::<i32>(column)?.map(i64::from))
+    }
+    fn uuid(&self, column: &'static str) -> ColumnRead<Uuid> {
+        self.read(column)
+    }
+    fn headers(&self, column: &'static str) -> ColumnRead<Headers> {
+        self.read::<serde_json::Value>(column)?
+            .map(|v| serde_json::from_value(v).map_err(|e| format!("not a map of strings: {e}")))
+            .transpose()
+    }
 }
 
 /// How the rows of a guarded write (`complete_batch.sql`, `renew.sql`) are read: the
@@ -86,7 +65,7 @@ pub(crate) const GUARDED: GuardedRows<Row> = GuardedRows {
 
 /// Reads the id of a returned row.
 pub(crate) fn id(row: &Row) -> Result<EntryId> {
-    get::<Uuid>(row, "id", "?").map(EntryId::from_uuid)
+    rows::entry_id(&Columns(row))
 }
 
 /// Reads the `applied` flag the guarded writes add to each row they return.
@@ -113,11 +92,6 @@ fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
 ) -> Result<T> {
     row.try_get(col)
         .map_err(|e| corrupt(id, format!("column {col}: {e}")))
-}
-
-fn count(row: &Row, col: &'static str, id: &str) -> Result<u32> {
-    let n: i32 = get(row, col, id)?;
-    u32::try_from(n).map_err(|_| corrupt(id, format!("{col} is negative ({n})")))
 }
 
 fn corrupt(id: &str, reason: String) -> OutboxError {

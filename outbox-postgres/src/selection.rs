@@ -21,16 +21,15 @@ use crate::{row, PgClaimStore};
 #[async_trait]
 impl OutboxStore for PgClaimStore {
     fn capabilities(&self) -> Capabilities {
-        let mut caps = Capabilities::new("postgres");
-        // Completions lock, judge and write their rows in one statement.
-        caps.atomic_completion = true;
-        caps.notifications = self.inner.listener.is_some();
-        caps.concurrent_writes = true;
-        // Where the table was prepared for it (`enable_ordered_claims`).
-        caps.ordered_claims = self.inner.ordered;
-        caps.key_runs = self.inner.ordered;
-        caps.slice_claims = true;
-        caps
+        Capabilities::new("postgres")
+            // Completions lock, judge and write their rows in one statement.
+            .with_atomic_completion(true)
+            .with_notifications(self.inner.listener.is_some())
+            .with_concurrent_writes(true)
+            // Where the table was prepared for it (`enable_ordered_claims`).
+            .with_ordered_claims(self.inner.ordered)
+            .with_key_runs(self.inner.ordered)
+            .with_slice_claims(true)
     }
 
     fn limits(&self) -> &StoreLimits {

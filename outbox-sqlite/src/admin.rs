@@ -4,8 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::admin::StatsColumns;
 use outbox_core::{
-    DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
-    OutboxStats, Result,
+    DeadLetterSelection, ListRequest, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result,
 };
 use sqlx::Row;
 
@@ -44,11 +43,13 @@ impl SqliteClaimStore {
 
 #[async_trait]
 impl OutboxAdmin for SqliteClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.sql.stats, now).await
     }
 
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn live_stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.sql.live_stats, now).await
     }
 
@@ -64,8 +65,13 @@ impl OutboxAdmin for SqliteClaimStore {
         )
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+    async fn dead_letters(
+        &self,
+        req: &outbox_core::DeadLettersRequest,
+    ) -> Result<Vec<OutboxEntry>> {
+        let limit = req.limit;
         self.config
+            .basics
             .limits
             .check_batch_size("limit", limit as usize)?;
         sqlx::query(&self.sql.dead_letters)
@@ -79,7 +85,7 @@ impl OutboxAdmin for SqliteClaimStore {
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
-        outbox_core::store_kit::admin::check_list(req, &self.config.limits)?;
+        outbox_core::store_kit::admin::check_list(req, &self.config.basics.limits)?;
         // Where the page starts, read first and bound as values (see list_entries.sql).
         let after = req.after.map(|id| id.as_uuid().as_bytes().to_vec());
         let Some(from) = sqlx::query(self.sql.list_cursor.get(req.status))
@@ -120,14 +126,9 @@ impl OutboxAdmin for SqliteClaimStore {
         })
     }
 
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        outbox_core::store_kit::admin::check_requeue(from)?;
-        which.check()?;
+    async fn requeue(&self, req: &outbox_core::RequeueRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which, now) = (req.from, req.which.clone(), req.now);
         let now = self.now(now);
         let (id, topic) = selection(&which);
         self.detached(move |store| async move {
@@ -145,9 +146,9 @@ impl OutboxAdmin for SqliteClaimStore {
         .await
     }
 
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::admin::check_purge(from)?;
-        which.check()?;
+    async fn purge(&self, req: &outbox_core::PurgeRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which) = (req.from, req.which.clone());
         let (id, topic) = selection(&which);
         outbox_core::store_kit::writes::delete_in_batches(|| {
             let (id, topic) = (id.clone(), topic.clone());

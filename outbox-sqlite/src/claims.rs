@@ -16,7 +16,7 @@ use crate::SqliteClaimStore;
 
 impl SqliteClaimStore {
     async fn claim(&self, groups: ClaimGroups, req: &ClaimRequest) -> Result<Vec<Claim>> {
-        self.config.limits.check_claim(req)?;
+        self.config.basics.limits.check_claim(req)?;
         outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
         let req = req.clone();
         self.detached(move |store| async move { store.claim_now(groups, &req).await })
@@ -67,13 +67,13 @@ impl ClaimStore for SqliteClaimStore {
     }
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
-        self.config.limits.check_completions(&reqs)?;
+        self.config.basics.limits.check_completions(&reqs)?;
         self.detached(move |store| async move { store.complete_now(&reqs).await })
             .await
     }
 
     async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
-        self.config.limits.check_renew(claims, req)?;
+        self.config.basics.limits.check_renew(claims, req)?;
         let (claims, req) = (claims.to_vec(), req.clone());
         self.detached(move |store| async move { store.renew_now(&claims, &req).await })
             .await

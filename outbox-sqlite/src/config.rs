@@ -3,16 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::{Clock, StoreLimits, SystemClock, TableName};
+use outbox_core::store_kit::config::StoreBasics;
+use outbox_core::{Clock, StoreLimits, TableName};
 
 /// Settings of a [`crate::SqliteClaimStore`], as a builder with defaults.
 #[derive(Debug, Clone)]
 pub struct SqliteStoreConfig {
-    pub(crate) table: TableName,
-    pub(crate) limits: StoreLimits,
-    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) basics: StoreBasics,
     pub(crate) busy_timeout: Duration,
-    pub(crate) max_connections: u32,
     pub(crate) cache_kib: u32,
     pub(crate) mmap_bytes: u64,
     pub(crate) read_only: bool,
@@ -21,11 +19,8 @@ pub struct SqliteStoreConfig {
 impl Default for SqliteStoreConfig {
     fn default() -> Self {
         Self {
-            table: TableName::default(),
-            limits: StoreLimits::default(),
-            clock: Arc::new(SystemClock),
+            basics: StoreBasics::default(),
             busy_timeout: Duration::from_secs(5),
-            max_connections: 8,
             cache_kib: 16 * 1024,
             mmap_bytes: 256 * 1024 * 1024,
             read_only: false,
@@ -43,13 +38,13 @@ impl SqliteStoreConfig {
 
     /// Uses another table (and, for an attached database, schema).
     pub fn table(mut self, table: TableName) -> Self {
-        self.table = table;
+        self.basics.table = table;
         self
     }
 
     /// Enforces `limits` on every call.
     pub fn limits(mut self, limits: StoreLimits) -> Self {
-        self.limits = limits;
+        self.basics.limits = limits;
         self
     }
 
@@ -58,7 +53,7 @@ impl SqliteStoreConfig {
     /// SQLite runs inside the host process, so the host's clock is the database's clock:
     /// every process sharing the file (WAL needs them on one machine) reads the same one.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.basics.clock = clock;
         self
     }
 
@@ -71,7 +66,7 @@ impl SqliteStoreConfig {
 
     /// The pool size used by [`crate::SqliteClaimStore::open`] (at least 1).
     pub fn max_connections(mut self, n: u32) -> Self {
-        self.max_connections = n.max(1);
+        self.basics.set_max_connections(n);
         self
     }
 

@@ -10,7 +10,6 @@ use outbox_core::portable::{
 use outbox_core::{EntryId, OutboxEntry, OutboxError, Quotes, Result};
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments, SqlitePool, SqliteRow};
-use sqlx::Row;
 
 use crate::error::map_err;
 use crate::row::decode;
@@ -58,19 +57,6 @@ fn build(sql: &str, params: Vec<SqlParam>) -> Result<SqliteQuery<'_>> {
     params.into_iter().try_fold(sqlx::query(sql), bind)
 }
 
-fn corrupt(id: &str, what: impl std::fmt::Display) -> OutboxError {
-    OutboxError::CorruptRow {
-        id: id.to_owned(),
-        reason: what.to_string(),
-    }
-}
-
-fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
-    let v: i64 = row.try_get("clock_now").map_err(|e| corrupt("clock", e))?;
-    DateTime::from_timestamp_micros(v)
-        .ok_or_else(|| corrupt("clock", format!("clock_now {v} is not a time")))
-}
-
 impl SqlxEngine for SqliteEngine {
     type Database = Sqlite;
     const NAME: &'static str = "portable-sqlite";
@@ -93,7 +79,7 @@ impl SqlxEngine for SqliteEngine {
     }
 
     fn decode_clock(row: &SqliteRow) -> Result<DateTime<Utc>> {
-        decode_clock(row)
+        crate::row::clock(row)
     }
 
     fn decode_entry(row: &SqliteRow) -> Result<OutboxEntry> {
@@ -101,8 +87,7 @@ impl SqlxEngine for SqliteEngine {
     }
 
     fn decode_id(row: &SqliteRow) -> Result<EntryId> {
-        let id: uuid::Uuid = sqlx::Row::try_get(row, "id").map_err(|e| corrupt("?", e))?;
-        Ok(EntryId::from_uuid(id))
+        crate::row::decode_id(row)
     }
 
     fn rows_affected(done: &sqlx::sqlite::SqliteQueryResult) -> u64 {

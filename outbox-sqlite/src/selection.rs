@@ -35,26 +35,25 @@ fn bind_outcome<'q>(
 #[async_trait]
 impl OutboxStore for SqliteClaimStore {
     fn capabilities(&self) -> Capabilities {
-        let mut caps = Capabilities::new("sqlite");
-        caps.atomic_completion = true;
-        // One writer at a time, whatever the pool size: `concurrent_writes` stays false.
-        // Where the table was prepared for it (`enable_ordered_claims`).
-        caps.ordered_claims = self.ordered;
-        caps.key_runs = self.ordered;
-        caps.slice_claims = true;
-        caps
+        Capabilities::new("sqlite")
+            .with_atomic_completion(true)
+            // One writer at a time, whatever the pool size: `concurrent_writes` stays false.
+            // Where the table was prepared for it (`enable_ordered_claims`).
+            .with_ordered_claims(self.ordered)
+            .with_key_runs(self.ordered)
+            .with_slice_claims(true)
     }
 
     fn limits(&self) -> &StoreLimits {
-        &self.config.limits
+        &self.config.basics.limits
     }
 
     async fn check_schema(&self) -> Result<()> {
-        crate::check_schema(&self.pool, &self.config.table).await
+        crate::check_schema(&self.pool, &self.config.basics.table).await
     }
 
     async fn enqueue_batch(&self, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
-        self.config.limits.check_new_entries(&entries)?;
+        self.config.basics.limits.check_new_entries(&entries)?;
         self.detached(|store| async move {
             let mut tx = store.write_tx().await?;
             let written = store.writer.insert_all(&mut tx, entries).await;
@@ -89,7 +88,7 @@ impl OutboxStore for SqliteClaimStore {
     }
 
     async fn prune_delivered(&self, req: &PruneRequest) -> Result<u64> {
-        self.config.limits.check_prune(req)?;
+        self.config.basics.limits.check_prune(req)?;
         let req = req.clone();
         self.detached(move |store| async move { store.prune_now(&req).await })
             .await
@@ -98,7 +97,7 @@ impl OutboxStore for SqliteClaimStore {
 
 impl SqliteClaimStore {
     async fn find(&self, sql: &str, req: &FindRequest) -> Result<Vec<OutboxEntry>> {
-        self.config.limits.check_find(req)?;
+        self.config.basics.limits.check_find(req)?;
         let now = self.now(req.now);
         sqlx::query(sql)
             .bind(micros(now))

@@ -4,7 +4,6 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{EntryId, OutboxEntry, OutboxError, Result, TableName};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
@@ -49,7 +48,7 @@ impl SqliteClaimStore {
             // A claim's rows cross from the connection's thread in one go when the
             // channel holds a whole batch (sqlx's default of 50 wakes the caller again
             // every 50 rows), up to batches of 1,024.
-            .row_buffer_size((config.limits.max_batch_size as usize).clamp(50, 1024));
+            .row_buffer_size((config.basics.limits.max_batch_size as usize).clamp(50, 1024));
         let options = if config.read_only {
             options.read_only(true)
         } else {
@@ -62,7 +61,7 @@ impl SqliteClaimStore {
         // file does not go stale the way a socket does, and the ping is one more round trip
         // to the connection's thread on every call.
         let pool = SqlitePoolOptions::new()
-            .max_connections(config.max_connections)
+            .max_connections(config.basics.max_connections)
             .test_before_acquire(false)
             .after_release(crate::connection::returned_outside_a_transaction)
             .connect_with(options)
@@ -93,12 +92,12 @@ impl SqliteClaimStore {
     /// this build requires. Configure the pool with WAL and a busy timeout. It claims in
     /// per-key order if the table was prepared for it ([`crate::enable_ordered_claims`]).
     pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
-        crate::check_schema(&pool, &config.table).await?;
-        let ordered = crate::ordering::prepared(&pool, &config.table).await?;
-        let sql = Arc::new(Statements::render(&config.table));
+        crate::check_schema(&pool, &config.basics.table).await?;
+        let ordered = crate::ordering::prepared(&pool, &config.basics.table).await?;
+        let sql = Arc::new(Statements::render(&config.basics.table));
         let writer = SqliteWriter::rendered(Arc::clone(&sql))
-            .limits(config.limits.clone())
-            .clock(Arc::clone(&config.clock));
+            .limits(config.basics.limits.clone())
+            .clock(Arc::clone(&config.basics.clock));
         Ok(Self {
             sql,
             pool,
@@ -115,7 +114,7 @@ impl SqliteClaimStore {
 
     /// The table this store works on.
     pub fn table(&self) -> &TableName {
-        &self.config.table
+        &self.config.basics.table
     }
 
     /// The store's writer: the same table, limits and clock, for writing entries in the
@@ -135,9 +134,7 @@ impl SqliteClaimStore {
     }
 
     pub(crate) fn now(&self, requested: Option<DateTime<Utc>>) -> DateTime<Utc> {
-        requested
-            .map(normalize_time)
-            .unwrap_or_else(|| self.config.clock.now())
+        self.config.basics.now(requested)
     }
 
     /// Runs `work` on a task of its own (`store_kit::writes::detached`): a caller that drops

@@ -3,10 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::admin::StatsColumns;
-use outbox_core::{
-    DeadLetterSelection, EmissionStatus, ListRequest, OutboxAdmin, OutboxEntry, OutboxError,
-    OutboxStats, Result,
-};
+use outbox_core::{ListRequest, OutboxAdmin, OutboxEntry, OutboxError, OutboxStats, Result};
 
 use crate::SqlServerClaimStore;
 use crate::{params, row};
@@ -36,11 +33,13 @@ impl SqlServerClaimStore {
 
 #[async_trait]
 impl OutboxAdmin for SqlServerClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.inner.sql.stats, now).await
     }
 
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn live_stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         self.stats_by(&self.inner.sql.live_stats, now).await
     }
 
@@ -50,7 +49,11 @@ impl OutboxAdmin for SqlServerClaimStore {
         outbox_core::store_kit::admin::topic_stats_of(rows.iter().map(row::topic_group), limit)
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+    async fn dead_letters(
+        &self,
+        req: &outbox_core::DeadLettersRequest,
+    ) -> Result<Vec<OutboxEntry>> {
+        let limit = req.limit;
         self.inner
             .limits
             .check_batch_size("limit", limit as usize)?;
@@ -77,14 +80,9 @@ impl OutboxAdmin for SqlServerClaimStore {
         .await
     }
 
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        outbox_core::store_kit::admin::check_requeue(from)?;
-        which.check()?;
+    async fn requeue(&self, req: &outbox_core::RequeueRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which, now) = (req.from, req.which.clone(), req.now);
         self.count(
             &self.inner.sql.requeue,
             &params::requeue(now, &which, from),
@@ -93,9 +91,9 @@ impl OutboxAdmin for SqlServerClaimStore {
         .await
     }
 
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        outbox_core::store_kit::admin::check_purge(from)?;
-        which.check()?;
+    async fn purge(&self, req: &outbox_core::PurgeRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which) = (req.from, req.which.clone());
         let batch = i32::try_from(outbox_core::store_kit::writes::DELETE_BATCH).unwrap_or(i32::MAX);
         let params = params::purge(&which, batch, from);
         outbox_core::store_kit::writes::delete_in_batches(|| {

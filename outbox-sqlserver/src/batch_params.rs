@@ -63,7 +63,7 @@ mod tests {
     use outbox_core::{Completion, EmissionError, EmissionResult};
 
     use super::*;
-    use crate::row::tests::sample;
+    use crate::fixtures::sample;
 
     #[test]
     fn completions_carry_what_the_statement_reads() {

@@ -84,16 +84,6 @@ fn row(
     row
 }
 
-/// What a failed bulk step means for the retry: a rolled-back try runs again; a key
-/// violation names the duplicate entry.
-fn judged(e: tiberius::error::Error, ids: &[EntryId]) -> CallError {
-    if crate::error::is_transient(&e) {
-        CallError::Transient(e)
-    } else {
-        CallError::Mapped(crate::error::map_insert_err(e, ids))
-    }
-}
-
 /// Writes `entries` (validated by the caller) in one transaction with one bulk copy.
 pub(crate) async fn enqueue(
     store: &SqlServerClaimStore,
@@ -125,13 +115,15 @@ pub(crate) async fn enqueue(
         let mut load = client
             .bulk_insert_with_options(&target, &COLUMNS, options, &[])
             .await
-            .map_err(|e| judged(e, &ids))?;
+            .map_err(|e| CallError::of_insert(e, &ids))?;
         for b in &bound {
             load.send(b.bulk_row(now))
                 .await
-                .map_err(|e| judged(e, &ids))?;
+                .map_err(|e| CallError::of_insert(e, &ids))?;
         }
-        load.finalize().await.map_err(|e| judged(e, &ids))?;
+        load.finalize()
+            .await
+            .map_err(|e| CallError::of_insert(e, &ids))?;
         client
             .simple_query("COMMIT TRANSACTION")
             .await?

@@ -81,7 +81,7 @@ mod tests {
     fn claims(rows: &[Row]) -> Result<Vec<Claim>> {
         claims_in_order(rows.iter().map(row::entry).collect::<Result<Vec<_>>>()?)
     }
-    use crate::row::tests::{recorded, recorded_row, sample};
+    use crate::fixtures::{recorded, recorded_row, sample};
 
     #[test]
     fn claims_come_back_in_claim_order_whatever_order_the_server_used() {

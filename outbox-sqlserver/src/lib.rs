@@ -9,16 +9,18 @@ mod config;
 mod connection;
 mod enqueue;
 mod error;
+#[cfg(test)]
+mod fixtures;
 mod isolation;
 mod migrate;
+#[doc(hidden)]
+pub mod offline;
 mod params;
 mod pool;
 mod portable;
 mod retry;
 mod row;
 mod selection;
-#[cfg(test)]
-mod sql_checks;
 mod starts;
 mod statements;
 mod store;

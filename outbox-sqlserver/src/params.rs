@@ -15,11 +15,11 @@ use crate::binds::{id, int, status, text, time};
 use crate::row::id_bytes;
 
 /// The bound values of one call.
-pub(crate) type Params = Vec<ColumnData<'static>>;
+pub type Params = Vec<ColumnData<'static>>;
 
 /// The SQL type a parameter is sent as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// datetime2 (UTC).
     Time,
     /// nvarchar.
@@ -38,10 +38,9 @@ pub(crate) enum Kind {
     Guid,
 }
 
-#[cfg(test)]
 impl Kind {
     /// The kind a value is sent as.
-    pub(crate) fn of(value: &ColumnData<'_>) -> Option<Self> {
+    pub fn of(value: &ColumnData<'_>) -> Option<Self> {
         Some(match value {
             ColumnData::DateTime2(_) => Self::Time,
             ColumnData::String(_) => Self::Text,
@@ -58,7 +57,7 @@ impl Kind {
 
 /// A lease as the statements take it: whole seconds and the remaining microseconds
 /// (DATEADD takes an int; a year of microseconds does not fit one).
-pub(crate) fn lease_parts(lease: chrono::TimeDelta) -> Result<(i32, i32)> {
+pub fn lease_parts(lease: chrono::TimeDelta) -> Result<(i32, i32)> {
     let micros = lease
         .num_microseconds()
         .ok_or_else(|| OutboxError::invalid("lease", "is too long"))?;
@@ -69,7 +68,7 @@ pub(crate) fn lease_parts(lease: chrono::TimeDelta) -> Result<(i32, i32)> {
 }
 
 /// `claim.sql`, its pending walk starting as `start` says.
-pub(crate) fn claim(
+pub fn claim(
     req: &ClaimRequest,
     groups: ClaimGroups,
     start: WalkStart,
@@ -146,12 +145,12 @@ fn slice_index(slice: Option<Slice>) -> Result<ColumnData<'static>> {
 }
 
 /// `complete_batch.sql`.
-pub(crate) fn complete(reqs: &[CompletionRequest]) -> Result<Params> {
+pub fn complete(reqs: &[CompletionRequest]) -> Result<Params> {
     Ok(vec![text(Some(&crate::batch_params::completions(reqs)?))])
 }
 
 /// `renew.sql`.
-pub(crate) fn renew(claims: &[Claim], req: &RenewRequest) -> Result<Params> {
+pub fn renew(claims: &[Claim], req: &RenewRequest) -> Result<Params> {
     let (seconds, micros) = lease_parts(req.lease)?;
     Ok(vec![
         text(Some(&crate::batch_params::holders(claims))),
@@ -162,7 +161,7 @@ pub(crate) fn renew(claims: &[Claim], req: &RenewRequest) -> Result<Params> {
 }
 
 /// `save.sql`.
-pub(crate) fn save(entry: &OutboxEntry, now: Option<DateTime<Utc>>) -> Result<Params> {
+pub fn save(entry: &OutboxEntry, now: Option<DateTime<Utc>>) -> Result<Params> {
     let t = TargetState::from_entry(entry);
     Ok(vec![
         id(entry.id),
@@ -179,12 +178,12 @@ pub(crate) fn save(entry: &OutboxEntry, now: Option<DateTime<Utc>>) -> Result<Pa
 }
 
 /// `get.sql`.
-pub(crate) fn get(entry: EntryId) -> Params {
+pub fn get(entry: EntryId) -> Params {
     vec![id(entry)]
 }
 
 /// `find_pending.sql` and `find_retry_ready.sql`.
-pub(crate) fn find(req: &FindRequest) -> Result<Params> {
+pub fn find(req: &FindRequest) -> Result<Params> {
     Ok(vec![
         time(req.now),
         text(req.topic.as_deref()),
@@ -195,7 +194,7 @@ pub(crate) fn find(req: &FindRequest) -> Result<Params> {
 }
 
 /// `prune_delivered.sql`.
-pub(crate) fn prune(req: &PruneRequest) -> Result<Params> {
+pub fn prune(req: &PruneRequest) -> Result<Params> {
     Ok(vec![
         time(Some(req.delivered_before)),
         int("prune batch size", req.batch_size)?,
@@ -204,17 +203,17 @@ pub(crate) fn prune(req: &PruneRequest) -> Result<Params> {
 
 /// `admin/stats.sql`.
 /// `admin/stats.sql` and `admin/live_stats.sql`.
-pub(crate) fn stats(now: Option<DateTime<Utc>>) -> Params {
+pub fn stats(now: Option<DateTime<Utc>>) -> Params {
     vec![time(now)]
 }
 
 /// `admin/dead_letters.sql`.
-pub(crate) fn dead_letters(limit: u32) -> Result<Params> {
+pub fn dead_letters(limit: u32) -> Result<Params> {
     Ok(vec![int("limit", limit)?])
 }
 
 /// `admin/list_entries.sql` and `admin/list_delivered.sql`.
-pub(crate) fn list(req: &ListRequest) -> Result<Params> {
+pub fn list(req: &ListRequest) -> Result<Params> {
     Ok(vec![
         text(req.topic.as_deref()),
         ColumnData::Binary(req.after.map(|a| id_bytes(a).into())),
@@ -224,7 +223,7 @@ pub(crate) fn list(req: &ListRequest) -> Result<Params> {
 }
 
 /// `admin/count_delivered_before.sql`.
-pub(crate) fn count_delivered_before(before: DateTime<Utc>) -> Params {
+pub fn count_delivered_before(before: DateTime<Utc>) -> Params {
     vec![time(Some(before))]
 }
 
@@ -233,7 +232,7 @@ fn selection(which: &DeadLetterSelection) -> ColumnData<'static> {
 }
 
 /// `admin/requeue.sql`.
-pub(crate) fn requeue(
+pub fn requeue(
     now: Option<DateTime<Utc>>,
     which: &DeadLetterSelection,
     from: EmissionStatus,
@@ -247,7 +246,7 @@ pub(crate) fn requeue(
 }
 
 /// `admin/purge.sql`.
-pub(crate) fn purge(which: &DeadLetterSelection, batch: i32, from: EmissionStatus) -> Params {
+pub fn purge(which: &DeadLetterSelection, batch: i32, from: EmissionStatus) -> Params {
     vec![
         selection(which),
         ColumnData::I32(Some(batch)),
@@ -257,6 +256,6 @@ pub(crate) fn purge(which: &DeadLetterSelection, batch: i32, from: EmissionStatu
 }
 
 /// A call's values as the driver takes them.
-pub(crate) fn refs<'a>(params: &'a [ColumnData<'static>]) -> Vec<&'a dyn tiberius::ToSql> {
+pub fn refs<'a>(params: &'a [ColumnData<'static>]) -> Vec<&'a dyn tiberius::ToSql> {
     params.iter().map(|p| p as &dyn tiberius::ToSql).collect()
 }

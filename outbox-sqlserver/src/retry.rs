@@ -38,6 +38,16 @@ pub(crate) enum CallError {
 }
 
 impl CallError {
+    /// A failed insert of the entries `ids`: a rolled-back try runs again; any other
+    /// error is final, a key violation naming the duplicate entry.
+    pub(crate) fn of_insert(e: tiberius::error::Error, ids: &[outbox_core::EntryId]) -> Self {
+        if crate::error::is_transient(&e) {
+            Self::Transient(e)
+        } else {
+            Self::Mapped(crate::error::map_insert_err(e, ids))
+        }
+    }
+
     /// The error in the core's terms: a rolled-back try is a conflict, which the policy
     /// retries.
     fn into_outbox(self) -> OutboxError {

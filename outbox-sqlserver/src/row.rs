@@ -2,7 +2,8 @@
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use outbox_core::store_kit::outcomes::GuardedRows;
-use outbox_core::{EmissionStatus, EntryId, Headers, OutboxEntry, OutboxError, Result};
+use outbox_core::store_kit::rows::{self, ColumnRead, EntryColumns};
+use outbox_core::{EntryId, OutboxEntry, OutboxError, Result};
 use tiberius::{FromSql, Row};
 use uuid::Uuid;
 
@@ -23,58 +24,48 @@ pub(crate) fn naive(at: DateTime<Utc>) -> NaiveDateTime {
 
 /// A whole row (`t.*`).
 pub(crate) fn entry(row: &Row) -> Result<OutboxEntry> {
-    let id = id(row)?;
-    let shown = id.to_string();
-    let s = shown.as_str();
-    let headers_text: &str = required(row, "headers", s)?;
-    let headers: Headers = serde_json::from_str(headers_text)
-        .map_err(|e| corrupt(s, format!("headers are not a JSON map of strings: {e}")))?;
-    Ok(OutboxEntry {
-        id,
-        topic: required::<&str>(row, "topic", s)?.to_owned(),
-        partition_key: text(row, "partition_key", s)?,
-        payload: required::<&[u8]>(row, "payload", s)?.to_vec(),
-        headers,
-        status: status(row, s)?,
-        created_at: required_time(row, "created_at", s)?,
-        updated_at: required_time(row, "updated_at", s)?,
-        not_before: time(row, "not_before", s)?,
-        next_retry_at: time(row, "next_retry_at", s)?,
-        attempt_count: count(row, "attempt_count", s)?,
-        last_error: text(row, "last_error", s)?,
-        dead_letter_reason: text(row, "dead_letter_reason", s)?,
-        delivered_at: time(row, "delivered_at", s)?,
-        provider_message_id: text(row, "provider_message_id", s)?,
-        claim_owner: text(row, "claim_owner", s)?,
-        claim_token: optional::<Uuid>(row, "claim_token", s)?,
-        claimed_at: time(row, "claimed_at", s)?,
-        claim_expires_at: time(row, "claim_expires_at", s)?,
-        claim_attempt_count: count(row, "claim_attempt_count", s)?,
-        stamp: required(row, "stamp", s)?,
-    })
+    rows::entry(&Columns(row))
 }
 
 /// The entry a completion wrote: the written columns of `row` over the claimed entry
-/// (whose payload, headers and creation fields never change after enqueue).
+/// (see [`rows::written`]).
 pub(crate) fn written(row: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
-    let shown = claimed.id.to_string();
-    let s = shown.as_str();
-    Ok(OutboxEntry {
-        status: status(row, s)?,
-        updated_at: required_time(row, "updated_at", s)?,
-        next_retry_at: time(row, "next_retry_at", s)?,
-        attempt_count: count(row, "attempt_count", s)?,
-        last_error: text(row, "last_error", s)?,
-        dead_letter_reason: text(row, "dead_letter_reason", s)?,
-        delivered_at: time(row, "delivered_at", s)?,
-        provider_message_id: text(row, "provider_message_id", s)?,
-        claim_owner: None,
-        claim_token: None,
-        claimed_at: None,
-        claim_expires_at: None,
-        stamp: required(row, "stamp", s)?,
-        ..claimed.clone()
-    })
+    rows::written(&Columns(row), claimed)
+}
+
+/// How the SQL Server schema stores each kind of column: the id as `binary(16)`, the
+/// stamp and token as `uniqueidentifier`, `datetime2` in UTC, headers as JSON text, a
+/// `tinyint` status and `int` counts.
+struct Columns<'r>(&'r Row);
+
+impl Columns<'_> {
+    fn read<'a, T: FromSql<'a>>(&'a self, column: &str) -> ColumnRead<T> {
+        self.0.try_get::<T, _>(column).map_err(|e| e.to_string())
+    }
+}
+
+impl EntryColumns for Columns<'_> {
+    fn text(&self, column: &'static str) -> ColumnRead<String> {
+        Ok(self.read::<&str>(column)?.map(str::to_owned))
+    }
+    fn bytes(&self, column: &'static str) -> ColumnRead<Vec<u8>> {
+        Ok(self.read::<&[u8]>(column)?.map(<[u8]>::to_vec))
+    }
+    fn time(&self, column: &'static str) -> ColumnRead<DateTime<Utc>> {
+        Ok(self.read::<NaiveDateTime>(column)?.map(|t| t.and_utc()))
+    }
+    fn code(&self, column: &'static str) -> ColumnRead<i64> {
+        Ok(self.read::<u8>(column)?.map(i64::from))
+    }
+    fn count(&self, column: &'static str) -> ColumnRead<i64> {
+        Ok(self.read::<i32>(column)?.map(i64::from))
+    }
+    fn uuid(&self, column: &'static str) -> ColumnRead<Uuid> {
+        self.read(column)
+    }
+    fn id(&self) -> ColumnRead<Uuid> {
+        self.read::<&[u8]>("id")?.map(rows::uuid_of).transpose()
+    }
 }
 
 /// How the rows of a guarded write (`complete_batch.sql`, `renew.sql`) are read: the
@@ -89,10 +80,7 @@ pub(crate) const GUARDED: GuardedRows<Row> = GuardedRows {
 
 /// The row's id.
 pub(crate) fn id(row: &Row) -> Result<EntryId> {
-    let bytes: &[u8] = required(row, "id", "?")?;
-    Uuid::from_slice(bytes)
-        .map(EntryId::from_uuid)
-        .map_err(|_| corrupt("?", format!("id is {} bytes, not 16", bytes.len())))
+    rows::entry_id(&Columns(row))
 }
 
 /// The `applied` flag of a guarded write's row.
@@ -109,10 +97,6 @@ fn time(row: &Row, col: &'static str, shown: &str) -> Result<Option<DateTime<Utc
     Ok(optional::<NaiveDateTime>(row, col, shown)?.map(|t| t.and_utc()))
 }
 
-fn text(row: &Row, col: &'static str, shown: &str) -> Result<Option<String>> {
-    Ok(optional::<&str>(row, col, shown)?.map(str::to_owned))
-}
-
 /// One group of `admin/topic_stats.sql`: a topic, a status code, a count, the oldest
 /// creation time.
 pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::admin::TopicGroup> {
@@ -123,17 +107,6 @@ pub(crate) fn topic_group(row: &Row) -> Result<outbox_core::store_kit::admin::To
         required::<i64>(row, "n", shown)?,
         time(row, "oldest", shown)?,
     )
-}
-
-fn status(row: &Row, shown: &str) -> Result<EmissionStatus> {
-    let code: u8 = required(row, "status", shown)?;
-    EmissionStatus::from_code(code.into())
-        .ok_or_else(|| corrupt(shown, format!("unknown status code {code}")))
-}
-
-fn count(row: &Row, col: &'static str, shown: &str) -> Result<u32> {
-    let n: i32 = required(row, col, shown)?;
-    u32::try_from(n).map_err(|_| corrupt(shown, format!("{col} {n} is negative")))
 }
 
 fn optional<'a, T: FromSql<'a>>(row: &'a Row, col: &'static str, shown: &str) -> Result<Option<T>> {
@@ -158,193 +131,12 @@ fn corrupt(id: &str, reason: String) -> OutboxError {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use chrono::TimeZone;
+mod tests {
+    use outbox_core::EmissionStatus;
     use tiberius::{ColumnData, ColumnType};
 
     use super::*;
-
-    /// A whole row as the server returns it for `t.*` (payload left out when `applied`).
-    pub(crate) fn recorded(entry: &OutboxEntry, applied: Option<bool>) -> Row {
-        recorded_row(entry, applied, applied != Some(true))
-    }
-
-    /// A whole row, with or without its payload.
-    pub(crate) fn recorded_row(
-        entry: &OutboxEntry,
-        applied: Option<bool>,
-        with_payload: bool,
-    ) -> Row {
-        recorded_with(entry, applied, with_payload, None)
-    }
-
-    /// A whole row led by a `clock_now` column, as the portable reads return it.
-    pub(crate) fn recorded_clocked(entry: &OutboxEntry, now: DateTime<Utc>) -> Row {
-        recorded_with(entry, None, true, Some(now))
-    }
-
-    /// A `(clock_now, id)` candidate row.
-    pub(crate) fn recorded_candidate(id: EntryId, now: DateTime<Utc>) -> Row {
-        Row::builder()
-            .column(
-                "clock_now",
-                ColumnType::Datetime2,
-                ColumnData::DateTime2(Some(datetime2(now))),
-            )
-            .column(
-                "id",
-                ColumnType::BigBinary,
-                ColumnData::Binary(Some(id_bytes(id).into())),
-            )
-            .build()
-    }
-
-    fn recorded_with(
-        entry: &OutboxEntry,
-        applied: Option<bool>,
-        with_payload: bool,
-        clock: Option<DateTime<Utc>>,
-    ) -> Row {
-        let t = |at: Option<DateTime<Utc>>| ColumnData::DateTime2(at.map(datetime2));
-        let s = |v: Option<&str>| ColumnData::String(v.map(|v| v.to_owned().into()));
-        let mut b = Row::builder();
-        if let Some(now) = clock {
-            b = b.column("clock_now", ColumnType::Datetime2, t(Some(now)));
-        }
-        if let Some(applied) = applied {
-            b = b.column("applied", ColumnType::Bit, ColumnData::Bit(Some(applied)));
-        }
-        let payload = with_payload.then(|| entry.payload.clone().into());
-        b.column("seq", ColumnType::Int8, ColumnData::I64(Some(7)))
-            .column(
-                "id",
-                ColumnType::BigBinary,
-                ColumnData::Binary(Some(id_bytes(entry.id).into())),
-            )
-            .column("topic", ColumnType::NVarchar, s(Some(&entry.topic)))
-            .column(
-                "partition_key",
-                ColumnType::NVarchar,
-                s(entry.partition_key.as_deref()),
-            )
-            .column(
-                "payload",
-                ColumnType::BigVarBin,
-                ColumnData::Binary(payload),
-            )
-            .column(
-                "headers",
-                ColumnType::NVarchar,
-                s(Some(&serde_json::to_string(&entry.headers).unwrap())),
-            )
-            .column(
-                "status",
-                ColumnType::Int1,
-                ColumnData::U8(Some(u8::try_from(entry.status.code()).unwrap())),
-            )
-            .column(
-                "created_at",
-                ColumnType::Datetime2,
-                t(Some(entry.created_at)),
-            )
-            .column(
-                "updated_at",
-                ColumnType::Datetime2,
-                t(Some(entry.updated_at)),
-            )
-            .column("not_before", ColumnType::Datetime2, t(entry.not_before))
-            .column(
-                "next_retry_at",
-                ColumnType::Datetime2,
-                t(entry.next_retry_at),
-            )
-            .column(
-                "retry_due_at",
-                ColumnType::Datetime2,
-                t(Some(entry.retry_order_time())),
-            )
-            .column(
-                "attempt_count",
-                ColumnType::Int4,
-                ColumnData::I32(Some(entry.attempt_count as i32)),
-            )
-            .column(
-                "last_error",
-                ColumnType::NVarchar,
-                s(entry.last_error.as_deref()),
-            )
-            .column(
-                "dead_letter_reason",
-                ColumnType::NVarchar,
-                s(entry.dead_letter_reason.as_deref()),
-            )
-            .column("delivered_at", ColumnType::Datetime2, t(entry.delivered_at))
-            .column(
-                "provider_message_id",
-                ColumnType::NVarchar,
-                s(entry.provider_message_id.as_deref()),
-            )
-            .column(
-                "claim_owner",
-                ColumnType::NVarchar,
-                s(entry.claim_owner.as_deref()),
-            )
-            .column(
-                "claim_token",
-                ColumnType::Guid,
-                ColumnData::Guid(entry.claim_token),
-            )
-            .column("claimed_at", ColumnType::Datetime2, t(entry.claimed_at))
-            .column(
-                "claim_expires_at",
-                ColumnType::Datetime2,
-                t(entry.claim_expires_at),
-            )
-            .column(
-                "claim_attempt_count",
-                ColumnType::Int4,
-                ColumnData::I32(Some(entry.claim_attempt_count as i32)),
-            )
-            .column(
-                "stamp",
-                ColumnType::Guid,
-                ColumnData::Guid(Some(entry.stamp)),
-            )
-            .build()
-    }
-
-    /// A datetime2(7) value as the server sends one: days since 0001-01-01 and 100 ns
-    /// increments since midnight.
-    pub(crate) fn datetime2(at: DateTime<Utc>) -> tiberius::time::DateTime2 {
-        use chrono::Timelike;
-        let at = at.naive_utc();
-        let epoch = chrono::NaiveDate::from_ymd_opt(1, 1, 1).unwrap();
-        let days = u32::try_from((at.date() - epoch).num_days()).unwrap();
-        let t = at.time();
-        let nanos =
-            u64::from(t.num_seconds_from_midnight()) * 1_000_000_000 + u64::from(t.nanosecond());
-        tiberius::time::DateTime2::new(
-            tiberius::time::Date::new(days),
-            tiberius::time::Time::new(nanos / 100, 7),
-        )
-    }
-
-    pub(crate) fn sample() -> OutboxEntry {
-        let at = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap()
-            + chrono::TimeDelta::microseconds(123_456);
-        let mut e = OutboxEntry::from_new(
-            outbox_core::NewEntry::new("orders", b"{\"n\":1}".to_vec())
-                .partition_key("customer-7")
-                .header("trace", "abc"),
-            at,
-        );
-        e.claim_owner = Some("worker-1".into());
-        e.claim_token = Some(Uuid::new_v4());
-        e.claimed_at = Some(at);
-        e.claim_expires_at = Some(at + chrono::TimeDelta::seconds(30));
-        e.claim_attempt_count = 1;
-        e
-    }
+    use crate::fixtures::{recorded, sample};
 
     #[test]
     fn a_whole_row_reads_back_every_field() {

@@ -22,15 +22,14 @@ pub(crate) const BULK_FROM: usize = 1000;
 #[async_trait]
 impl OutboxStore for SqlServerClaimStore {
     fn capabilities(&self) -> Capabilities {
-        let mut caps = Capabilities::new("sqlserver");
-        // Completions judge and write their rows under update locks in one batch.
-        caps.atomic_completion = true;
-        caps.concurrent_writes = true;
-        // Checked offline only (no server here): see the README.
-        caps.ordered_claims = true;
-        caps.key_runs = true;
-        caps.slice_claims = true;
-        caps
+        Capabilities::new("sqlserver")
+            // Completions judge and write their rows under update locks in one batch.
+            .with_atomic_completion(true)
+            .with_concurrent_writes(true)
+            // Checked offline only (no server here): see the README.
+            .with_ordered_claims(true)
+            .with_key_runs(true)
+            .with_slice_claims(true)
     }
 
     fn limits(&self) -> &StoreLimits {
@@ -74,8 +73,8 @@ impl OutboxStore for SqlServerClaimStore {
                 }
                 let written = match enqueue::insert(client, &self.inner.sql, bound).await {
                     Ok(w) => w,
-                    Err(enqueue::InsertError::Driver(e)) if crate::error::is_transient(&e) => {
-                        return Err(CallError::Transient(e))
+                    Err(enqueue::InsertError::Driver(e)) => {
+                        return Err(CallError::of_insert(e, ids))
                     }
                     Err(e) => return Err(CallError::Mapped(e.into_outbox(ids))),
                 };

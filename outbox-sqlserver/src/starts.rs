@@ -48,7 +48,7 @@ mod tests {
     use tiberius::{ColumnData, ColumnType};
 
     use super::*;
-    use crate::row::tests::datetime2;
+    use crate::fixtures::datetime2;
 
     fn row(age_us: i64, took_us: i64, id_len: usize) -> Row {
         Row::builder()

@@ -8,26 +8,27 @@ use crate::params::Kind::{self, *};
 use crate::table::render;
 
 /// Parameters per row of a multi-row insert.
-pub(crate) const ENQUEUE_PARAMS_PER_ROW: usize = 9;
+pub const ENQUEUE_PARAMS_PER_ROW: usize = 9;
 /// Entries per insert statement: 9 parameters each, under SQL Server's limit of 2,100
 /// parameters per request.
-pub(crate) const ENQUEUE_ROWS_PER_STATEMENT: usize = 230;
+pub const ENQUEUE_ROWS_PER_STATEMENT: usize = 230;
 
 /// One statement: its file, its text, and its parameters (`@P1`, `@P2`, … in order).
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) struct Spec {
+pub struct Spec {
     /// The file under `sql/`.
-    pub(crate) file: &'static str,
+    pub file: &'static str,
     /// The template.
-    pub(crate) template: &'static str,
+    pub template: &'static str,
     /// Each parameter's name (as the file's header describes it) and type.
-    pub(crate) params: &'static [(&'static str, Kind)],
+    pub params: &'static [(&'static str, Kind)],
 }
 
 macro_rules! spec {
     ($name:ident, $file:literal, [$(($p:literal, $k:expr)),* $(,)?]) => {
-        pub(crate) const $name: Spec = Spec {
+        #[doc = concat!("`", $file, "`: its template and declared parameters.")]
+        pub const $name: Spec = Spec {
             file: $file,
             template: include_str!(concat!("../sql/", $file)),
             params: &[$(($p, $k)),*],
@@ -177,7 +178,7 @@ spec!(
 );
 
 /// The parameters of one row of `enqueue_row.sql`, by the names the row uses.
-pub(crate) const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
+pub const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
     ("@id", Binary),
     ("@topic", Text),
     ("@partition_key", Text),
@@ -190,8 +191,7 @@ pub(crate) const ENQUEUE_ROW: [(&str, Kind); ENQUEUE_PARAMS_PER_ROW] = [
 ];
 
 /// Every statement, for the checks.
-#[cfg(test)]
-pub(crate) const ALL: [Spec; 20] = [
+pub const ALL: [Spec; 20] = [
     CLAIM,
     COMPLETE_BATCH,
     RENEW,
@@ -216,7 +216,7 @@ pub(crate) const ALL: [Spec; 20] = [
 
 /// Every statement the store runs, with the table name substituted.
 #[derive(Debug)]
-pub(crate) struct Statements {
+pub struct Statements {
     pub(crate) claim: String,
     pub(crate) complete_batch: String,
     pub(crate) renew: String,
@@ -233,7 +233,8 @@ pub(crate) struct Statements {
     pub(crate) live_stats: String,
     pub(crate) dead_letters: String,
     pub(crate) topic_stats: String,
-    pub(crate) list: ListStatements,
+    /// The listing statements, one per status.
+    pub list: ListStatements,
     pub(crate) purge: String,
     pub(crate) requeue: String,
     pub(crate) count_delivered_before: String,
@@ -241,7 +242,7 @@ pub(crate) struct Statements {
 
 impl Statements {
     /// Renders every template for `table`.
-    pub(crate) fn render(table: &TableName) -> Self {
+    pub fn render(table: &TableName) -> Self {
         let r = |s: Spec| render(table, s.template);
         Self {
             claim: r(CLAIM),
@@ -271,7 +272,7 @@ impl Statements {
 
     /// The insert of `rows` entries (1 ..= [`ENQUEUE_ROWS_PER_STATEMENT`]), each row's
     /// named placeholders numbered in the order [`ENQUEUE_ROW`] lists them.
-    pub(crate) fn enqueue(&self, rows: usize) -> String {
+    pub fn enqueue(&self, rows: usize) -> String {
         let values = (0..rows)
             .map(|row| {
                 // No name is a prefix of another, so the order of replacement is free.

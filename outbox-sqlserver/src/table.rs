@@ -11,7 +11,7 @@ use outbox_core::{Quotes, TableName};
 ///
 /// The parts were validated by [`TableName`] (letters, digits and underscores), so no
 /// escaping is needed; values are never substituted, only bound.
-pub(crate) fn render(table: &TableName, template: &str) -> String {
+pub fn render(table: &TableName, template: &str) -> String {
     let template = template
         .replace("{migrations_object}", "{migrations}")
         .replace("{migrations}", "{schema_prefix}[{name}_migrations]");

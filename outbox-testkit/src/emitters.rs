@@ -44,7 +44,12 @@ pub async fn drain_all(
     let drain = Drain::new(claims, emitter, options).expect("drain");
     let done = || {
         let store = store.clone();
-        async move { store.stats(None).await.is_ok_and(|s| nothing_left(&s)) }
+        async move {
+            store
+                .stats(&outbox_core::StatsRequest::new())
+                .await
+                .is_ok_and(|s| nothing_left(&s))
+        }
     };
     tokio::time::timeout(limit, drain.run_until(done, std::future::pending::<()>()))
         .await
@@ -159,7 +164,12 @@ pub async fn drain_across_a_missing_destination(
             tokio::spawn(async move {
                 let done = || {
                     let store = store.clone();
-                    async move { store.stats(None).await.is_ok_and(|s| nothing_left(&s)) }
+                    async move {
+                        store
+                            .stats(&outbox_core::StatsRequest::new())
+                            .await
+                            .is_ok_and(|s| nothing_left(&s))
+                    }
                 };
                 drain.run_until(done, std::future::pending::<()>()).await
             })
@@ -167,7 +177,10 @@ pub async fn drain_across_a_missing_destination(
         .collect();
     let held = async {
         loop {
-            let stats = store.stats(None).await.expect("stats");
+            let stats = store
+                .stats(&outbox_core::StatsRequest::new())
+                .await
+                .expect("stats");
             assert_eq!(
                 stats.count(EmissionStatus::DeadLettered),
                 0,
@@ -202,7 +215,12 @@ pub async fn drain_across_a_missing_destination(
 /// `run_until` condition for "everything was sent". Stats are a read, so this works on a
 /// store that cannot write (a full disk).
 pub async fn nothing_left_to_send(store: &dyn AdminClaimStore) -> bool {
-    nothing_left(&store.stats(None).await.expect("stats"))
+    nothing_left(
+        &store
+            .stats(&outbox_core::StatsRequest::new())
+            .await
+            .expect("stats"),
+    )
 }
 
 /// Whether `stats` show nothing pending, retryable, deferred or leased.

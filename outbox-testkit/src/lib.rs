@@ -270,16 +270,14 @@ macro_rules! __keyed_cases {
                     else {
                         return;
                     };
-                    if subject.store.capabilities().$capability {
-                        $crate::suite::$file::$case(subject.store.clone()).await;
-                    } else {
-                        $crate::suite::capability::refused_without(
-                            subject.store.clone(),
-                            stringify!($capability),
-                            stringify!($case),
-                        )
-                        .await;
-                    }
+                    $crate::suite::capability::run_or_refused(
+                        subject.store.clone(),
+                        |c| c.$capability,
+                        stringify!($capability),
+                        stringify!($case),
+                        $crate::suite::$file::$case(subject.store.clone()),
+                    )
+                    .await;
                     drop(subject);
                 }
             )+

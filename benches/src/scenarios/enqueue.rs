@@ -52,7 +52,11 @@ pub async fn run(ctx: &mut Ctx) {
             if path == StorePath::Optimized {
                 expected += plan.enqueue_small_entries;
             }
-            let stats = subject.store.stats(None).await.expect("stats");
+            let stats = subject
+                .store
+                .stats(&outbox_core::StatsRequest::new())
+                .await
+                .expect("stats");
             assert_eq!(
                 stats.count(outbox_core::EmissionStatus::Pending),
                 expected,

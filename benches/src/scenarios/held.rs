@@ -98,7 +98,7 @@ async fn rounds(ctx: &Ctx, location: &Location, held: bool) -> HeldRow {
     let subject = open(location, StorePath::Optimized, Link::direct(), 1).await;
     let dead_rows = subject
         .store
-        .stats(None)
+        .stats(&outbox_core::StatsRequest::new())
         .await
         .ok()
         .and_then(|s| s.cleanup)

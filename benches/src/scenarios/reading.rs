@@ -82,9 +82,10 @@ pub async fn run(ctx: &mut Ctx) {
             };
             let subject = open(&place.location, StorePath::Optimized, Link::direct(), 1).await;
             let store = subject.store.clone();
-            let (live_ms, live) = timed(plan.reading_calls, || store.live_stats(None)).await;
+            let now = outbox_core::StatsRequest::new();
+            let (live_ms, live) = timed(plan.reading_calls, || store.live_stats(&now)).await;
             let exact_calls = plan.reading_calls.min(5);
-            let (exact_ms, exact) = timed(exact_calls, || store.stats(None)).await;
+            let (exact_ms, exact) = timed(exact_calls, || store.stats(&now)).await;
             assert_eq!(
                 live.count(EmissionStatus::Pending),
                 exact.count(EmissionStatus::Pending),

@@ -22,7 +22,9 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
     match cmd {
         DeadLetterCommand::List { json, limit } => {
             let store = target.open_for_reading().await?;
-            let rows = store.dead_letters(limit).await?;
+            let rows = store
+                .dead_letters(&outbox_core::DeadLettersRequest::new(limit))
+                .await?;
             if json {
                 let list: Vec<_> = rows.iter().map(to_json).collect();
                 out!("{}", serde_json::Value::Array(list));
@@ -44,7 +46,9 @@ pub(crate) async fn run(target: &Target, cmd: DeadLetterCommand) -> Result<()> {
         }
         DeadLetterCommand::Requeue(which) => {
             let store = target.open().await?;
-            let n = store.requeue_dead_letters(which.which(), None).await?;
+            let n = store
+                .requeue(&outbox_core::RequeueRequest::dead_letters(which.which()))
+                .await?;
             none_by_that_id(&which, n)?;
             out!("requeued {}", crate::plural(n, "dead letter"));
         }

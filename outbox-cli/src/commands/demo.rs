@@ -122,7 +122,7 @@ pub(crate) async fn run(dir: Option<PathBuf>, orders: u32, workers: u32) -> Resu
     let started = Instant::now();
     let summary = crate::commands::drain::drain(store.clone(), emitter, &args).await?;
     out!("drained with {workers} workers into {}", jsonl.display());
-    let stats = store.stats(None).await?;
+    let stats = store.stats(&outbox_core::StatsRequest::new()).await?;
     let report = crate::commands::drain::Report {
         summary: &summary,
         elapsed_secs: started.elapsed().as_secs_f64(),

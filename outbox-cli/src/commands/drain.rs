@@ -67,7 +67,7 @@ pub(crate) async fn run(target: &Target, args: DrainArgs) -> Result<u8> {
         );
         return Ok(crate::exit::SCHEMA_REFUSED);
     }
-    let left = store.live_stats(None).await?;
+    let left = store.live_stats(&outbox_core::StatsRequest::new()).await?;
     if let Some(sampler) = sampler {
         sampler.abort();
         outbox_core::metric_names::record_stats(&left);
@@ -194,7 +194,8 @@ pub(crate) async fn drain(
                         if let Some(slice) = slice {
                             return slice_is_drained(&*store, slice).await;
                         }
-                        let Ok(s) = store.live_stats(None).await else {
+                        let Ok(s) = store.live_stats(&outbox_core::StatsRequest::new()).await
+                        else {
                             return false;
                         };
                         let only_leases = s.count(EmissionStatus::Pending) == s.claims_in_flight
@@ -259,12 +260,15 @@ async fn show_progress(store: Arc<dyn AdminClaimStore>, stop: watch::Receiver<bo
         return;
     }
     let started = Instant::now();
-    let first = store.live_stats(None).await.ok();
+    let first = store
+        .live_stats(&outbox_core::StatsRequest::new())
+        .await
+        .ok();
     let delivered_at_start = first
         .map(|s| s.count(EmissionStatus::Delivered))
         .unwrap_or(0);
     while !*stop.borrow() {
-        if let Ok(s) = store.live_stats(None).await {
+        if let Ok(s) = store.live_stats(&outbox_core::StatsRequest::new()).await {
             let delivered = s
                 .count(EmissionStatus::Delivered)
                 .saturating_sub(delivered_at_start);

@@ -42,7 +42,9 @@ pub(crate) async fn list(target: &Target, args: ListArgs) -> Result<()> {
 
 pub(crate) async fn requeue(target: &Target, from: EmissionStatus, which: Selection) -> Result<()> {
     let store = target.open().await?;
-    let n = store.requeue(from, which.which(), None).await?;
+    let n = store
+        .requeue(&outbox_core::RequeueRequest::new(from, which.which()))
+        .await?;
     if let (Some(id), 0) = (which.id, n) {
         return Err(OutboxError::Database {
             message: format!("no {} entry with id {id}", from.as_str()),

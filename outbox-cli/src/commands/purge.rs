@@ -23,7 +23,10 @@ pub(crate) async fn run(
                 u64::from(store.get(id).await?.is_some_and(|e| e.status == from))
             }
             DeadLetterSelection::Topic(topic) => count_of_topic(&*store, from, topic).await?,
-            DeadLetterSelection::All => store.live_stats(None).await?.count(from),
+            DeadLetterSelection::All => store
+                .live_stats(&outbox_core::StatsRequest::new())
+                .await?
+                .count(from),
         };
         return Err(OutboxError::invalid(
             "--yes",
@@ -34,7 +37,9 @@ pub(crate) async fn run(
         ));
     }
     let store = target.open().await?;
-    let n = store.purge(from, which.which()).await?;
+    let n = store
+        .purge(&outbox_core::PurgeRequest::new(from, which.which()))
+        .await?;
     if let (Some(id), 0) = (which.id, n) {
         return Err(OutboxError::Database {
             message: format!(

@@ -119,9 +119,9 @@ pub(crate) async fn run(target: &Target, args: StatsArgs) -> Result<()> {
     let (json, exact) = (args.json, args.exact);
     let store = target.open_for_reading().await?;
     let stats = if exact {
-        store.stats(None).await?
+        store.stats(&outbox_core::StatsRequest::new()).await?
     } else {
-        store.live_stats(None).await?
+        store.live_stats(&outbox_core::StatsRequest::new()).await?
     };
     let holds = crate::route_holds::read(&*store).await?;
     if json {

@@ -186,8 +186,16 @@ pub(crate) async fn act(
     };
     let (action, status, which) = request;
     let done = match action {
-        Action::Requeue => ui.store.requeue(status, which.clone(), None).await,
-        Action::Purge => ui.store.purge(status, which.clone()).await,
+        Action::Requeue => {
+            ui.store
+                .requeue(&outbox_core::RequeueRequest::new(status, which.clone()))
+                .await
+        }
+        Action::Purge => {
+            ui.store
+                .purge(&outbox_core::PurgeRequest::new(status, which.clone()))
+                .await
+        }
     };
     let n = match done {
         Ok(n) => n,

@@ -14,7 +14,10 @@ use super::{actions, entries, keyed, overview, page};
 
 pub(super) async fn overview(State(ui): State<Arc<Ui>>) -> Response {
     let read = async {
-        let stats = ui.store.live_stats(None).await?;
+        let stats = ui
+            .store
+            .live_stats(&outbox_core::StatsRequest::new())
+            .await?;
         let holds = crate::route_holds::read(&*ui.store).await?;
         let topics = ui.store.topic_stats(overview::TOPICS_SHOWN).await?;
         Ok::<_, outbox_core::OutboxError>((stats, holds, topics))

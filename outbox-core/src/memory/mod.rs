@@ -9,9 +9,9 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{normalize, Clock, SystemClock};
 use crate::{
-    Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest, DeadLetterSelection, EntryId,
-    FindRequest, NewEntry, OutboxAdmin, OutboxEntry, OutboxStats, OutboxStore, PruneRequest,
-    RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
+    Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest, EntryId, FindRequest,
+    NewEntry, OutboxAdmin, OutboxEntry, OutboxStats, OutboxStore, PruneRequest, RenewOutcome,
+    RenewRequest, Result, StoreLimits, TransitionResult,
 };
 
 use state::{Selection, State};
@@ -141,12 +141,14 @@ impl OutboxStore for MemoryClaimStore {
 
 #[async_trait]
 impl OutboxAdmin for MemoryClaimStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn stats(&self, req: &crate::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         let now = self.now(now);
         Ok(self.lock().stats(now))
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+    async fn dead_letters(&self, req: &crate::DeadLettersRequest) -> Result<Vec<OutboxEntry>> {
+        let limit = req.limit;
         self.limits.check_batch_size("limit", limit as usize)?;
         Ok(self.lock().dead_letters(limit as usize))
     }
@@ -160,21 +162,16 @@ impl OutboxAdmin for MemoryClaimStore {
         Ok(self.lock().count_delivered_before(normalize(before)))
     }
 
-    async fn requeue(
-        &self,
-        from: crate::EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        crate::store_kit::admin::check_requeue(from)?;
-        which.check()?;
+    async fn requeue(&self, req: &crate::RequeueRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which, now) = (req.from, req.which.clone(), req.now);
         let now = self.now(now);
         Ok(self.lock().requeue(from, which, now))
     }
 
-    async fn purge(&self, from: crate::EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        crate::store_kit::admin::check_purge(from)?;
-        which.check()?;
+    async fn purge(&self, req: &crate::PurgeRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which) = (req.from, req.which.clone());
         Ok(self.lock().purge(from, which))
     }
 }

@@ -81,7 +81,12 @@ impl NewEntry {
 }
 
 /// An outbox entry as the store holds it: every durable field, claim fields included.
+///
+/// Stores read it from their rows; to build one elsewhere (an emitter's test, say),
+/// start from [`OutboxEntry::from_new`] and set the fields you need. It may gain fields,
+/// so it cannot be written as a struct literal outside this crate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct OutboxEntry {
     /// The id, also the provider's idempotency key.
     pub id: EntryId,

@@ -63,13 +63,15 @@ impl<B: PortableBackend> PortableStore<B> {
 
 #[async_trait]
 impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
+    async fn stats(&self, req: &crate::StatsRequest) -> Result<OutboxStats> {
+        let now = req.now;
         let mut conn = self.connection().await?;
         let stats = self.stats_on(&mut conn, now).await;
         conn.finish(stats)
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
+    async fn dead_letters(&self, req: &crate::DeadLettersRequest) -> Result<Vec<OutboxEntry>> {
+        let limit = req.limit;
         self.limits.check_batch_size("limit", limit as usize)?;
         let mut conn = self.connection().await?;
         let params = vec![SqlParam::Time(None), limit.into()];
@@ -111,14 +113,9 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         })
     }
 
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        crate::store_kit::admin::check_requeue(from)?;
-        which.check()?;
+    async fn requeue(&self, req: &crate::RequeueRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which, now) = (req.from, req.which.clone(), req.now);
         let mut conn = self.connection().await?;
         let mut params = vec![
             SqlParam::Time(now.map(normalize)),
@@ -130,9 +127,9 @@ impl<B: PortableBackend> OutboxAdmin for PortableStore<B> {
         conn.finish(requeued)
     }
 
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        crate::store_kit::admin::check_purge(from)?;
-        which.check()?;
+    async fn purge(&self, req: &crate::PurgeRequest) -> Result<u64> {
+        req.check()?;
+        let (from, which) = (req.from, req.which.clone());
         let mut lease = self.connection().await?;
         let purged = {
             let conn = tokio::sync::Mutex::new(&mut lease);

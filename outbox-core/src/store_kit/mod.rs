@@ -5,10 +5,12 @@
 //! version the same way.
 //!
 //! - [`outcomes`]: what a guarded write found, as the outcome the contract reports.
+//! - [`rows`]: one outbox row read into an entry, given how the engine reads each column.
 //! - [`claims`]: which groups a claim takes, and where its walk of the pending index starts.
 //! - [`writes`]: batch writes: enqueue chunks, completion targets, bounded deletes, calls
 //!   a caller's cancellation cannot cut short.
 //! - [`admin`]: operator reads and writes: validation, stats, topic stats, listing SQL.
+//! - [`config`]: the settings every pooled SQL store has (table, limits, clock, pool).
 //! - [`schema`]: migrations and the schema-version judge ([`schema::Migrator`]).
 //! - [`sql`]: SQL templates and times as every store writes them, SQLSTATE mapping.
 //! - [`per_row`]: the per-row algorithm of the portable path (a portable store on sqlx
@@ -21,6 +23,14 @@ pub mod outcomes {
     pub use crate::outcomes::{
         claims_in_order, completion_result, completion_results, renewal_result, renewal_results,
         save_result, Guarded, GuardedRows,
+    };
+}
+
+pub mod rows {
+    //! One outbox row read into an entry: the engine says how it reads each kind of
+    //! column; which columns an entry has and how a bad value is reported are shared.
+    pub use crate::entry_columns::{
+        clock, entry, entry_id, uuid_of, written, ColumnRead, EntryColumns,
     };
 }
 
@@ -46,15 +56,19 @@ pub mod writes {
 
 pub mod admin {
     //! The operator calls: their validation, stats, topic stats and listing statements.
-    pub use crate::admin::{
-        check_list, check_purge, check_requeue, requeued, stats_of, StatsColumns,
-    };
+    pub use crate::admin::{check_list, requeued, stats_of, StatsColumns};
+    pub use crate::admin_requests::{check_purge, check_requeue};
     pub use crate::listing::{
         ListStatements, STATUS_FLOOR_PLACEHOLDER, STATUS_GROUP_PLACEHOLDER, STATUS_PLACEHOLDER,
     };
     pub use crate::topics::{
         by_listing as topic_stats_by_listing, check_topic_limit, topic_stats_of, TopicGroup,
     };
+}
+
+pub mod config {
+    //! The settings every pooled SQL store's config holds.
+    pub use crate::store_basics::{StoreBasics, DEFAULT_MAX_CONNECTIONS};
 }
 
 pub mod schema {

@@ -92,7 +92,7 @@ async fn connections_killed_mid_call_lose_nothing_and_record_nothing_twice() {
                         }
                     };
                     if claims.is_empty() {
-                        let stats = store.stats(None).await;
+                        let stats = store.stats(&outbox_core::StatsRequest::new()).await;
                         if stats.is_ok_and(|s| s.count(EmissionStatus::Delivered) == ENTRIES as u64)
                         {
                             return;
@@ -146,7 +146,10 @@ async fn connections_killed_mid_call_lose_nothing_and_record_nothing_twice() {
             "{id} was delivered under two claims: {tokens:?}"
         );
     }
-    let stats = store.stats(None).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     assert_eq!(stats.count(EmissionStatus::Delivered), ENTRIES as u64);
 }
 

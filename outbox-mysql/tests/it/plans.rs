@@ -157,7 +157,7 @@ async fn the_live_stats_read_what_is_live_and_not_the_history() {
     let read = outbox["r_rows"].as_f64().unwrap_or(f64::MAX);
     println!("mariadb live stats behind 200,000 delivered: read {read} rows of 1,500 live");
     assert!(read <= 1_600.0, "the live stats read {read} rows: {plan:#}");
-    let stats = outbox_core::OutboxAdmin::live_stats(&store, None)
+    let stats = outbox_core::OutboxAdmin::live_stats(&store, &outbox_core::StatsRequest::new())
         .await
         .unwrap();
     assert_eq!(stats.count(outbox_core::EmissionStatus::Pending), 1_000);

@@ -213,7 +213,10 @@ async fn the_store_survives_a_server_restart_mid_drain() {
             .expect("the drain did not finish after the restart")
             .unwrap();
     }
-    let stats = store.stats(None).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     assert_eq!(stats.count(EmissionStatus::Delivered), ENTRIES as u64);
     let emissions = emitter.emissions();
     assert_eq!(emissions.len(), ENTRIES, "not every entry was emitted");

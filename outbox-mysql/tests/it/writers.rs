@@ -74,7 +74,10 @@ async fn single_row_enqueues_in_host_transactions_never_fail_while_eight_workers
                     let claims = store.claim_pending(&req).await.expect("claim");
                     if claims.is_empty() {
                         if writing.load(Ordering::SeqCst) == 0 {
-                            let pending = store.stats(None).await.unwrap();
+                            let pending = store
+                                .stats(&outbox_core::StatsRequest::new())
+                                .await
+                                .unwrap();
                             if pending.count(EmissionStatus::Pending) == 0 {
                                 return;
                             }
@@ -105,7 +108,10 @@ async fn single_row_enqueues_in_host_transactions_never_fail_while_eight_workers
     for w in workers {
         w.await.unwrap();
     }
-    let stats = store.stats(None).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     let orders: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders")
         .fetch_one(&host)
         .await

@@ -153,9 +153,15 @@ async fn stats_are_one_statement_in_one_round_trip() {
         .await
         .unwrap();
     // The first call also prepares the statement on the connection.
-    store.stats(None).await.unwrap();
+    store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     let before = proxy.traffic();
-    let stats = store.stats(None).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     assert_one_statement("stats (prepared)", proxy.traffic().since(&before));
     assert_eq!(stats.counts[&outbox_core::EmissionStatus::Pending], 1);
     assert!(stats.cleanup.is_some(), "the cleanup figures are missing");

@@ -178,7 +178,10 @@ async fn an_operator_requeue_behind_the_start_is_taken() {
     let past = claim_ids(&store.claim_pending(&claim_req("w", 5, t0())).await.unwrap());
     assert_eq!(past, written[1..6]);
     let requeued = store
-        .requeue_dead_letters(DeadLetterSelection::One(oldest.id()), Some(t0()))
+        .requeue(
+            &outbox_core::RequeueRequest::dead_letters(DeadLetterSelection::One(oldest.id()))
+                .at(t0()),
+        )
         .await
         .unwrap();
     assert_eq!(requeued, 1);
@@ -354,7 +357,15 @@ async fn a_claim_from_the_start_reads_its_batch_while_a_snapshot_is_held() {
         .unwrap();
     let store = support::store(&db, 1).await;
     let sampled = |stats: outbox_core::OutboxStats| stats.cleanup.unwrap().dead_index_entries;
-    assert_eq!(sampled(store.stats(None).await.unwrap()), 0);
+    assert_eq!(
+        sampled(
+            store
+                .stats(&outbox_core::StatsRequest::new())
+                .await
+                .unwrap()
+        ),
+        0
+    );
     let holder = db.connect().await;
     holder
         .batch_execute(
@@ -396,7 +407,12 @@ async fn a_claim_from_the_start_reads_its_batch_while_a_snapshot_is_held() {
     let index = table.render("{schema_prefix}\"{name}_pending_idx\"");
     let from_beginning = entries_read(&mut client, &index, &claim, &no_time, &none).await;
     let from_start = entries_read(&mut client, &index, &claim, &Some(from.0), &Some(from.1)).await;
-    let while_held = sampled(store.stats(None).await.unwrap());
+    let while_held = sampled(
+        store
+            .stats(&outbox_core::StatsRequest::new())
+            .await
+            .unwrap(),
+    );
     // The snapshot goes before any assertion: a failed one must not leave it held.
     holder.batch_execute("ROLLBACK").await.unwrap();
     eprintln!(

@@ -376,8 +376,14 @@ async fn finished_calls_keep_their_connection() {
         )
     });
     store.complete_batch(done.collect()).await.unwrap();
-    store.stats(None).await.unwrap();
-    store.dead_letters(10).await.unwrap();
+    store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
+    store
+        .dead_letters(&outbox_core::DeadLettersRequest::new(10))
+        .await
+        .unwrap();
     store
         .list(&ListRequest::new(EmissionStatus::DeadLettered, 10))
         .await
@@ -387,7 +393,9 @@ async fn finished_calls_keep_their_connection() {
         .await
         .unwrap();
     store
-        .requeue_dead_letters(DeadLetterSelection::All, None)
+        .requeue(&outbox_core::RequeueRequest::dead_letters(
+            DeadLetterSelection::All,
+        ))
         .await
         .unwrap();
     store
@@ -398,7 +406,9 @@ async fn finished_calls_keep_their_connection() {
         .await
         .unwrap();
     store
-        .purge_dead_letters(DeadLetterSelection::All)
+        .purge(&outbox_core::PurgeRequest::dead_letters(
+            DeadLetterSelection::All,
+        ))
         .await
         .unwrap();
     assert_eq!(

@@ -216,7 +216,12 @@ async fn bounded_calls_fail_within_their_deadline_through_a_black_hole() {
     let claim = ClaimRequest::new("w", 10, chrono::TimeDelta::seconds(30));
     use outbox_testkit::faults::fails_within_the_deadline;
     fails_within_the_deadline("a claim", DEADLINE, store.claim_next(&claim)).await;
-    fails_within_the_deadline("the stats", DEADLINE, store.stats(None)).await;
+    fails_within_the_deadline(
+        "the stats",
+        DEADLINE,
+        store.stats(&outbox_core::StatsRequest::new()),
+    )
+    .await;
     fails_within_the_deadline("a read", DEADLINE, store.get(written[0].id)).await;
 
     proxy.restore();

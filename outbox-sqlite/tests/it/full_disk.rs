@@ -87,7 +87,10 @@ async fn a_store_that_met_a_full_disk_serves_again_once_space_returns() {
         .expect("a claim once space returned");
     assert_eq!(rest.len(), 90, "the failed claim took nothing");
     store.complete_batch(delivered(&rest)).await.unwrap();
-    let stats = store.stats(Some(t0())).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     assert_eq!(stats.counts[&EmissionStatus::Delivered], 100);
 }
 
@@ -244,7 +247,10 @@ async fn a_read_only_store_opens_and_reads_stats_on_a_full_disk() {
         outbox_sqlite::SqliteClaimStore::open(&url, SqliteStoreConfig::new().read_only(true))
             .await
             .expect("a read-only open on a full disk");
-    let stats = reader.stats(None).await.expect("stats on a full disk");
+    let stats = reader
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .expect("stats on a full disk");
     assert_eq!(stats.counts[&EmissionStatus::Pending], 100, "{stats:?}");
 }
 

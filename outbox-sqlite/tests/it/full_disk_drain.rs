@@ -80,7 +80,11 @@ async fn a_drain_that_met_a_full_disk_delivers_everything_once_the_filesystem_gr
         .await
         .expect_err("an enqueue on the full disk");
     crate::full_disk::assert_disk_full("an enqueue during the outage", &refused);
-    let stuck = store.stats(None).await.unwrap().counts[&EmissionStatus::Delivered];
+    let stuck = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap()
+        .counts[&EmissionStatus::Delivered];
     assert!(
         stuck < ENTRIES as u64,
         "the drain finished before the disk filled; the test proved nothing"
@@ -95,7 +99,10 @@ async fn a_drain_that_met_a_full_disk_delivers_everything_once_the_filesystem_gr
     assert_eq!(emissions.len(), ENTRIES, "entries never emitted");
     let twice: Vec<_> = emissions.iter().filter(|(_, &n)| n > 1).collect();
     assert!(twice.is_empty(), "emitted more than once: {twice:?}");
-    let stats = store.stats(None).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     assert_eq!(
         stats.counts[&EmissionStatus::Delivered],
         ENTRIES as u64,
@@ -147,7 +154,11 @@ async fn a_drain_started_on_a_full_disk_counts_its_failed_claims_then_delivers_o
     })
     .await
     .expect("the drain's claims on the full disk were not counted as failed cycles");
-    let delivered = store.stats(None).await.unwrap().counts[&EmissionStatus::Delivered];
+    let delivered = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap()
+        .counts[&EmissionStatus::Delivered];
     assert_eq!(delivered, 0, "a claim went through on the full disk");
 
     std::fs::remove_file(filler).unwrap();

@@ -140,7 +140,10 @@ async fn a_drain_killed_mid_write_loses_nothing_and_repeats_only_its_own_leases(
         .await
         .unwrap();
     assert_eq!(check, "ok");
-    let stats = store.stats(None).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     let total: u64 = stats.counts.values().sum();
     assert_eq!(total, ENTRIES as u64, "entries lost: {stats:?}");
     let delivered_before = stats
@@ -165,7 +168,10 @@ async fn a_drain_killed_mid_write_loses_nothing_and_repeats_only_its_own_leases(
     .await
     .expect("the survivor did not finish")
     .unwrap();
-    let after = store.stats(None).await.unwrap();
+    let after = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     assert_eq!(
         after.counts[&EmissionStatus::Delivered],
         ENTRIES as u64,

@@ -111,7 +111,7 @@ async fn a_file_system_turned_read_only_fails_writes_naming_the_file_and_the_dra
     .await
     .expect("open the file read-only");
     let stats = read_only
-        .stats(None)
+        .stats(&outbox_core::StatsRequest::new())
         .await
         .expect("stats on the read-only file");
     let delivered = stats

@@ -13,10 +13,9 @@ use std::pin::Pin;
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::per_row::{self, ClaimKind, Interleave};
 use outbox_core::{
-    async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest,
-    DeadLetterSelection, EmissionStatus, EntryId, FindRequest, ListRequest, NewEntry, OutboxAdmin,
-    OutboxEntry, OutboxStats, OutboxStore, PruneRequest, RenewOutcome, RenewRequest, Result,
-    StoreLimits, TransitionResult,
+    async_trait, Capabilities, Claim, ClaimRequest, ClaimStore, CompletionRequest, EntryId,
+    FindRequest, ListRequest, NewEntry, OutboxAdmin, OutboxEntry, OutboxStats, OutboxStore,
+    PruneRequest, RenewOutcome, RenewRequest, Result, StoreLimits, TransitionResult,
 };
 
 use crate::pool::Checkout;
@@ -89,9 +88,7 @@ impl PortableSqlServerStore {
 #[async_trait]
 impl OutboxStore for PortableSqlServerStore {
     fn capabilities(&self) -> Capabilities {
-        let mut caps = Capabilities::new("portable-sqlserver");
-        caps.concurrent_writes = true;
-        caps
+        Capabilities::new("portable-sqlserver").with_concurrent_writes(true)
     }
 
     fn limits(&self) -> &StoreLimits {
@@ -131,20 +128,23 @@ impl OutboxStore for PortableSqlServerStore {
 /// path the portable store exists to measure.
 #[async_trait]
 impl OutboxAdmin for PortableSqlServerStore {
-    async fn stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
-        self.store.stats(now).await
+    async fn stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        self.store.stats(req).await
     }
 
-    async fn live_stats(&self, now: Option<DateTime<Utc>>) -> Result<OutboxStats> {
-        self.store.live_stats(now).await
+    async fn live_stats(&self, req: &outbox_core::StatsRequest) -> Result<OutboxStats> {
+        self.store.live_stats(req).await
     }
 
     async fn topic_stats(&self, limit: u32) -> Result<Vec<outbox_core::TopicStats>> {
         self.store.topic_stats(limit).await
     }
 
-    async fn dead_letters(&self, limit: u32) -> Result<Vec<OutboxEntry>> {
-        self.store.dead_letters(limit).await
+    async fn dead_letters(
+        &self,
+        req: &outbox_core::DeadLettersRequest,
+    ) -> Result<Vec<OutboxEntry>> {
+        self.store.dead_letters(req).await
     }
 
     async fn list(&self, req: &ListRequest) -> Result<Vec<OutboxEntry>> {
@@ -155,17 +155,12 @@ impl OutboxAdmin for PortableSqlServerStore {
         self.store.count_delivered_before(before).await
     }
 
-    async fn requeue(
-        &self,
-        from: EmissionStatus,
-        which: DeadLetterSelection,
-        now: Option<DateTime<Utc>>,
-    ) -> Result<u64> {
-        self.store.requeue(from, which, now).await
+    async fn requeue(&self, req: &outbox_core::RequeueRequest) -> Result<u64> {
+        self.store.requeue(req).await
     }
 
-    async fn purge(&self, from: EmissionStatus, which: DeadLetterSelection) -> Result<u64> {
-        self.store.purge(from, which).await
+    async fn purge(&self, req: &outbox_core::PurgeRequest) -> Result<u64> {
+        self.store.purge(req).await
     }
 }
 
@@ -204,9 +199,8 @@ impl ClaimStore for PortableSqlServerStore {
     }
 }
 
-/// Every portable statement rendered for `table`, for the SQL checks.
-#[cfg(test)]
-pub(crate) fn rendered_for_checks(table: &outbox_core::TableName) -> Vec<(&'static str, String)> {
+/// Every portable statement rendered for `table`, for the offline checks.
+pub fn rendered_for_checks(table: &outbox_core::TableName) -> Vec<(&'static str, String)> {
     let s = PortableSql::render(table);
     vec![
         (
@@ -235,8 +229,8 @@ mod tests {
 
     use super::commands::Commands;
     use super::*;
+    use crate::fixtures::{recorded_candidate, recorded_clocked, sample};
     use crate::params::Params;
-    use crate::row::tests::{recorded_candidate, recorded_clocked, sample};
 
     /// A connection that answers from an in-memory table and counts every command.
     struct Counting {

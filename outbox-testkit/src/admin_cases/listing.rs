@@ -239,18 +239,26 @@ pub async fn topics_are_counted_requeued_and_purged_apart(store: AdminStore) {
 
     let bad = DeadLetterSelection::Topic(" ".into());
     let err = store
-        .requeue(EmissionStatus::DeadLettered, bad.clone(), Some(at(2)))
+        .requeue(
+            &outbox_core::RequeueRequest::new(EmissionStatus::DeadLettered, bad.clone()).at(at(2)),
+        )
         .await
         .unwrap_err();
     assert!(err.is_invalid_input(), "{err}");
     assert!(store
-        .purge(EmissionStatus::DeadLettered, bad)
+        .purge(&outbox_core::PurgeRequest::new(
+            EmissionStatus::DeadLettered,
+            bad
+        ))
         .await
         .unwrap_err()
         .is_invalid_input());
     let by_topic = |topic: &str| DeadLetterSelection::Topic(topic.into());
     let requeued = store
-        .requeue(EmissionStatus::DeadLettered, by_topic("a"), Some(at(2)))
+        .requeue(
+            &outbox_core::RequeueRequest::new(EmissionStatus::DeadLettered, by_topic("a"))
+                .at(at(2)),
+        )
         .await
         .unwrap();
     assert_eq!(requeued, 1, "only topic a's dead letter");
@@ -259,13 +267,19 @@ pub async fn topics_are_counted_requeued_and_purged_apart(store: AdminStore) {
         EmissionStatus::Pending
     );
     let purged = store
-        .purge(EmissionStatus::DeadLettered, by_topic("b"))
+        .purge(&outbox_core::PurgeRequest::new(
+            EmissionStatus::DeadLettered,
+            by_topic("b"),
+        ))
         .await
         .unwrap();
     assert_eq!(purged, 2);
     assert_eq!(
         store
-            .purge(EmissionStatus::Failed, by_topic("a"))
+            .purge(&outbox_core::PurgeRequest::new(
+                EmissionStatus::Failed,
+                by_topic("a")
+            ))
             .await
             .unwrap(),
         0,

@@ -95,7 +95,10 @@ pub(super) async fn one_of_each(store: &AdminStore) -> Vec<EntryId> {
 /// Stats count every status, the oldest pending row, due retries, and lease states.
 pub async fn stats_describe_every_state(store: AdminStore) {
     let ids = one_of_each(&store).await;
-    let stats = store.stats(Some(t0())).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     // Pending: row 0 (claimed again by "held"), row 1 (expired lease), row 8 (never claimed).
     assert_eq!(stats.count(EmissionStatus::Pending), 3);
     assert_eq!(stats.count(EmissionStatus::Delivered), 1);
@@ -121,8 +124,14 @@ pub async fn stats_describe_every_state(store: AdminStore) {
 /// may be an estimate, and only when it says so.
 pub async fn live_stats_count_what_is_live(store: AdminStore) {
     one_of_each(&store).await;
-    let exact = store.stats(Some(t0())).await.unwrap();
-    let live = store.live_stats(Some(t0())).await.unwrap();
+    let exact = store
+        .stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
+    let live = store
+        .live_stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     for status in EmissionStatus::ALL {
         if status != EmissionStatus::Delivered || !live.delivered_estimated {
             assert_eq!(
@@ -152,18 +161,27 @@ pub async fn live_stats_count_what_is_live(store: AdminStore) {
         exact.claims_made.is_some(),
         "the full count sums the claims"
     );
-    let empty = store.live_stats(Some(t0())).await.unwrap();
+    let empty = store
+        .live_stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     assert!(!empty.is_drained(), "rows are pending");
 }
 
 /// An empty outbox is drained.
 pub async fn stats_of_an_empty_outbox(store: AdminStore) {
-    let stats = store.stats(Some(t0())).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     assert!(stats.is_drained());
     assert_eq!(stats.counts.values().sum::<u64>(), 0);
     assert_eq!(stats.oldest_pending_created_at, None);
     assert_eq!(stats.claims_made, Some(0));
-    let live = store.live_stats(Some(t0())).await.unwrap();
+    let live = store
+        .live_stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     assert!(live.is_drained());
     assert_eq!(live.counts.values().sum::<u64>(), 0);
 }
@@ -171,10 +189,24 @@ pub async fn stats_of_an_empty_outbox(store: AdminStore) {
 /// Dead letters are listed most recent first, up to the limit; a limit of 0 is refused.
 pub async fn dead_letters_are_listed_newest_first(store: AdminStore) {
     let rows = one_of_each(&store).await;
-    let listed = store.dead_letters(10).await.unwrap();
+    let listed = store
+        .dead_letters(&outbox_core::DeadLettersRequest::new(10))
+        .await
+        .unwrap();
     assert_eq!(ids(&listed), vec![rows[7], rows[6]]);
-    assert_eq!(store.dead_letters(1).await.unwrap().len(), 1);
-    assert!(store.dead_letters(0).await.unwrap_err().is_invalid_input());
+    assert_eq!(
+        store
+            .dead_letters(&outbox_core::DeadLettersRequest::new(1))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(store
+        .dead_letters(&outbox_core::DeadLettersRequest::new(0))
+        .await
+        .unwrap_err()
+        .is_invalid_input());
 }
 
 /// Requeue makes one dead letter (or all) pending with a fresh attempt budget; other
@@ -184,7 +216,10 @@ pub async fn requeue_restores_dead_letters(store: AdminStore) {
     let failed_before = store.get(ids[5]).await.unwrap().unwrap();
     assert_eq!(
         store
-            .requeue_dead_letters(DeadLetterSelection::One(ids[5]), Some(t0()))
+            .requeue(
+                &outbox_core::RequeueRequest::dead_letters(DeadLetterSelection::One(ids[5]))
+                    .at(t0())
+            )
             .await
             .unwrap(),
         0
@@ -196,7 +231,10 @@ pub async fn requeue_restores_dead_letters(store: AdminStore) {
     );
     assert_eq!(
         store
-            .requeue_dead_letters(DeadLetterSelection::One(ids[6]), Some(t0()))
+            .requeue(
+                &outbox_core::RequeueRequest::dead_letters(DeadLetterSelection::One(ids[6]))
+                    .at(t0())
+            )
             .await
             .unwrap(),
         1
@@ -218,14 +256,14 @@ pub async fn requeue_restores_dead_letters(store: AdminStore) {
     assert_eq!(row.updated_at, t0());
     assert_eq!(
         store
-            .requeue_dead_letters(DeadLetterSelection::All, Some(t0()))
+            .requeue(&outbox_core::RequeueRequest::dead_letters(DeadLetterSelection::All).at(t0()))
             .await
             .unwrap(),
         1
     );
     assert_eq!(
         store
-            .stats(Some(t0()))
+            .stats(&outbox_core::StatsRequest::new().at(t0()))
             .await
             .unwrap()
             .count(EmissionStatus::DeadLettered),
@@ -243,7 +281,9 @@ pub async fn purge_deletes_only_dead_letters(store: AdminStore) {
     let ids = one_of_each(&store).await;
     assert_eq!(
         store
-            .purge_dead_letters(DeadLetterSelection::One(ids[2]))
+            .purge(&outbox_core::PurgeRequest::dead_letters(
+                DeadLetterSelection::One(ids[2])
+            ))
             .await
             .unwrap(),
         0
@@ -254,7 +294,9 @@ pub async fn purge_deletes_only_dead_letters(store: AdminStore) {
     );
     assert_eq!(
         store
-            .purge_dead_letters(DeadLetterSelection::One(ids[6]))
+            .purge(&outbox_core::PurgeRequest::dead_letters(
+                DeadLetterSelection::One(ids[6])
+            ))
             .await
             .unwrap(),
         1
@@ -262,12 +304,17 @@ pub async fn purge_deletes_only_dead_letters(store: AdminStore) {
     assert!(store.get(ids[6]).await.unwrap().is_none());
     assert_eq!(
         store
-            .purge_dead_letters(DeadLetterSelection::All)
+            .purge(&outbox_core::PurgeRequest::dead_letters(
+                DeadLetterSelection::All
+            ))
             .await
             .unwrap(),
         1
     );
-    let stats = store.stats(Some(t0())).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     assert_eq!(stats.counts.values().sum::<u64>(), 7);
 }
 
@@ -278,25 +325,40 @@ pub async fn purge_deletes_failed_entries(store: AdminStore) {
     let failed = EmissionStatus::Failed;
     assert_eq!(
         store
-            .purge(failed, DeadLetterSelection::One(ids[6]))
+            .purge(&outbox_core::PurgeRequest::new(
+                failed,
+                DeadLetterSelection::One(ids[6])
+            ))
             .await
             .unwrap(),
         0,
         "a dead letter was purged as failed"
     );
     assert_eq!(
-        store.purge(failed, DeadLetterSelection::All).await.unwrap(),
+        store
+            .purge(&outbox_core::PurgeRequest::new(
+                failed,
+                DeadLetterSelection::All
+            ))
+            .await
+            .unwrap(),
         1
     );
     assert!(store.get(ids[5]).await.unwrap().is_none());
     for status in NOT_WAITING {
         let err = store
-            .purge(status, DeadLetterSelection::All)
+            .purge(&outbox_core::PurgeRequest::new(
+                status,
+                DeadLetterSelection::All,
+            ))
             .await
             .unwrap_err();
         assert!(err.is_invalid_input(), "{status:?}: {err}");
     }
-    let stats = store.stats(Some(t0())).await.unwrap();
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new().at(t0()))
+        .await
+        .unwrap();
     assert_eq!(
         stats.counts.values().sum::<u64>(),
         8,
@@ -312,7 +374,10 @@ pub async fn requeue_restores_failed_entries(store: AdminStore) {
     let failed = EmissionStatus::Failed;
     assert_eq!(
         store
-            .requeue(failed, DeadLetterSelection::One(rows[6]), Some(t0()))
+            .requeue(
+                &outbox_core::RequeueRequest::new(failed, DeadLetterSelection::One(rows[6]))
+                    .at(t0())
+            )
             .await
             .unwrap(),
         0,
@@ -320,7 +385,7 @@ pub async fn requeue_restores_failed_entries(store: AdminStore) {
     );
     assert_eq!(
         store
-            .requeue(failed, DeadLetterSelection::All, Some(t0()))
+            .requeue(&outbox_core::RequeueRequest::new(failed, DeadLetterSelection::All).at(t0()))
             .await
             .unwrap(),
         1
@@ -333,14 +398,14 @@ pub async fn requeue_restores_failed_entries(store: AdminStore) {
     assert_eq!(row.last_error.as_deref(), Some("provider said no"));
     for status in NOT_WAITING {
         let err = store
-            .requeue(status, DeadLetterSelection::All, Some(t0()))
+            .requeue(&outbox_core::RequeueRequest::new(status, DeadLetterSelection::All).at(t0()))
             .await
             .unwrap_err();
         assert!(err.is_invalid_input(), "{status:?}: {err}");
     }
     assert_eq!(
         store
-            .stats(Some(t0()))
+            .stats(&outbox_core::StatsRequest::new().at(t0()))
             .await
             .unwrap()
             .count(EmissionStatus::DeadLettered),
@@ -417,7 +482,10 @@ pub async fn a_requeued_dead_letter_goes_back_ahead_of_its_key(store: AdminStore
     let second = s.claim_pending(&ordered(10, 2)).await.unwrap();
     assert_eq!(claim_ids(&second), vec![written[1].id], "the key moved on");
     let requeued = store
-        .requeue_dead_letters(DeadLetterSelection::One(written[0].id), Some(at(3)))
+        .requeue(
+            &outbox_core::RequeueRequest::dead_letters(DeadLetterSelection::One(written[0].id))
+                .at(at(3)),
+        )
         .await
         .unwrap();
     assert_eq!(requeued, 1);

@@ -221,16 +221,14 @@ macro_rules! __keyed_drain_cases {
                     let Some(subject) = ($factory)().await else {
                         return;
                     };
-                    if subject.store.capabilities().$capability {
-                        $crate::drain_cases::$case(subject).await;
-                    } else {
-                        $crate::suite::capability::refused_without(
-                            subject.store.clone(),
-                            stringify!($capability),
-                            stringify!($case),
-                        )
-                        .await;
-                    }
+                    $crate::suite::capability::run_or_refused(
+                        subject.store.clone(),
+                        |c| c.$capability,
+                        stringify!($capability),
+                        stringify!($case),
+                        $crate::drain_cases::$case(subject),
+                    )
+                    .await;
                 }
             )+
         }

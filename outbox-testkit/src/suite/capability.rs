@@ -17,6 +17,23 @@ fn needing(capability: &str) -> Option<ClaimRequest> {
     }
 }
 
+/// Runs `case` when the store has `capability` (as `has` reads it from its
+/// [`outbox_core::Capabilities`]); otherwise checks, in its place, that the store refuses
+/// what needs the capability ([`refused_without`]).
+pub async fn run_or_refused(
+    store: DynStore,
+    has: fn(&outbox_core::Capabilities) -> bool,
+    capability: &str,
+    name: &str,
+    case: impl std::future::Future<Output = ()>,
+) {
+    if has(&store.capabilities()) {
+        case.await;
+    } else {
+        refused_without(store, capability, name).await;
+    }
+}
+
 /// `store` lacks `capability`: a claim that needs it fails with
 /// [`OutboxError::Unsupported`] and takes nothing. Says on standard error which case ran
 /// as this check, so the log shows what the store was not tested for.

@@ -58,7 +58,7 @@ async fn a_black_holed_first_host_costs_a_call_the_per_host_timeout_not_its_dead
     let started = Instant::now();
     let store = super::store_on_table(&url, "black-holed", 1, &support::table(&db)).await;
     store
-        .stats(None)
+        .stats(&outbox_core::StatsRequest::new())
         .await
         .expect("stats through the second host");
     let took = started.elapsed();

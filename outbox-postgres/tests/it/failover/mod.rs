@@ -81,7 +81,10 @@ pub(crate) async fn migrate_and_enqueue(url: &str) {
 pub(crate) async fn everything_delivered(store: &PgClaimStore, emitter: &PerEntry) -> usize {
     let emissions = emitter.emissions();
     assert_eq!(emissions.len(), ENTRIES, "an entry was never emitted");
-    let stats = store.stats(None).await.expect("stats after the failover");
+    let stats = store
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .expect("stats after the failover");
     assert_eq!(
         stats.counts.get(&EmissionStatus::Delivered).copied(),
         Some(ENTRIES as u64),

@@ -34,7 +34,12 @@ async fn calls_fail_within_their_deadline_and_the_drain_resumes_once_the_path_he
     run.proxy.black_hole();
     let claim = ClaimRequest::new("bystander", 5, TimeDelta::seconds(30));
     fails_within_the_deadline("a claim", DEADLINE, run.store.claim_next(&claim)).await;
-    fails_within_the_deadline("the stats", DEADLINE, run.store.stats(None)).await;
+    fails_within_the_deadline(
+        "the stats",
+        DEADLINE,
+        run.store.stats(&outbox_core::StatsRequest::new()),
+    )
+    .await;
     let entry = vec![NewEntry::new("t", b"late".to_vec())];
     fails_within_the_deadline("an enqueue", DEADLINE, run.store.enqueue_batch(entry)).await;
     // Longer than a lease: the batch in flight loses its leases meanwhile.
@@ -50,7 +55,11 @@ async fn calls_fail_within_their_deadline_and_the_drain_resumes_once_the_path_he
     );
     assert!(during < ENTRIES, "the drain finished before the outage");
 
-    let stats = run.direct.stats(None).await.unwrap();
+    let stats = run
+        .direct
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     // The enqueue through the black hole may or may not have reached the server.
     assert!(
         stats.count(EmissionStatus::Delivered) <= ENTRIES as u64 + 1,

@@ -90,7 +90,11 @@ impl ProxiedDrain {
     pub(crate) async fn wait_delivered(&self, n: usize) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let stats = self.direct.stats(None).await.unwrap();
+            let stats = self
+                .direct
+                .stats(&outbox_core::StatsRequest::new())
+                .await
+                .unwrap();
             if stats.count(EmissionStatus::Delivered) >= n as u64 {
                 return;
             }

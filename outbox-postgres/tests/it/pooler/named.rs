@@ -84,7 +84,10 @@ async fn named_statements_through_the_pooler_fail_with_the_setting_that_fixes_th
         .await;
     let emissions = emitter.emissions();
     assert_eq!(emissions.len(), ENTRIES as usize, "an entry was lost");
-    let stats = unnamed.stats(None).await.unwrap();
+    let stats = unnamed
+        .stats(&outbox_core::StatsRequest::new())
+        .await
+        .unwrap();
     assert_eq!(
         stats
             .counts

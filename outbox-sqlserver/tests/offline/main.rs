@@ -1,25 +1,43 @@
-//! Offline checks of every statement: parameters numbered and bound in order, the lock
+//! Offline checks of every statement, run on every machine (no SQL Server is needed): parameters numbered and bound in order, the lock
 //! hints and OUTPUT shapes the claim model depends on, the column types the driver
 //! binds against, and a syntax smoke test with sqlparser's SQL Server dialect.
 
 use std::collections::BTreeSet;
 
-use chrono::{TimeDelta, Utc};
+use chrono::{TimeDelta, TimeZone, Utc};
 use outbox_core::store_kit::admin::ListStatements;
 use outbox_core::{
     Claim, ClaimRequest, Completion, CompletionRequest, DeadLetterSelection, EmissionResult,
-    EmissionStatus, FindRequest, ListRequest, PruneRequest, RenewRequest, TableName,
+    EmissionStatus, FindRequest, ListRequest, NewEntry, OutboxEntry, PruneRequest, RenewRequest,
+    TableName,
 };
 use sqlparser::dialect::MsSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::params::{self, Kind, Params};
-use crate::row::tests::sample;
-use crate::statements::{self, Spec, Statements, ALL};
-use crate::table::render;
+use outbox_sqlserver::offline::params::{self, Kind, Params};
+use outbox_sqlserver::offline::render;
+use outbox_sqlserver::offline::statements::{self, Spec, Statements, ALL};
 
 mod admin_reads;
 mod claims;
+
+/// A claimed entry with a key and a header, at a time with microseconds.
+fn sample() -> OutboxEntry {
+    let at =
+        Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + TimeDelta::microseconds(123_456);
+    let mut e = OutboxEntry::from_new(
+        NewEntry::new("orders", b"{\"n\":1}".to_vec())
+            .partition_key("customer-7")
+            .header("trace", "abc"),
+        at,
+    );
+    e.claim_owner = Some("worker-1".into());
+    e.claim_token = Some(uuid::Uuid::new_v4());
+    e.claimed_at = Some(at);
+    e.claim_expires_at = Some(at + TimeDelta::seconds(30));
+    e.claim_attempt_count = 1;
+    e
+}
 
 /// The `@Pn` numbers a statement uses (outside comments).
 fn numbers_used(sql: &str) -> BTreeSet<usize> {
@@ -365,7 +383,7 @@ fn every_statement_parses_as_t_sql() {
         .map(|s| (s.file.to_owned(), render_spec(&table, *s)))
         .collect();
     sources.push(("enqueue.sql (3 rows)".into(), rendered.enqueue(3)));
-    for m in crate::migrations() {
+    for m in outbox_sqlserver::migrations() {
         sources.push((format!("migration {} up", m.version), render(&table, m.up)));
         sources.push((
             format!("migration {} down", m.version),
@@ -459,7 +477,10 @@ fn every_statement_parses_as_t_sql() {
     ] {
         sources.push((file.into(), sql));
     }
-    sources.push(("migration script".into(), crate::migration_script(&table)));
+    sources.push((
+        "migration script".into(),
+        outbox_sqlserver::migration_script(&table),
+    ));
     for (file, sql) in sources {
         if let Err(e) = Parser::parse_sql(&MsSqlDialect {}, &parseable(&sql)) {
             panic!("{file} does not parse: {e}\n{sql}");
@@ -528,7 +549,7 @@ fn the_statements_sqlparser_cannot_read_are_known() {
 #[test]
 fn portable_statements_number_their_parameters_in_turn_and_parse() {
     let table = TableName::default();
-    let sql = crate::portable::rendered_for_checks(&table);
+    let sql = outbox_sqlserver::offline::portable_statements(&table);
     for (file, text) in sql {
         let used = numbers_used(&text);
         let expected: BTreeSet<usize> = (1..=used.len()).collect();
