@@ -1,5 +1,6 @@
-//! The settings every pooled SQL store has, whatever its engine: its table, the limits it
-//! enforces, the clock it reads when a request carries no time, and its pool size.
+//! The settings a pooled SQL store's config holds when the store opens its own pool
+//! (SQLite, MariaDB): its table, the limits it enforces, the clock it reads when a
+//! request carries no time, and its pool size.
 
 use std::sync::Arc;
 
@@ -10,8 +11,9 @@ use crate::{Clock, StoreLimits, SystemClock, TableName};
 /// The pool size a store opens with unless told otherwise.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
 
-/// The settings a pooled SQL store's config holds for every engine; the engine's config
-/// adds its own and offers a builder method for each.
+/// The settings a store's config holds when the store opens its own pool (the SQLite and
+/// MariaDB configs); the engine's config adds its own and offers a builder method for
+/// each. (PostgreSQL and SQL Server keep theirs apart: their pools are built otherwise.)
 #[derive(Debug, Clone)]
 pub struct StoreBasics {
     /// The outbox table.

@@ -10,7 +10,8 @@
 //! - [`writes`]: batch writes: enqueue chunks, completion targets, bounded deletes, calls
 //!   a caller's cancellation cannot cut short.
 //! - [`admin`]: operator reads and writes: validation, stats, topic stats, listing SQL.
-//! - [`config`]: the settings every pooled SQL store has (table, limits, clock, pool).
+//! - [`config`]: the settings of a store that opens its own pool (table, limits, clock,
+//!   pool size).
 //! - [`schema`]: migrations and the schema-version judge ([`schema::Migrator`]).
 //! - [`sql`]: SQL templates and times as every store writes them, SQLSTATE mapping.
 //! - [`per_row`]: the per-row algorithm of the portable path (a portable store on sqlx
@@ -67,7 +68,7 @@ pub mod admin {
 }
 
 pub mod config {
-    //! The settings every pooled SQL store's config holds.
+    //! The settings of a store that opens its own pool (SQLite, MariaDB).
     pub use crate::store_basics::{StoreBasics, DEFAULT_MAX_CONNECTIONS};
 }
 
