@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
 use outbox_core::{
     ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, EntryId, NewEntry,
     TransitionOutcome,
@@ -217,8 +217,10 @@ impl Default for ExpiryRaceConfig {
 
 #[derive(Default)]
 struct ExpiryLedger {
-    /// Every token handed out per entry, in the order the claims came back.
-    issued: HashMap<EntryId, Vec<Uuid>>,
+    /// Every token handed out per entry, with the time its lease began. They are judged
+    /// in that order, not in the order the claims came back: a per-row claim of a batch
+    /// can return after the lease of its first row has run out and been taken again.
+    issued: HashMap<EntryId, Vec<(DateTime<Utc>, Uuid)>>,
     /// The token of each applied delivery.
     applied: HashMap<EntryId, Vec<Uuid>>,
     /// Renewals that came back renewed, and lost.
@@ -260,7 +262,10 @@ pub async fn expiring_leases(
     }
     let ledger = ledger.lock().unwrap();
     let mut violations = Vec::new();
-    for (id, tokens) in &ledger.issued {
+    for (id, issued) in &ledger.issued {
+        let mut issued = issued.clone();
+        issued.sort();
+        let tokens: Vec<Uuid> = issued.into_iter().map(|(_, token)| token).collect();
         let applied = ledger.applied.get(id).cloned().unwrap_or_default();
         if applied.len() != 1 {
             violations.push(format!("{id}: {} applied deliveries", applied.len()));
@@ -319,7 +324,10 @@ async fn expiry_worker(
         {
             let mut l = ledger.lock().unwrap();
             for c in &claims {
-                l.issued.entry(c.id()).or_default().push(c.token);
+                l.issued
+                    .entry(c.id())
+                    .or_default()
+                    .push((c.claimed_at, c.token));
             }
         }
         n += 1;
