@@ -5,7 +5,15 @@ use crate::results::{DrainOutcome, Engine, Results, StorePath};
 
 /// Every broken invariant, described; empty when all held.
 pub fn broken(results: &Results) -> Vec<String> {
-    let mut broken = Vec::new();
+    // A part that did not run checked nothing: a smoke run with a skip has not passed,
+    // unless the skip was asked for (an engine left out by `--engines`).
+    let mut broken: Vec<String> = results
+        .environment
+        .skipped
+        .iter()
+        .filter(|why| !why.ends_with(crate::scenarios::NOT_SELECTED))
+        .map(|why| format!("skipped: {why}"))
+        .collect();
     for r in &results.races {
         let cell = format!(
             "race {} {} batch {} +{} ms",
@@ -61,6 +69,7 @@ pub fn broken(results: &Results) -> Vec<String> {
     if ceilings.chain(scale).any(|o| o.delivered == 0) {
         broken.push("a ceiling or scale drain delivered nothing".to_owned());
     }
+    cpu(results, &mut broken);
     mariadb(results, &mut broken);
     for s in &results.soak {
         if s.lost + s.never_emitted + s.undelivered > 0 {
@@ -80,6 +89,31 @@ pub fn broken(results: &Results) -> Vec<String> {
         }
     }
     broken
+}
+
+/// Every drain says what CPU its process spent per entry; the ceilings, which the report
+/// judges on it, also say the server's, on both sides, wherever a server is used (the
+/// bench runs beside its servers, whose processes it reads).
+fn cpu(r: &Results, broken: &mut Vec<String>) {
+    for (name, o) in outcomes(r) {
+        if o.delivered > 0 && o.cpu_us_per_entry.is_none() {
+            broken.push(format!("{name}: no CPU time per entry"));
+        }
+    }
+    for c in r.ceilings.iter().filter(|c| c.engine != Engine::Sqlite) {
+        let figures = [
+            c.raw_cpu_us_per_entry,
+            c.raw_server_cpu_us_per_entry,
+            c.drain.server_cpu_us_per_entry,
+        ];
+        if figures.iter().any(Option::is_none) {
+            broken.push(format!(
+                "ceiling {}: CPU per entry missing (raw client, raw server, drain server: \
+                 {figures:?}); is the server on another machine?",
+                c.engine.label()
+            ));
+        }
+    }
 }
 
 /// Every drain's outcome, named.
@@ -187,6 +221,7 @@ mod tests {
         let outcome = |delivered, table_delivered| DrainOutcome {
             delivered,
             table_delivered,
+            cpu_us_per_entry: Some(3.0),
             ..DrainOutcome::default()
         };
         let row = |o| crate::results::DrainRow {
@@ -204,5 +239,47 @@ mod tests {
         assert!(broken(&results).is_empty());
         results.drains.push(row(outcome(200, Some(199))));
         assert_eq!(broken(&results).len(), 1);
+    }
+
+    #[test]
+    fn a_skipped_part_breaks_the_run() {
+        let mut results = Results::default();
+        assert!(broken(&results).is_empty());
+        results
+            .environment
+            .skipped
+            .push("the MariaDB ceiling failed: …".into());
+        assert_eq!(
+            broken(&results),
+            vec!["skipped: the MariaDB ceiling failed: …".to_owned()]
+        );
+        // An engine left out on purpose is not a failure.
+        results.environment.skipped = vec![format!("MariaDB: {}", crate::scenarios::NOT_SELECTED)];
+        assert!(broken(&results).is_empty());
+    }
+
+    #[test]
+    fn drains_and_server_ceilings_must_say_what_cpu_they_spent() {
+        let mut c: crate::results::CeilingRow = serde_json::from_value(serde_json::json!({
+            "engine": "postgres", "method": "pgbench", "backlog": 100, "batch": 100,
+            "clients": 2, "raw_rows_per_s": 1000.0,
+            "raw_cpu_us_per_entry": 10.0, "raw_server_cpu_us_per_entry": 30.0,
+            "drain": {"delivered": 100, "seconds": 1.0, "entries_per_s": 100.0,
+                      "peak_rss_mib": 1.0, "cpu_us_per_entry": 5.0,
+                      "server_cpu_us_per_entry": 35.0}
+        }))
+        .expect("a ceiling row");
+        let mut results = Results::default();
+        results.ceilings.push(c.clone());
+        assert!(broken(&results).is_empty(), "{:?}", broken(&results));
+        c.raw_server_cpu_us_per_entry = None;
+        c.drain.cpu_us_per_entry = None;
+        results.ceilings.push(c.clone());
+        assert_eq!(broken(&results).len(), 2, "{:?}", broken(&results));
+        // SQLite has no server to read.
+        c.engine = Engine::Sqlite;
+        c.drain.cpu_us_per_entry = Some(5.0);
+        results.ceilings = vec![c];
+        assert!(broken(&results).is_empty(), "{:?}", broken(&results));
     }
 }

@@ -11,6 +11,7 @@
 //! full run that regenerates `benches/REPORT.md`.
 
 pub mod brokers;
+pub mod cpu;
 pub mod invariants;
 pub mod load;
 pub mod location;

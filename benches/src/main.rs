@@ -55,7 +55,8 @@ enum Command {
         engines: Vec<String>,
         /// Exit non-zero when a correctness invariant failed (a duplicate live lease, a lost
         /// completion, a claim batch costing other than 1 or 1 + 2N statements, an entry
-        /// the soak lost or emitted twice without a kill to explain it).
+        /// the soak lost or emitted twice without a kill to explain it), or a part of the run
+        /// was skipped (a failure reported as a skip, a missing tool).
         #[arg(long)]
         check: bool,
         /// Start from --out/results.json and replace only the scenarios run (with --only):
@@ -259,10 +260,10 @@ async fn run(plan: Plan, only: &[String], selected: Selected) -> Results {
     if sqlite {
         ctx.engines.push(Engine::Sqlite);
     } else {
-        ctx.skip("SQLite: not selected (--engines)".to_owned());
+        ctx.not_selected("SQLite");
     }
     if !postgres {
-        ctx.skip("PostgreSQL: not selected (--engines)".to_owned());
+        ctx.not_selected("PostgreSQL");
     } else {
         match tokio::task::spawn_blocking(pg::url)
             .await
@@ -289,7 +290,7 @@ async fn run(plan: Plan, only: &[String], selected: Selected) -> Results {
         }
     }
     if !mariadb {
-        ctx.skip("MariaDB: not selected (--engines)".to_owned());
+        ctx.not_selected("MariaDB");
     } else {
         match mariadb::probe().await {
             Ok(info) => {

@@ -94,6 +94,16 @@ pub async fn round_trip_ms(url: &str, latency_ms: u32) -> f64 {
 
 /// `pgbench` from the server binaries the testkit would use, or from `PATH`.
 pub fn pgbench() -> Option<PathBuf> {
+    program("pgbench")
+}
+
+/// `psql` from the server binaries the testkit would use, or from `PATH`.
+pub fn psql() -> Option<PathBuf> {
+    program("psql")
+}
+
+/// A PostgreSQL client program: the newest server's binaries first, then `PATH`.
+fn program(name: &str) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
         .into_iter()
         .flatten()
@@ -105,7 +115,5 @@ pub fn pgbench() -> Option<PathBuf> {
     if let Ok(path) = std::env::var("PATH") {
         dirs.extend(std::env::split_paths(&path));
     }
-    dirs.into_iter()
-        .map(|d| d.join("pgbench"))
-        .find(|p| p.is_file())
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
 }

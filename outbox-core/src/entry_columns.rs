@@ -53,16 +53,19 @@ pub fn uuid_of(bytes: &[u8]) -> std::result::Result<Uuid, String> {
 
 /// The row's id; a row without a readable one is reported as `?`.
 pub fn entry_id<R: EntryColumns + ?Sized>(row: &R) -> Result<EntryId> {
-    Reader { row, shown: "?" }
-        .required("id", row.id())
-        .map(EntryId::from_uuid)
+    Reader {
+        row,
+        shown: Shown::Label("?"),
+    }
+    .required("id", row.id())
+    .map(EntryId::from_uuid)
 }
 
 /// The `clock_now` column of a statement that reads the server's clock.
 pub fn clock<R: EntryColumns + ?Sized>(row: &R) -> Result<DateTime<Utc>> {
     Reader {
         row,
-        shown: "clock",
+        shown: Shown::Label("clock"),
     }
     .required("clock_now", row.time("clock_now"))
 }
@@ -71,8 +74,10 @@ pub fn clock<R: EntryColumns + ?Sized>(row: &R) -> Result<DateTime<Utc>> {
 /// names the row's id and the column.
 pub fn entry<R: EntryColumns + ?Sized>(row: &R) -> Result<OutboxEntry> {
     let id = entry_id(row)?;
-    let shown = id.to_string();
-    let r = Reader { row, shown: &shown };
+    let r = Reader {
+        row,
+        shown: Shown::Id(id),
+    };
     let created_at = r.required("created_at", row.time("created_at"))?;
     let mut entry = OutboxEntry {
         id,
@@ -107,8 +112,10 @@ pub fn entry<R: EntryColumns + ?Sized>(row: &R) -> Result<OutboxEntry> {
 /// enqueue (topic, key, payload, headers, creation and not-before times, the claim count,
 /// which only a claim moves) or every completion clears them (the lease fields).
 pub fn written<R: EntryColumns + ?Sized>(row: &R, claimed: &OutboxEntry) -> Result<OutboxEntry> {
-    let shown = claimed.id.to_string();
-    let r = Reader { row, shown: &shown };
+    let r = Reader {
+        row,
+        shown: Shown::Id(claimed.id),
+    };
     let mut entry = claimed.clone();
     r.outcome(&mut entry)?;
     entry.claim_owner = None;
@@ -118,10 +125,18 @@ pub fn written<R: EntryColumns + ?Sized>(row: &R, claimed: &OutboxEntry) -> Resu
     Ok(entry)
 }
 
+/// How a row is named in errors: its id, or a label where the id is not known. The id
+/// is written out only when an error names it, not for every row read.
+#[derive(Clone, Copy)]
+enum Shown<'a> {
+    Id(EntryId),
+    Label(&'a str),
+}
+
 /// One row's reads, naming the row as `shown` in errors.
 struct Reader<'r, R: ?Sized> {
     row: &'r R,
-    shown: &'r str,
+    shown: Shown<'r>,
 }
 
 impl<R: EntryColumns + ?Sized> Reader<'_, R> {
@@ -160,7 +175,10 @@ impl<R: EntryColumns + ?Sized> Reader<'_, R> {
 
     fn corrupt(&self, reason: String) -> OutboxError {
         OutboxError::CorruptRow {
-            id: self.shown.to_owned(),
+            id: match self.shown {
+                Shown::Id(id) => id.to_string(),
+                Shown::Label(label) => label.to_owned(),
+            },
             reason,
         }
     }

@@ -51,3 +51,19 @@ pub(super) type Fmt = fn(f64) -> String;
 pub(super) fn or_dash(value: Option<f64>, fmt: Fmt) -> String {
     value.map_or_else(|| "—".into(), fmt)
 }
+
+/// The drain process's CPU time per entry, microseconds.
+pub(super) fn cpu(o: &crate::results::DrainOutcome) -> String {
+    or_dash(o.cpu_us_per_entry, micros)
+}
+
+/// The server's CPU time per entry, microseconds; a dash where it was not measured
+/// (SQLite works inside the drain process).
+pub(super) fn server_cpu(o: &crate::results::DrainOutcome) -> String {
+    or_dash(o.server_cpu_us_per_entry, micros)
+}
+
+/// Microseconds, one decimal.
+pub(super) fn micros(x: f64) -> String {
+    format!("{x:.1}")
+}

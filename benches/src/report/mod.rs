@@ -18,8 +18,8 @@ use format::*;
 use ratios::*;
 
 use crate::results::{
-    BrokerCeilingRow, CeilingRow, ClaimRow, CostRow, DrainRow, Engine, EnqueueRow, FlowRow,
-    HeldRow, OverlapRow, ReadingRow, Results, ScaleRow, SoakRow, StorePath,
+    BrokerCeilingRow, CeilingRow, ClaimRow, CopyRow, CostRow, DrainRow, Engine, EnqueueRow,
+    FlowRow, HeldRow, OverlapRow, ReadingRow, Results, ScaleRow, SoakRow, StorePath,
 };
 
 /// Writes REPORT.md, claims.svg and scale.svg into `dir` (created if missing).
@@ -179,7 +179,13 @@ added latency is PostgreSQL only: MariaDB is measured direct, on loopback.\n\
 - MariaDB's optimized claim is one short transaction of a fixed number of statements (a \
 locking read that skips locked rows, then one lease write), not one statement: its \
 statement counts are not measured (the cost-model table and target cover SQLite and \
-PostgreSQL).\n";
+PostgreSQL).\n\
+- CPU per entry is the CPU time spent over a run divided by the entries it delivered, read \
+from `/proc` (clock ticks of 10 ms, so short runs are coarse): \"CPU\" is the drain's own \
+process; \"server CPU\" is every process of the PostgreSQL cluster or MariaDB's one \
+process, over the same run (a dash on SQLite, which works inside the drain's process). \
+Where throughput is shared between the drain and its server on the same cores, these \
+show what an entry costs each side.\n";
 
 #[cfg(test)]
 mod tests;

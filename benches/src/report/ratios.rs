@@ -104,6 +104,14 @@ pub(super) fn ceiling_ratio(c: &CeilingRow) -> Option<f64> {
     div(c.drain.entries_per_s, c.raw_rows_per_s)
 }
 
+/// The server's CPU time per entry under the drain ÷ under the raw loop.
+pub(super) fn ceiling_server_cpu_ratio(c: &CeilingRow) -> Option<f64> {
+    div(
+        c.drain.server_cpu_us_per_entry?,
+        c.raw_server_cpu_us_per_entry?,
+    )
+}
+
 /// `row`'s figure (`of`) over the same engine's figure on the table without history.
 pub(super) fn reading_ratio(
     r: &Results,
@@ -117,4 +125,15 @@ pub(super) fn reading_ratio(
     (row.delivered > 0)
         .then(|| div(of(row), of(base)))
         .flatten()
+}
+
+/// The optimized bulk enqueue (1,000 per call) of rows like `c`'s ÷ the engine's bulk
+/// loader writing them.
+pub(super) fn copy_ratio(r: &Results, c: &CopyRow) -> Option<f64> {
+    let key = (c.engine, StorePath::Optimized, 1_000, c.payload_bytes);
+    let bulk = r
+        .enqueues
+        .iter()
+        .find(|e| (e.engine, e.path, e.per_call, e.payload_bytes) == key)?;
+    div(bulk.entries_per_s, c.entries_per_s)
 }

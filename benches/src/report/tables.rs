@@ -144,6 +144,8 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("backlog", &|d| count(d.backlog)),
             ("delivered", &|d| count(d.outcome.delivered)),
             ("entries/s", &|d| rate(d.outcome.entries_per_s)),
+            ("CPU µs/entry", &|d| cpu(&d.outcome)),
+            ("server CPU µs/entry", &|d| server_cpu(&d.outcome)),
             ("peak RSS MiB", &|d| mib(d.outcome.peak_rss_mib)),
             ("optimized ÷ portable", &|d| {
                 or_dash(drain_ratio(r, d), ratio)
@@ -177,6 +179,8 @@ pub(super) fn all(md: &mut String, r: &Results) {
                     .map_or_else(|| "—".into(), |a| rate(a.entries_per_s))
             }),
             ("the default, entries/s", &|o| rate(o.ahead.entries_per_s)),
+            ("CPU µs/entry", &|o| cpu(&o.ahead)),
+            ("server CPU µs/entry", &|o| server_cpu(&o.ahead)),
             ("default ÷ one at a time", &|o| {
                 or_dash(
                     div(o.ahead.entries_per_s, o.one_at_a_time.entries_per_s),
@@ -213,6 +217,8 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("emission", &|f| f.emission.clone()),
             ("delivered", &|f| count(f.outcome.delivered)),
             ("entries/s", &|f| rate(f.outcome.entries_per_s)),
+            ("CPU µs/entry", &|f| cpu(&f.outcome)),
+            ("server CPU µs/entry", &|f| server_cpu(&f.outcome)),
             ("measured emission ms", &|f| {
                 f.outcome
                     .mean_emission_ms
@@ -248,6 +254,8 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("emitter", &|b| b.emitter.clone()),
             ("delivered", &|b| count(b.outcome.delivered)),
             ("entries/s", &|b| rate(b.outcome.entries_per_s)),
+            ("CPU µs/entry", &|b| cpu(&b.outcome)),
+            ("server CPU µs/entry", &|b| server_cpu(&b.outcome)),
             ("÷ noop", &|b| {
                 let noop = r
                     .brokers
@@ -315,6 +323,8 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("backlog", &|o| count(o.backlog)),
             ("delivered", &|o| count(o.outcome.delivered)),
             ("entries/s", &|o| rate(o.outcome.entries_per_s)),
+            ("CPU µs/entry", &|o| cpu(&o.outcome)),
+            ("server CPU µs/entry", &|o| server_cpu(&o.outcome)),
             ("÷ unordered", &|o| {
                 or_dash(o.cost_of_order(&r.ordered), ratio)
             }),
@@ -353,6 +363,8 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("backlog", &|m| count(m.0.backlog)),
             ("delivered", &|m| count(m.3.delivered)),
             ("entries/s", &|m| rate(m.3.entries_per_s)),
+            ("CPU µs/entry", &|m| cpu(m.3)),
+            ("server CPU µs/entry", &|m| server_cpu(m.3)),
             ("÷ named, direct", &|m| {
                 or_dash(div(m.3.entries_per_s, m.0.named.entries_per_s), ratio)
             }),
@@ -379,6 +391,28 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("entries/s", &|e| rate(e.entries_per_s)),
         ],
     );
+    if !r.copies.is_empty() {
+        md.push_str(
+            "The same small rows loaded by the engine's own bulk loader into a fresh table \
+             of the store's schema (triggers and indexes included), beside the optimized \
+             bulk enqueue of 1,000 per call:\n\n",
+        );
+        table(
+            md,
+            &r.copies,
+            &[
+                ("engine", &|c| c.engine.label().into()),
+                ("method", &|c| c.method.clone()),
+                ("payload bytes", &|c| count(c.payload_bytes.into())),
+                ("entries", &|c| count(c.entries)),
+                ("seconds", &|c| format!("{:.2}", c.seconds)),
+                ("entries/s", &|c| rate(c.entries_per_s)),
+                ("bulk enqueue ÷ this", &|c| {
+                    or_dash(copy_ratio(r, c), ratio)
+                }),
+            ],
+        );
+    }
 
     md.push_str("## Raw-SQL ceiling\n\n");
     md.push_str(
@@ -417,6 +451,17 @@ pub(super) fn all(md: &mut String, r: &Results) {
             }),
             ("drain entries/s", &|c| rate(c.drain.entries_per_s)),
             ("drain ÷ raw", &|c| or_dash(ceiling_ratio(c), ratio)),
+            ("raw client CPU µs/entry", &|c| {
+                or_dash(c.raw_cpu_us_per_entry, micros)
+            }),
+            ("raw server CPU µs/entry", &|c| {
+                or_dash(c.raw_server_cpu_us_per_entry, micros)
+            }),
+            ("drain CPU µs/entry", &|c| cpu(&c.drain)),
+            ("drain server CPU µs/entry", &|c| server_cpu(&c.drain)),
+            ("server CPU, drain ÷ raw", &|c| {
+                or_dash(ceiling_server_cpu_ratio(c), ratio)
+            }),
         ],
     );
     super::ceiling_split::render(md, r);
@@ -442,6 +487,8 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("pending", &|s| count(s.pending)),
             ("delivered", &|s| count(s.drain.delivered)),
             ("entries/s", &|s| rate(s.drain.entries_per_s)),
+            ("CPU µs/entry", &|s| cpu(&s.drain)),
+            ("server CPU µs/entry", &|s| server_cpu(&s.drain)),
             ("÷ pending-10k (same statistics)", &|s| {
                 or_dash(scale_ratio(r, s.engine, &s.case), ratio)
             }),

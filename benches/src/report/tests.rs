@@ -27,10 +27,14 @@ const SAMPLE: &str = r#"{
     {"engine": "postgres", "path": "optimized", "workers": 1, "batch": 100, "latency_ms": 1, "backlog": 10000, "outcome": {"delivered": 10000, "seconds": 1.0, "entries_per_s": 85000.0, "peak_rss_mib": 20.0}}
   ],
   "enqueues": [
-    {"engine": "sqlite", "path": "optimized", "per_call": 1000, "entries": 50000, "seconds": 2.0, "entries_per_s": 25000.0}
+    {"engine": "sqlite", "path": "optimized", "per_call": 1000, "entries": 50000, "seconds": 2.0, "entries_per_s": 25000.0},
+    {"engine": "postgres", "path": "optimized", "per_call": 1000, "entries": 50000, "seconds": 0.4, "entries_per_s": 125000.0, "payload_bytes": 64}
+  ],
+  "copies": [
+    {"engine": "postgres", "method": "psql \\copy, CSV", "entries": 50000, "payload_bytes": 64, "seconds": 0.25, "entries_per_s": 200000.0}
   ],
   "ceilings": [
-    {"engine": "postgres", "method": "pgbench", "backlog": 100000, "batch": 100, "clients": 2, "raw_rows_per_s": 10000.0, "drain": {"delivered": 100000, "seconds": 1.0, "entries_per_s": 9500.0, "peak_rss_mib": 30.0}}
+    {"engine": "postgres", "method": "pgbench", "backlog": 100000, "batch": 100, "clients": 2, "raw_rows_per_s": 10000.0, "raw_cpu_us_per_entry": 10.0, "raw_server_cpu_us_per_entry": 30.0, "drain": {"delivered": 100000, "seconds": 1.0, "entries_per_s": 9500.0, "peak_rss_mib": 30.0, "cpu_us_per_entry": 4.5, "server_cpu_us_per_entry": 36.0}}
   ],
   "scale": [
     {"engine": "postgres", "case": "pending-10k", "description": "clean | 10k", "pending": 10000, "drain": {"delivered": 10000, "seconds": 1.0, "entries_per_s": 20000.0, "peak_rss_mib": 50.0}},
@@ -58,6 +62,41 @@ fn ends(md: &str, needle: &str, tail: &str) {
         hits[0].ends_with(tail),
         "{:?} should end with {tail:?}",
         hits[0]
+    );
+}
+
+#[test]
+fn cpu_per_entry_is_shown_beside_the_rates_and_judged() {
+    let md = markdown(&sample(), "outbox-bench run --quick");
+    // 36 µs of server CPU per entry under the drain against 30 under pgbench: 1.20×.
+    ends(
+        &md,
+        "Server CPU per entry, PostgreSQL drain",
+        "| < 1.10× | 1.20× | **missed** |",
+    );
+    ends(&md, "Drain process CPU per entry", "| < 5.0 | 4.5 | met |");
+    // The ceiling's row carries both loops' CPU and their ratio.
+    ends(
+        &md,
+        "| PostgreSQL | pgbench |",
+        "| 0.95× | 10.0 | 30.0 | 4.5 | 36.0 | 1.20× |",
+    );
+    // A drain row without CPU figures (an older run) shows dashes.
+    ends(
+        &md,
+        "| PostgreSQL | portable | 1 | 100 | 1 |",
+        "| 4,250 | — | — | 20.0 | — |",
+    );
+    // 125,000 entries/s enqueued against 200,000 loaded by psql: 0.62×.
+    ends(
+        &md,
+        "| PostgreSQL | psql \\copy, CSV |",
+        "| 200,000 | 0.62× |",
+    );
+    ends(
+        &md,
+        "Bulk enqueue ÷ `psql \\copy`",
+        "| ≥ 0.80× | 0.62× | **missed** |",
     );
 }
 
@@ -129,17 +168,17 @@ fn targets_table_judges_the_known_ratios() {
     ends(
         &md,
         "| PostgreSQL | optimized | 1 | 100 | 1 | 10,000 |",
-        "| 85,000 | 20.0 | 20.00× |",
+        "| 85,000 | — | — | 20.0 | 20.00× |",
     );
     ends(
         &md,
         "| pending-1m |",
-        "| 10,000 | 15,000 | 0.75× | — | — | — | 50.0 |",
+        "| 10,000 | 15,000 | — | — | 0.75× | — | — | — | 50.0 |",
     );
     ends(
         &md,
         "| pending-1m-analyzed |",
-        "| 10,000 | 14,400 | 0.90× | 0.96× | — | — | 50.0 |",
+        "| 10,000 | 14,400 | — | — | 0.90× | 0.96× | — | — | 50.0 |",
     );
     ends(
         &md,
@@ -197,7 +236,7 @@ fn missing_figures_say_not_measured() {
     let unmeasured = empty
         .lines()
         .filter(|l| l.ends_with("| not measured | — |"));
-    assert_eq!(unmeasured.count(), 75, "{empty}");
+    assert_eq!(unmeasured.count(), 78, "{empty}");
     assert!(empty.contains("## Races\n\n_Not measured in this run._\n"));
     assert!(!empty.contains("SKIPPED"));
     let mut skipped = sample();
@@ -270,15 +309,15 @@ fn mariadb_figures_are_reported_beside_their_baselines() {
       ],
       "costs": [], "races": [], "enqueues": [],
       "drains": [
-        {"engine": "mariadb", "path": "portable", "workers": 1, "batch": 100, "latency_ms": 0, "backlog": 240, "outcome": {"delivered": 200, "seconds": 1.0, "entries_per_s": 250.0, "peak_rss_mib": 20.0, "table_delivered": 200}},
-        {"engine": "mariadb", "path": "optimized", "workers": 1, "batch": 100, "latency_ms": 0, "backlog": 240, "outcome": {"delivered": 200, "seconds": 1.0, "entries_per_s": 2000.0, "peak_rss_mib": 20.0, "table_delivered": 200}}
+        {"engine": "mariadb", "path": "portable", "workers": 1, "batch": 100, "latency_ms": 0, "backlog": 240, "outcome": {"delivered": 200, "seconds": 1.0, "entries_per_s": 250.0, "peak_rss_mib": 20.0, "table_delivered": 200, "cpu_us_per_entry": 9.0, "server_cpu_us_per_entry": 100.0}},
+        {"engine": "mariadb", "path": "optimized", "workers": 1, "batch": 100, "latency_ms": 0, "backlog": 240, "outcome": {"delivered": 200, "seconds": 1.0, "entries_per_s": 2000.0, "peak_rss_mib": 20.0, "table_delivered": 200, "cpu_us_per_entry": 9.0, "server_cpu_us_per_entry": 100.0}}
       ],
       "ceilings": [
-        {"engine": "mariadb", "method": "loop", "backlog": 2000, "batch": 100, "clients": 1, "raw_rows_per_s": 4000.0, "store_rows_per_s": 3000.0, "raw_delivered": 2000, "drain": {"delivered": 2000, "seconds": 1.0, "entries_per_s": 2400.0, "peak_rss_mib": 30.0}}
+        {"engine": "mariadb", "method": "loop", "backlog": 2000, "batch": 100, "clients": 1, "raw_rows_per_s": 4000.0, "store_rows_per_s": 3000.0, "raw_delivered": 2000, "raw_cpu_us_per_entry": 10.0, "raw_server_cpu_us_per_entry": 100.0, "drain": {"delivered": 2000, "seconds": 1.0, "entries_per_s": 2400.0, "peak_rss_mib": 30.0, "cpu_us_per_entry": 18.0, "server_cpu_us_per_entry": 125.0}}
       ],
       "scale": [
-        {"engine": "mariadb", "case": "pending-5k", "description": "5k", "pending": 5000, "drain": {"delivered": 500, "seconds": 1.0, "entries_per_s": 1800.0, "peak_rss_mib": 22.0}},
-        {"engine": "mariadb", "case": "pending-1k", "description": "1k", "pending": 1000, "drain": {"delivered": 500, "seconds": 1.0, "entries_per_s": 2000.0, "peak_rss_mib": 22.0}}
+        {"engine": "mariadb", "case": "pending-5k", "description": "5k", "pending": 5000, "drain": {"delivered": 500, "seconds": 1.0, "entries_per_s": 1800.0, "peak_rss_mib": 22.0, "cpu_us_per_entry": 9.0}},
+        {"engine": "mariadb", "case": "pending-1k", "description": "1k", "pending": 1000, "drain": {"delivered": 500, "seconds": 1.0, "entries_per_s": 2000.0, "peak_rss_mib": 22.0, "cpu_us_per_entry": 9.0}}
       ]
     }"#,
     )
@@ -313,7 +352,7 @@ fn mariadb_figures_are_reported_beside_their_baselines() {
     ends(
         &md,
         "| MariaDB | loop |",
-        "| 4,000 | — | 3,000 | 2,400 | 0.60× |",
+        "| 4,000 | — | 3,000 | 2,400 | 0.60× | 10.0 | 100.0 | 18.0 | 125.0 | 1.25× |",
     );
     assert!(crate::invariants::broken(&results).is_empty());
 }

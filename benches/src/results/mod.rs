@@ -223,6 +223,16 @@ pub struct DrainOutcome {
     pub entries_per_s: f64,
     /// The child process's peak resident set, MiB.
     pub peak_rss_mib: f64,
+    /// The drain process's CPU time per delivered entry over the run, microseconds
+    /// (absent from older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_entry: Option<f64>,
+    /// The database server's CPU time per delivered entry over the run, microseconds:
+    /// every process of a PostgreSQL cluster, or MariaDB's one process, read from `/proc`.
+    /// Absent for SQLite (it works inside the drain process), for a server on another
+    /// machine, and from older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_entry: Option<f64>,
     /// The emitter's mean emission time as measured, milliseconds, where it takes time:
     /// a timer sleeps at least what it is asked, often a little more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +264,24 @@ pub struct EnqueueRow {
     pub payload_bytes: u32,
 }
 
+/// Scenario 4's baseline: the rows the optimized bulk enqueue wrote, loaded by the
+/// engine's own bulk loader (PostgreSQL: `psql \copy` from a CSV file) into a fresh table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CopyRow {
+    /// Engine.
+    pub engine: Engine,
+    /// How the rows were loaded.
+    pub method: String,
+    /// Rows loaded.
+    pub entries: u64,
+    /// Payload bytes of every row.
+    pub payload_bytes: u32,
+    /// Seconds the loader ran (writing the file not included).
+    pub seconds: f64,
+    /// Rows per second.
+    pub entries_per_s: f64,
+}
+
 /// Scenario 5: the raw-SQL ceiling beside the library's drain on the same backlog.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CeilingRow {
@@ -278,6 +306,15 @@ pub struct CeilingRow {
     /// them, rows per second: SQLite and MariaDB, absent in runs that did not measure it.
     #[serde(default)]
     pub store_rows_per_s: Option<f64>,
+    /// The raw loop's client CPU time per row, microseconds: `pgbench`'s process on
+    /// PostgreSQL, the bench's own (which runs the loop) on SQLite and MariaDB. Absent
+    /// from older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_cpu_us_per_entry: Option<f64>,
+    /// The server's CPU time per row during the raw loop, microseconds (PostgreSQL and
+    /// MariaDB on this machine; see [`DrainOutcome::server_cpu_us_per_entry`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_server_cpu_us_per_entry: Option<f64>,
     /// Rows the raw loop delivered (MariaDB: it must clear the whole backlog).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_delivered: Option<u64>,
@@ -435,6 +472,9 @@ pub struct Results {
     pub drains: Vec<DrainRow>,
     /// Scenario 4.
     pub enqueues: Vec<EnqueueRow>,
+    /// Scenario 4's bulk-loader baseline (absent from older runs).
+    #[serde(default)]
+    pub copies: Vec<CopyRow>,
     /// Scenario 5.
     pub ceilings: Vec<CeilingRow>,
     /// Scale scenarios.
@@ -507,7 +547,10 @@ impl Results {
                 self.brokers = take(&mut newer.brokers);
                 self.broker_ceilings = take(&mut newer.broker_ceilings);
             }
-            "enqueue" => self.enqueues = take(&mut newer.enqueues),
+            "enqueue" => {
+                self.enqueues = take(&mut newer.enqueues);
+                self.copies = take(&mut newer.copies);
+            }
             "ceiling" => self.ceilings = take(&mut newer.ceilings),
             "scale" => self.scale = take(&mut newer.scale),
             "held" => self.held = take(&mut newer.held),

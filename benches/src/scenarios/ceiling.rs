@@ -55,6 +55,7 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         after: 0,
     };
     load(&raw_place.location, rows, payload_bytes).await;
+    let cpu = RawCpu::start(&raw_place.location).await;
     let raw = match engine {
         Engine::Postgres => pgbench(&raw_place.location, backlog, clients)
             .await
@@ -66,6 +67,8 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
             .await
             .map(|run| (run.method, run.rows_per_s, Some(run.delivered))),
     };
+    let raw_rows = raw.as_ref().ok().and_then(|r| r.2).unwrap_or(backlog);
+    let (raw_cpu_us_per_entry, raw_server_cpu_us_per_entry) = cpu.per_entry(raw_rows);
     drop(raw_place);
     let Some((method, raw_rows_per_s, raw_delivered)) = raw.map_err(|why| ctx.skip(why)).ok()
     else {
@@ -105,9 +108,41 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
         driver_rows_per_s,
         store_rows_per_s,
         raw_delivered,
+        raw_cpu_us_per_entry,
+        raw_server_cpu_us_per_entry,
         drain,
         payload_bytes,
     });
+}
+
+/// The CPU time a raw loop costs: the client's (this process, which runs the SQLite and
+/// MariaDB loops, plus its children that ended: `pgbench`) and the server's.
+struct RawCpu {
+    client: f64,
+    server: Option<crate::cpu::ServerSpan>,
+}
+
+impl RawCpu {
+    async fn start(location: &Location) -> Self {
+        let server = crate::cpu::ServerSpan::start(location).await;
+        Self {
+            client: client_seconds(),
+            server,
+        }
+    }
+
+    /// Client and server microseconds per row, over `rows` rows.
+    fn per_entry(&self, rows: u64) -> (Option<f64>, Option<f64>) {
+        let client = crate::cpu::per_entry_us(client_seconds() - self.client, rows);
+        let server = self
+            .server
+            .and_then(|s| crate::cpu::per_entry_us(s.seconds(), rows));
+        (client, server)
+    }
+}
+
+fn client_seconds() -> f64 {
+    crate::cpu::own_seconds() + crate::cpu::children_seconds()
 }
 
 /// The store's own calls in the loop the raw SQL runs, on a fresh copy of the backlog.

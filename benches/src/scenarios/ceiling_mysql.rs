@@ -116,6 +116,8 @@ pub(super) async fn sqlx_loop(location: &Location, limit: Option<u64>) -> Result
             .bind(None::<DateTime<Utc>>)
             .bind(None::<String>)
             .bind(i64::from(BATCH))
+            // No bound on the rows examined, as the store passes for claims not in key order.
+            .bind(i64::MAX)
             .fetch_all(&mut conn)
             .await
             .map_err(fail)?;

@@ -203,6 +203,7 @@ pub async fn measure(spec: &DrainSpec) -> DrainOutcome {
     } else {
         0
     };
+    let server = crate::cpu::ServerSpan::start(&spec.location).await;
     let exe = std::env::current_exe().expect("the bench binary's path");
     let out = tokio::process::Command::new(exe)
         .arg("drain-child")
@@ -222,6 +223,8 @@ pub async fn measure(spec: &DrainSpec) -> DrainOutcome {
     let line = stdout.lines().last().unwrap_or_default();
     let mut outcome: DrainOutcome =
         serde_json::from_str(line).unwrap_or_else(|e| panic!("drain child said {line:?}: {e}"));
+    outcome.server_cpu_us_per_entry =
+        server.and_then(|s| crate::cpu::per_entry_us(s.seconds(), outcome.delivered));
     if mariadb {
         let after = crate::mariadb::delivered_rows(&spec.location).await;
         outcome.table_delivered = Some(after.saturating_sub(before));
@@ -290,6 +293,7 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         None => None,
     };
     let started = Instant::now();
+    let cpu_started = crate::cpu::own_seconds();
     let emitter = Arc::new(CountingEmitter {
         emitted: AtomicU64::new(0),
         finished: AtomicU64::new(0),
@@ -341,6 +345,7 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         delivered += summary.delivered;
     }
     let elapsed = started.elapsed();
+    let cpu_seconds = crate::cpu::own_seconds() - cpu_started;
     // Against a slow emitter, the last emissions of a short run (a 200 ms one, say) would
     // weigh on the rate as they never do in a long one: measure up to the emission that
     // reached the target instead: `stop_after` emissions finished by then, each recorded
@@ -359,6 +364,8 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         seconds: elapsed.as_secs_f64(),
         entries_per_s,
         peak_rss_mib: peak_rss_mib(),
+        cpu_us_per_entry: crate::cpu::per_entry_us(cpu_seconds, delivered),
+        server_cpu_us_per_entry: None,
         table_delivered: None,
     }
 }

@@ -1,14 +1,15 @@
 //! Scenario 4: enqueue throughput, one entry per host transaction (the store's
 //! in-transaction enqueue, as a service writes its outbox row beside its business rows)
 //! and in bulk calls of 1,000; then, on the optimized stores, many small entries in bulk
-//! calls of 1,000, as `outbox enqueue --count N --batch 1000` writes them.
+//! calls of 1,000, as `outbox enqueue --count N --batch 1000` writes them, beside the
+//! engine's own bulk loader writing the same rows ([`super::copy`]).
 
 use std::time::Instant;
 
 use outbox_core::NewEntry;
 
 use super::{progress, Ctx, PATHS};
-use crate::results::{EnqueueRow, StorePath};
+use crate::results::{Engine, EnqueueRow, StorePath};
 use crate::stats::rate;
 use crate::subject::{open, Link, Place};
 
@@ -46,6 +47,9 @@ pub async fn run(ctx: &mut Ctx) {
                 bulk(&subject, &small, plan.enqueue_small_entries).await;
                 let what = (engine, path, SMALL_PAYLOAD);
                 push(ctx, what, BULK, plan.enqueue_small_entries, started);
+                if engine == Engine::Postgres {
+                    super::copy::postgres(ctx, plan.enqueue_small_entries, SMALL_PAYLOAD).await;
+                }
             }
             // A rate is only worth reporting if every entry is really in the table.
             let mut expected = plan.enqueue_single + bulk_entries;

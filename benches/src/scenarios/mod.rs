@@ -5,6 +5,7 @@ pub mod ceiling;
 mod ceiling_mysql;
 mod ceiling_sqlite;
 pub mod claims;
+pub mod copy;
 pub mod costs;
 pub mod drain;
 pub mod enqueue;
@@ -93,7 +94,15 @@ impl Ctx {
         eprintln!("!!!!!!!!!! SKIPPED: {what}");
         self.results.environment.skipped.push(what);
     }
+
+    /// Records that `engine` was left out by `--engines`: skipped, by request.
+    pub fn not_selected(&mut self, engine: &str) {
+        self.skip(format!("{engine}: {NOT_SELECTED}"));
+    }
 }
+
+/// How a skip of an engine left out by `--engines` ends: asked for, so not a failure.
+pub const NOT_SELECTED: &str = "not selected (--engines)";
 
 /// One cell of the grid.
 #[derive(Debug, Clone, Copy)]

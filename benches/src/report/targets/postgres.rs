@@ -56,6 +56,20 @@ pub(super) fn targets(r: &Results) -> Vec<Target> {
     let two = |c: &&CeilingRow| c.engine == pg && c.clients == 2 && c.batch == 100;
     let v = r.ceilings.iter().filter(two).filter_map(ceiling_ratio);
     t.push(wanted::PG_DRAIN_OVER_CEILING.judge(what.into(), v, ratio));
+    let what = "Server CPU per entry, PostgreSQL drain ÷ raw-SQL ceiling, same backlogs";
+    let v = r
+        .ceilings
+        .iter()
+        .filter(two)
+        .filter_map(ceiling_server_cpu_ratio);
+    t.push(wanted::PG_SERVER_CPU_OVER_CEILING.judge(what.into(), v, ratio));
+    let what = "Drain process CPU per entry, PostgreSQL, on the ceiling's backlog, µs";
+    let v = r
+        .ceilings
+        .iter()
+        .filter(two)
+        .filter_map(|c| c.drain.cpu_us_per_entry);
+    t.push(wanted::PG_DRAIN_CPU_US.judge(what.into(), v, micros));
     for (case, what, rule) in wanted::PG_SCALE {
         let what = format!("{what}, PostgreSQL drain");
         t.push(rule.judge(what, scale_ratio(r, pg, case), ratio));
@@ -92,6 +106,13 @@ pub(super) fn targets(r: &Results) -> Vec<Target> {
     let what = "Bulk enqueue, PostgreSQL, 64 B entries in calls of 1,000 (1,000,000 of them in \
                 the full run, as `outbox enqueue --count 1000000 --batch 1000`), entries/s";
     t.push(wanted::PG_BULK_ENQUEUE.judge(what.into(), v, rate));
+    let what = "Bulk enqueue ÷ `psql \\copy` of the same rows, PostgreSQL, 64 B entries";
+    let v = r
+        .copies
+        .iter()
+        .filter(|c| c.engine == pg)
+        .filter_map(|c| copy_ratio(r, c));
+    t.push(wanted::PG_BULK_ENQUEUE_OVER_COPY.judge(what.into(), v, ratio));
     for l in [0u32, 1, 5] {
         let at = |o: &&OverlapRow| (o.engine, o.workers, o.latency_ms) == (pg, 1, l);
         let v = r

@@ -11,6 +11,14 @@ pub(super) const PG_CLAIMS_OPTIMIZED_OVER_PORTABLE: Rule = AtLeast(50.0);
 /// The PostgreSQL drain ÷ the raw two-statement cycle on the same backlog.
 pub(super) const PG_DRAIN_OVER_CEILING: Rule = AtLeast(0.90);
 
+/// The PostgreSQL server's CPU time per entry under the drain ÷ under the raw cycle: on a
+/// production server the drain runs elsewhere, and this is what the outbox costs the
+/// database everyone shares.
+pub(super) const PG_SERVER_CPU_OVER_CEILING: Rule = Below(1.1);
+
+/// The PostgreSQL drain process's own CPU time per entry, microseconds.
+pub(super) const PG_DRAIN_CPU_US: Rule = Below(5.0);
+
 /// The PostgreSQL drain as the table grows: each scale case ÷ the clean one.
 pub(super) const PG_SCALE: [(&str, &str, Rule); 5] = [
     ("pending-1m", "1M pending ÷ 10k pending", AtLeast(0.85)),
@@ -40,6 +48,9 @@ pub(super) const PG_DRAIN_PEAK_RSS_MIB: Rule = Below(64.0);
 
 /// Bulk enqueue on PostgreSQL, entries/s, 64 B entries in calls of 1,000.
 pub(super) const PG_BULK_ENQUEUE: Rule = AtLeast(110_000.0);
+
+/// Bulk enqueue on PostgreSQL ÷ `psql \copy` loading the same rows.
+pub(super) const PG_BULK_ENQUEUE_OVER_COPY: Rule = AtLeast(0.8);
 
 /// A drain into each broker ÷ into the noop emitter.
 pub(super) const BROKER_OVER_NOOP: Rule = AtLeast(0.80);
