@@ -55,8 +55,10 @@ enum Command {
         engines: Vec<String>,
         /// Exit non-zero when a correctness invariant failed (a duplicate live lease, a lost
         /// completion, a claim batch costing other than 1 or 1 + 2N statements, an entry
-        /// the soak lost or emitted twice without a kill to explain it), or a part of the run
-        /// was skipped (a failure reported as a skip, a missing tool).
+        /// the soak lost or emitted twice without a kill to explain it), judged on this run's
+        /// figures only (not on those `--keep` carries over). With `OUTBOX_TEST_REQUIRE` set,
+        /// as in CI, a part of the run that was skipped fails it too (a failure reported as
+        /// a skip, a missing tool), unless its engine was left out by `--engines`.
         #[arg(long)]
         check: bool,
         /// Start from --out/results.json and replace only the scenarios run (with --only):
@@ -186,6 +188,14 @@ async fn main() {
                 mariadb: wants("mariadb"),
             };
             let mut results = run(plan, &only, selected).await;
+            // Judged on what this run measured, before older kept figures join it.
+            let broken = check.then(|| {
+                let mut broken = outbox_benches::invariants::broken(&results);
+                if required_run() {
+                    broken.extend(outbox_benches::invariants::skipped(&results));
+                }
+                broken
+            });
             if keep {
                 let path = out.join("results.json");
                 let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -209,8 +219,7 @@ async fn main() {
                 results = kept;
             }
             write(&results, &out);
-            if check {
-                let broken = outbox_benches::invariants::broken(&results);
+            if let Some(broken) = broken {
                 for b in &broken {
                     eprintln!("INVARIANT BROKEN: {b}");
                 }
@@ -221,6 +230,12 @@ async fn main() {
             }
         }
     }
+}
+
+/// True when the run names engines that must be reachable (`OUTBOX_TEST_REQUIRE`, as CI
+/// sets it): then every part is expected to run, and a skip fails `--check`.
+fn required_run() -> bool {
+    std::env::var(outbox_testkit::engines::REQUIRE_VAR).is_ok_and(|v| !v.trim().is_empty())
 }
 
 fn fail(message: &str) -> ! {

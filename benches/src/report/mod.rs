@@ -185,7 +185,8 @@ from `/proc` (clock ticks of 10 ms, so short runs are coarse): \"CPU\" is the dr
 process; \"server CPU\" is every process of the PostgreSQL cluster or MariaDB's one \
 process, over the same run (a dash on SQLite, which works inside the drain's process). \
 Where throughput is shared between the drain and its server on the same cores, these \
-show what an entry costs each side.\n";
+show what an entry costs each side. Behind added latency the drain's process also runs \
+the latency proxy, whose CPU is in its figure.\n";
 
 #[cfg(test)]
 mod tests;

@@ -306,8 +306,9 @@ pub struct CeilingRow {
     /// them, rows per second: SQLite and MariaDB, absent in runs that did not measure it.
     #[serde(default)]
     pub store_rows_per_s: Option<f64>,
-    /// The raw loop's client CPU time per row, microseconds: `pgbench`'s process on
-    /// PostgreSQL, the bench's own (which runs the loop) on SQLite and MariaDB. Absent
+    /// The raw loop's client CPU time per row, microseconds: the bench process's and its
+    /// ended children's over the loop, that is `pgbench`'s (and the bench waiting on it) on
+    /// PostgreSQL, and the bench's own, which runs the loop, on SQLite and MariaDB. Absent
     /// from older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_cpu_us_per_entry: Option<f64>,

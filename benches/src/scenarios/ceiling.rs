@@ -118,7 +118,7 @@ async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
 /// The CPU time a raw loop costs: the client's (this process, which runs the SQLite and
 /// MariaDB loops, plus its children that ended: `pgbench`) and the server's.
 struct RawCpu {
-    client: f64,
+    client: Option<f64>,
     server: Option<crate::cpu::ServerSpan>,
 }
 
@@ -126,23 +126,21 @@ impl RawCpu {
     async fn start(location: &Location) -> Self {
         let server = crate::cpu::ServerSpan::start(location).await;
         Self {
-            client: client_seconds(),
+            client: crate::cpu::with_children_seconds(),
             server,
         }
     }
 
     /// Client and server microseconds per row, over `rows` rows.
     fn per_entry(&self, rows: u64) -> (Option<f64>, Option<f64>) {
-        let client = crate::cpu::per_entry_us(client_seconds() - self.client, rows);
+        let client = crate::cpu::with_children_seconds()
+            .zip(self.client)
+            .and_then(|(now, then)| crate::cpu::per_entry_us(now - then, rows));
         let server = self
             .server
-            .and_then(|s| crate::cpu::per_entry_us(s.seconds(), rows));
+            .and_then(|s| crate::cpu::per_entry_us(s.seconds()?, rows));
         (client, server)
     }
-}
-
-fn client_seconds() -> f64 {
-    crate::cpu::own_seconds() + crate::cpu::children_seconds()
 }
 
 /// The store's own calls in the loop the raw SQL runs, on a fresh copy of the backlog.

@@ -223,7 +223,7 @@ pub(super) async fn store_loop(location: &Location) -> f64 {
 }
 
 /// Lower-case hex, the form the store's JSON batch statement reads with `unhex`.
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {

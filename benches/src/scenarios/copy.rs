@@ -79,7 +79,7 @@ fn write_rows(file: &std::path::Path, entries: u64, payload_bytes: u32) -> std::
     let mut out = std::io::BufWriter::new(std::fs::File::create(file)?);
     let now = Utc::now().to_rfc3339();
     let payload = vec![b'x'; payload_bytes as usize];
-    let hex: String = payload.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = super::ceiling_sqlite::hex(&payload);
     for _ in 0..entries {
         let e = OutboxEntry::from_new(NewEntry::new("bench", payload.clone()), Utc::now());
         writeln!(

@@ -224,7 +224,7 @@ pub async fn measure(spec: &DrainSpec) -> DrainOutcome {
     let mut outcome: DrainOutcome =
         serde_json::from_str(line).unwrap_or_else(|e| panic!("drain child said {line:?}: {e}"));
     outcome.server_cpu_us_per_entry =
-        server.and_then(|s| crate::cpu::per_entry_us(s.seconds(), outcome.delivered));
+        server.and_then(|s| crate::cpu::per_entry_us(s.seconds()?, outcome.delivered));
     if mariadb {
         let after = crate::mariadb::delivered_rows(&spec.location).await;
         outcome.table_delivered = Some(after.saturating_sub(before));
@@ -345,7 +345,9 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         delivered += summary.delivered;
     }
     let elapsed = started.elapsed();
-    let cpu_seconds = crate::cpu::own_seconds() - cpu_started;
+    let cpu_seconds = crate::cpu::own_seconds()
+        .zip(cpu_started)
+        .map(|(now, then)| now - then);
     // Against a slow emitter, the last emissions of a short run (a 200 ms one, say) would
     // weigh on the rate as they never do in a long one: measure up to the emission that
     // reached the target instead: `stop_after` emissions finished by then, each recorded
@@ -364,7 +366,7 @@ pub async fn child(spec: DrainSpec) -> DrainOutcome {
         seconds: elapsed.as_secs_f64(),
         entries_per_s,
         peak_rss_mib: peak_rss_mib(),
-        cpu_us_per_entry: crate::cpu::per_entry_us(cpu_seconds, delivered),
+        cpu_us_per_entry: cpu_seconds.and_then(|s| crate::cpu::per_entry_us(s, delivered)),
         server_cpu_us_per_entry: None,
         table_delivered: None,
     }
