@@ -4,13 +4,20 @@
 -- The twelve-parameter form is the claim of one slice (p_slices N, p_slice i). Their
 -- walks' limits never go below zero. The plans are pinned (no sort, bitmap, sequential
 -- scan, hash or merge join) so that a claim costs its batch whatever the statistics.
+--
+-- Revision 2: PL/pgSQL instead of SQL, with one generic plan (plan_cache_mode). A SQL
+-- function's body is parsed and planned again at every call (PostgreSQL 15 to 17); a
+-- PL/pgSQL function keeps its plan for the session. Measured in a server-side loop of
+-- claims of 100 and completions, planning every call cost about 7 µs of server CPU per
+-- entry, a sixth of the whole cycle. The generic plan is the same for every call, so the
+-- plan the plan-bound tests judge is the one every later claim runs.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
     p_retry boolean, p_pending boolean, p_from_created timestamptz, p_from_id uuid,
     p_behind boolean)
 RETURNS SETOF {table}
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SET enable_sort = off
 SET enable_bitmapscan = off
@@ -18,7 +25,10 @@ SET enable_seqscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 SET jit = off
+SET plan_cache_mode = force_generic_plan
 AS $claim$
+BEGIN
+RETURN QUERY
 WITH retry AS MATERIALIZED (
     SELECT t.id, t.status
     FROM {table} AS t
@@ -83,7 +93,8 @@ WHERE t.id = c.id
            THEN t.not_before IS NULL OR t.not_before <= COALESCE(p_now, now())
            ELSE t.next_retry_at IS NULL OR t.next_retry_at <= COALESCE(p_now, now())
       END
-RETURNING t.*
+RETURNING t.*;
+END
 $claim$;
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim"(
@@ -91,7 +102,7 @@ CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim"(
     p_retry boolean, p_pending boolean, p_from_created timestamptz, p_from_id uuid,
     p_behind boolean, p_slices bigint, p_slice bigint)
 RETURNS SETOF {table}
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SET enable_sort = off
 SET enable_bitmapscan = off
@@ -99,7 +110,10 @@ SET enable_seqscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 SET jit = off
+SET plan_cache_mode = force_generic_plan
 AS $claim$
+BEGIN
+RETURN QUERY
 WITH retry AS MATERIALIZED (
     SELECT t.id, t.status
     FROM {table} AS t
@@ -170,5 +184,6 @@ WHERE t.id = c.id
            THEN t.not_before IS NULL OR t.not_before <= COALESCE(p_now, now())
            ELSE t.next_retry_at IS NULL OR t.next_retry_at <= COALESCE(p_now, now())
       END
-RETURNING t.*
+RETURNING t.*;
+END
 $claim$;

@@ -11,12 +11,14 @@
 -- a run's rows but through their head. The update locks the run's rows as it writes them.
 -- Plans pinned as the plain claim's: the walks and each run's one range of the key order
 -- index are bounded by the batch whatever the statistics.
+-- Revision 2: PL/pgSQL with one generic plan, as the plain claim (definitions/claim.sql):
+-- planned once per session instead of at every call.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim_runs"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
     p_retry boolean, p_pending boolean, p_slices bigint, p_slice bigint, p_run bigint)
 RETURNS SETOF {table}
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SET enable_sort = off
 SET enable_bitmapscan = off
@@ -24,7 +26,10 @@ SET enable_seqscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 SET jit = off
+SET plan_cache_mode = force_generic_plan
 AS $claim$
+BEGIN
+RETURN QUERY
 WITH retry AS MATERIALIZED (
     SELECT t.id, t.partition_key, t.created_at, 0 AS grp,
            COALESCE(t.next_retry_at, t.updated_at) AS at
@@ -140,5 +145,6 @@ WHERE t.id = c.id
                                 OR t.next_retry_at <= COALESCE(p_now, now()))
            ELSE false
       END
-RETURNING t.*
+RETURNING t.*;
+END
 $claim$;

@@ -1,7 +1,16 @@
 -- A batch of completions in one statement (sql/complete_batch.sql calls it): each row is
--- locked, judged against the caller's owner and token, and written only when the
--- claim still holds. Its plan is pinned so that it costs its batch whatever the table's
--- statistics.
+-- written only when the caller's claim still holds it (not terminal, same owner, same
+-- token), and every row of the batch the table has comes back once with `applied`. Its
+-- plan is pinned so that it costs its batch whatever the table's statistics.
+--
+-- Revision 2: the write comes first. Revision 1 locked and read every row of the batch
+-- (payloads included), judged it, then wrote it: each row was found and locked twice.
+-- Now one update takes the batch in id order (the order every completion locks in, so
+-- two batches sharing rows never wait on each other in a circle) and judges each row as
+-- it locks it, after any writer it waited on. Only when it wrote fewer rows than the
+-- batch has does the same statement lock the rest, in id order, and return their whole
+-- rows as they are now, from which a refused completion is judged. One generic plan for
+-- the session (plan_cache_mode), as the claims.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_complete_batch"(
     p_id uuid[], p_owner text[], p_token uuid[], p_status smallint[],
@@ -23,6 +32,7 @@ SET enable_bitmapscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 SET jit = off
+SET plan_cache_mode = force_generic_plan
 AS $complete$
 #variable_conflict use_column
 BEGIN
@@ -35,43 +45,47 @@ WITH input AS MATERIALIZED (
         AS i(id, owner, token, status, next_retry_at, attempt_count, last_error,
              dead_letter_reason, delivered_at, stamp_delivered_now, provider_message_id, at,
              stamp)
+    ORDER BY i.id
 ),
-locked AS MATERIALIZED (
-    SELECT t.*,
-           COALESCE(t.status NOT IN (1, 5) AND t.claim_owner = i.owner
-                    AND t.claim_token = i.token, false) AS writable,
-           i.status AS new_status, i.next_retry_at AS new_next_retry_at,
-           i.attempt_count AS new_attempt_count, i.last_error AS new_last_error,
-           i.dead_letter_reason AS new_dead_letter_reason,
-           CASE WHEN i.stamp_delivered_now THEN COALESCE(i.at, now())
-                ELSE i.delivered_at END AS new_delivered_at,
-           i.provider_message_id AS new_provider_message_id,
-           COALESCE(i.at, now()) AS new_updated_at, i.stamp AS new_stamp
-    FROM input AS i
-    JOIN {table} AS t ON t.id = i.id
-    ORDER BY t.id
-    FOR UPDATE OF t
-),
-updated AS (
+updated AS MATERIALIZED (
     UPDATE {table} AS t
-    SET status = l.new_status,
-        next_retry_at = l.new_next_retry_at,
-        attempt_count = l.new_attempt_count,
-        last_error = l.new_last_error,
-        dead_letter_reason = l.new_dead_letter_reason,
-        delivered_at = l.new_delivered_at,
-        provider_message_id = l.new_provider_message_id,
-        updated_at = l.new_updated_at,
+    SET status = i.status,
+        next_retry_at = i.next_retry_at,
+        attempt_count = i.attempt_count,
+        last_error = i.last_error,
+        dead_letter_reason = i.dead_letter_reason,
+        delivered_at = CASE WHEN i.stamp_delivered_now THEN COALESCE(i.at, now())
+                            ELSE i.delivered_at END,
+        provider_message_id = i.provider_message_id,
+        updated_at = COALESCE(i.at, now()),
         claim_owner = NULL,
         claim_token = NULL,
         claimed_at = NULL,
         claim_expires_at = NULL,
-        stamp = l.new_stamp
-    FROM locked AS l
-    WHERE t.id = l.id
-      AND l.writable
+        stamp = i.stamp
+    FROM input AS i
+    WHERE t.id = i.id
+      AND t.status NOT IN (1, 5)
+      AND t.claim_owner = i.owner
+      AND t.claim_token = i.token
     RETURNING t.id, t.status, t.updated_at, t.next_retry_at, t.attempt_count, t.last_error,
               t.dead_letter_reason, t.delivered_at, t.provider_message_id, t.stamp
+),
+-- The rows not written, locked and read as they are now. The written ids are gathered
+-- once into an array, and nothing is read when every row of the batch was written (both
+-- conditions are evaluated once, before any row): no join of two CTEs, which without
+-- hash joins would cost the batch times itself.
+written AS MATERIALIZED (
+    SELECT count(*) AS n, COALESCE(array_agg(u.id), '{}') AS ids FROM updated AS u
+),
+refused AS MATERIALIZED (
+    SELECT t.*
+    FROM input AS i
+    JOIN {table} AS t ON t.id = i.id
+    WHERE (SELECT w.n FROM written AS w) < cardinality(p_id)
+      AND i.id <> ALL ((SELECT w.ids FROM written AS w)::uuid[])
+    ORDER BY t.id
+    FOR UPDATE OF t
 )
 SELECT u.id, true, NULL::text, NULL::text, NULL::bytea, NULL::jsonb, u.status,
        NULL::timestamptz, u.updated_at, NULL::timestamptz, u.next_retry_at,
@@ -80,12 +94,11 @@ SELECT u.id, true, NULL::text, NULL::text, NULL::bytea, NULL::jsonb, u.status,
        NULL::timestamptz, NULL::integer, u.stamp
 FROM updated AS u
 UNION ALL
-SELECT l.id, false, l.topic, l.partition_key, l.payload, l.headers, l.status,
-       l.created_at, l.updated_at, l.not_before, l.next_retry_at, l.attempt_count,
-       l.last_error, l.dead_letter_reason, l.delivered_at, l.provider_message_id,
-       l.claim_owner, l.claim_token, l.claimed_at, l.claim_expires_at,
-       l.claim_attempt_count, l.stamp
-FROM locked AS l
-WHERE NOT l.writable;
+SELECT r.id, false, r.topic, r.partition_key, r.payload, r.headers, r.status,
+       r.created_at, r.updated_at, r.not_before, r.next_retry_at, r.attempt_count,
+       r.last_error, r.dead_letter_reason, r.delivered_at, r.provider_message_id,
+       r.claim_owner, r.claim_token, r.claimed_at, r.claim_expires_at,
+       r.claim_attempt_count, r.stamp
+FROM refused AS r;
 END
 $complete$;

@@ -88,7 +88,7 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "complete_batch",
-        revision: 1,
+        revision: 2,
         sql: include_str!("../definitions/complete_batch.sql"),
     },
     Definition {
@@ -98,12 +98,12 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "claim",
-        revision: 1,
+        revision: 2,
         sql: include_str!("../definitions/claim.sql"),
     },
     Definition {
         name: "claim_runs",
-        revision: 1,
+        revision: 2,
         sql: include_str!("../definitions/claim_runs.sql"),
     },
     Definition {
@@ -370,8 +370,8 @@ mod tests {
         ),
         (
             "complete_batch",
-            1,
-            "703b71e751145fcdb2cf9e3e6353efb29e62ab2fbc1c6bd4126e57e20afb395c",
+            2,
+            "75797ae2cb13ea9aa9473cd9ef3874e137afa4386634bf11bf14a73205a6693b",
         ),
         (
             "renew",
@@ -380,13 +380,13 @@ mod tests {
         ),
         (
             "claim",
-            1,
-            "90b2da180dd5e2bb220ea72c494e329d02b741b149c61c0ad2508107b57e28e6",
+            2,
+            "19008cddcb2bd1329d5c8ed854a095ddaf4a45242d73acd7a4fa09f3900cd698",
         ),
         (
             "claim_runs",
-            1,
-            "c08c2405547831fc39f400a95b4af8295f687699ca74f09a96d81150bc616fbc",
+            2,
+            "740c624e874de01864d085af8a392fd2f2450820f8af9a906e2c21f0833a438f",
         ),
         (
             "claim_ordered",

@@ -298,7 +298,7 @@ impl Drain {
                 request
             })
             .collect();
-        match self.send_completions(requests.clone()).await {
+        match self.send_completions(&requests).await {
             Ok(results) => {
                 for (req, result) in requests.iter().zip(results) {
                     summary.tally(&req.completion, result.outcome);

@@ -1,6 +1,7 @@
 //! Taking a batch: claims (retry-ready entries first, then pending ones), or, without
 //! claim leases, finds.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::work::Work;
@@ -27,7 +28,10 @@ impl Drain {
             }
             metrics::histogram!(crate::metric_names::CLAIM_LATENCY)
                 .record(started.elapsed().as_secs_f64());
-            Ok(found.into_iter().map(Work::Found).collect())
+            Ok(found
+                .into_iter()
+                .map(|e| Work::Found(Arc::new(e)))
+                .collect())
         }
     }
 

@@ -167,8 +167,8 @@ impl<'a> Batch<'a> {
             }
             let handle = self.running.spawn(emit_one(
                 self.drain.emitter.clone(),
-                item.entry().clone(),
-                options.owner.clone(),
+                Arc::clone(item.shared()),
+                Arc::clone(&self.drain.owner),
                 options.emit_timeout,
             ));
             self.tasks.insert(handle.id(), item.entry().id);
@@ -424,8 +424,8 @@ impl Drain {
 /// of the trace context the entry carries, with the `otel` feature).
 async fn emit_one(
     emitter: Arc<dyn Emitter>,
-    entry: OutboxEntry,
-    owner: String,
+    entry: Arc<OutboxEntry>,
+    owner: Arc<str>,
     timeout: Duration,
 ) -> Emitting {
     let started = Instant::now();

@@ -66,6 +66,8 @@ pub struct Drain {
     slow_emissions: Arc<std::sync::atomic::AtomicBool>,
     /// How the emitter's route fares (route.rs).
     route: Arc<route::RouteWatch>,
+    /// `options.owner`, shared with every emission without a copy.
+    owner: Arc<str>,
 }
 
 /// Why claims never emitted are given back: the drain stops.
@@ -125,6 +127,7 @@ impl Drain {
             claim_ahead,
             slow_emissions: Arc::default(),
             route: Arc::default(),
+            owner: Arc::from(options.owner.as_str()),
             store,
             emitter,
             options,

@@ -34,7 +34,7 @@ impl Drain {
             taken.push((id, outcome));
         }
         Box::pin(async move {
-            let result = self.send_completions(requests.clone()).await;
+            let result = self.send_completions(&requests).await;
             let ids: Vec<EntryId> = taken.iter().map(|(id, _)| *id).collect();
             match result {
                 Ok(results) => {
@@ -96,7 +96,7 @@ impl Drain {
                     claimed.push(request);
                 }
                 Work::Found(entry) => {
-                    let mut next = entry.clone();
+                    let mut next = OutboxEntry::clone(entry);
                     completion
                         .target(entry)
                         .apply_to(&mut next, now, entry.stamp);
@@ -113,7 +113,7 @@ impl Drain {
         if claimed.is_empty() {
             return Ok(());
         }
-        let results = self.send_completions(claimed.clone()).await?;
+        let results = self.send_completions(&claimed).await?;
         for (req, result) in claimed.iter().zip(results) {
             summary.tally(&req.completion, result.outcome);
         }
@@ -127,11 +127,11 @@ impl Drain {
     /// reply was lost is recognised by the stores as this drain's write, not a refusal.
     pub(super) async fn send_completions(
         &self,
-        reqs: Vec<CompletionRequest>,
+        reqs: &[CompletionRequest],
     ) -> Result<Vec<crate::TransitionResult>> {
         let mut results = Vec::with_capacity(reqs.len());
         for chunk in reqs.chunks(self.record_chunk()) {
-            results.extend(self.send_until_taken(chunk.to_vec()).await?);
+            results.extend(self.send_until_taken(chunk).await?);
         }
         // A store the host did not wrap in `Observed` still has the drain's transitions
         // counted and the refused ones logged.
@@ -168,7 +168,7 @@ impl Drain {
     /// caller's.
     async fn send_until_taken(
         &self,
-        reqs: Vec<CompletionRequest>,
+        reqs: &[CompletionRequest],
     ) -> Result<Vec<crate::TransitionResult>> {
         let mut pause = std::time::Duration::from_millis(100);
         let mut attempts = 0;
@@ -179,7 +179,7 @@ impl Drain {
         let mut leases_end = None;
         loop {
             attempts += 1;
-            let e = match self.store.complete_batch(reqs.clone()).await {
+            let e = match self.store.complete_batch(reqs.to_vec()).await {
                 Ok(results) => {
                     if attempts > 1 {
                         tracing::warn!(
