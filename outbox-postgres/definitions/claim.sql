@@ -9,8 +9,9 @@
 -- function's body is parsed and planned again at every call (PostgreSQL 15 to 17); a
 -- PL/pgSQL function keeps its plan for the session. Measured in a server-side loop of
 -- claims of 100 and completions, planning every call cost about 7 µs of server CPU per
--- entry, a sixth of the whole cycle. The generic plan is the same for every call, so the
--- plan the plan-bound tests judge is the one every later claim runs.
+-- entry, a sixth of the whole cycle. The generic plan does not depend on the call's
+-- values (and is made the same way again when the table's statistics or schema change),
+-- so the plan the plan-bound tests judge is the one later claims run.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,

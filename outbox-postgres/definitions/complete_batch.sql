@@ -1,16 +1,20 @@
 -- A batch of completions in one statement (sql/complete_batch.sql calls it): each row is
 -- written only when the caller's claim still holds it (not terminal, same owner, same
 -- token), and every row of the batch the table has comes back once with `applied`. Its
--- plan is pinned so that it costs its batch whatever the table's statistics.
+-- plans are pinned so that it costs its batch whatever the table's statistics.
 --
 -- Revision 2: the write comes first. Revision 1 locked and read every row of the batch
 -- (payloads included), judged it, then wrote it: each row was found and locked twice.
--- Now one update takes the batch in id order (the order every completion locks in, so
--- two batches sharing rows never wait on each other in a circle) and judges each row as
--- it locks it, after any writer it waited on. Only when it wrote fewer rows than the
--- batch has does the same statement lock the rest, in id order, and return their whole
--- rows as they are now, from which a refused completion is judged. One generic plan for
--- the session (plan_cache_mode), as the claims.
+-- Now one update takes the batch in id order (the input is sorted and walked first, so
+-- two batches that share rows lock them in the same order) and judges each row as it
+-- locks it, after any writer it waited on. Only when it wrote fewer rows than the batch
+-- has does a second statement read the others, to say why: without a lock (a lock taken
+-- after the write would break the one order and could close a circle with another
+-- batch), and with a snapshot of its own, taken after the update, so it sees the writers
+-- the update waited on. The rows this call wrote are the ones whose version is this
+-- transaction's and carries the request's stamp; a row an earlier attempt of the same
+-- request wrote carries the stamp too, and is read (and judged applied by its caller).
+-- One generic plan per connection (plan_cache_mode), as the claims.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_complete_batch"(
     p_id uuid[], p_owner text[], p_token uuid[], p_status smallint[],
@@ -35,6 +39,8 @@ SET jit = off
 SET plan_cache_mode = force_generic_plan
 AS $complete$
 #variable_conflict use_column
+DECLARE
+    written bigint;
 BEGIN
 RETURN QUERY
 WITH input AS MATERIALIZED (
@@ -47,7 +53,7 @@ WITH input AS MATERIALIZED (
              stamp)
     ORDER BY i.id
 ),
-updated AS MATERIALIZED (
+updated AS (
     UPDATE {table} AS t
     SET status = i.status,
         next_retry_at = i.next_retry_at,
@@ -70,35 +76,25 @@ updated AS MATERIALIZED (
       AND t.claim_token = i.token
     RETURNING t.id, t.status, t.updated_at, t.next_retry_at, t.attempt_count, t.last_error,
               t.dead_letter_reason, t.delivered_at, t.provider_message_id, t.stamp
-),
--- The rows not written, locked and read as they are now. The written ids are gathered
--- once into an array, and nothing is read when every row of the batch was written (both
--- conditions are evaluated once, before any row): no join of two CTEs, which without
--- hash joins would cost the batch times itself.
-written AS MATERIALIZED (
-    SELECT count(*) AS n, COALESCE(array_agg(u.id), '{}') AS ids FROM updated AS u
-),
-refused AS MATERIALIZED (
-    SELECT t.*
-    FROM input AS i
-    JOIN {table} AS t ON t.id = i.id
-    WHERE (SELECT w.n FROM written AS w) < cardinality(p_id)
-      AND i.id <> ALL ((SELECT w.ids FROM written AS w)::uuid[])
-    ORDER BY t.id
-    FOR UPDATE OF t
 )
 SELECT u.id, true, NULL::text, NULL::text, NULL::bytea, NULL::jsonb, u.status,
        NULL::timestamptz, u.updated_at, NULL::timestamptz, u.next_retry_at,
        u.attempt_count, u.last_error, u.dead_letter_reason, u.delivered_at,
        u.provider_message_id, NULL::text, NULL::uuid, NULL::timestamptz,
        NULL::timestamptz, NULL::integer, u.stamp
-FROM updated AS u
-UNION ALL
-SELECT r.id, false, r.topic, r.partition_key, r.payload, r.headers, r.status,
-       r.created_at, r.updated_at, r.not_before, r.next_retry_at, r.attempt_count,
-       r.last_error, r.dead_letter_reason, r.delivered_at, r.provider_message_id,
-       r.claim_owner, r.claim_token, r.claimed_at, r.claim_expires_at,
-       r.claim_attempt_count, r.stamp
-FROM refused AS r;
+FROM updated AS u;
+
+GET DIAGNOSTICS written = ROW_COUNT;
+IF written < cardinality(p_id) THEN
+    RETURN QUERY
+    SELECT t.id, false, t.topic, t.partition_key, t.payload, t.headers, t.status,
+           t.created_at, t.updated_at, t.not_before, t.next_retry_at, t.attempt_count,
+           t.last_error, t.dead_letter_reason, t.delivered_at, t.provider_message_id,
+           t.claim_owner, t.claim_token, t.claimed_at, t.claim_expires_at,
+           t.claim_attempt_count, t.stamp
+    FROM unnest(p_id, p_stamp) AS i(id, stamp)
+    JOIN {table} AS t ON t.id = i.id
+    WHERE NOT (t.stamp = i.stamp AND t.xmin = pg_current_xact_id()::xid);
+END IF;
 END
 $complete$;

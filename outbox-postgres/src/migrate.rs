@@ -371,7 +371,7 @@ mod tests {
         (
             "complete_batch",
             2,
-            "75797ae2cb13ea9aa9473cd9ef3874e137afa4386634bf11bf14a73205a6693b",
+            "054f04ab69c55c7b972f433de011a637b9f5160a809c7a344ee4de98aeb33f62",
         ),
         (
             "renew",
@@ -381,7 +381,7 @@ mod tests {
         (
             "claim",
             2,
-            "19008cddcb2bd1329d5c8ed854a095ddaf4a45242d73acd7a4fa09f3900cd698",
+            "d615b2d48cb33e208e3f9a11c1051c000763db71ba2fd5c7be550713c34a18f6",
         ),
         (
             "claim_runs",

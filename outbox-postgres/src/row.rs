@@ -54,8 +54,8 @@ impl EntryColumns for Columns<'_> {
 }
 
 /// How the rows of a guarded write (`complete_batch.sql`, `renew.sql`) are read: the
-/// statements lock every target row, judge and write it in one statement, and return
-/// every locked row once with its `applied` flag.
+/// statements judge each target row on the row they lock, write it when the claim still
+/// holds, and return every target row the table has once with its `applied` flag.
 pub(crate) const GUARDED: GuardedRows<Row> = GuardedRows {
     id,
     applied,

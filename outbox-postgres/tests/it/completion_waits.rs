@@ -1,13 +1,14 @@
 //! A completion that meets a row another transaction is writing waits for that writer and
 //! judges the row as the writer left it: a claim taken over while the completion waited
 //! is reported stale, with the new holder's row, never applied and never missing; the
-//! rest of the batch is written.
+//! rest of the batch is written. Two batches that cross (each with a row whose claim the
+//! other holds now) never wait on each other in a circle.
 
 use std::time::Duration;
 
 use chrono::TimeDelta;
 use outbox_core::{
-    ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, EmissionStatus,
+    Claim, ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, EmissionStatus,
     NewEntry, OutboxStore, TransitionOutcome,
 };
 use uuid::Uuid;
@@ -79,4 +80,74 @@ async fn a_claim_taken_over_while_its_completion_waits_is_reported_stale() {
         "the stale holder wrote"
     );
     assert_eq!(row.claim_owner.as_deref(), Some("b"));
+}
+
+/// The claim `claim` as `owner` would hold it with `token`.
+fn held_by(claim: &Claim, owner: &str, token: Uuid) -> Claim {
+    let mut held = claim.clone();
+    held.owner = owner.to_owned();
+    held.token = token;
+    held
+}
+
+fn delivered(claims: &[Claim]) -> Vec<CompletionRequest> {
+    claims
+        .iter()
+        .map(|c| CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new())))
+        .collect()
+}
+
+/// Worker a holds y and lost x to worker b; b holds x and lost y to a. Both complete both
+/// rows at once, round after round: each writes what it holds and reports the other row
+/// not applied. A completion that locked the rows it wrote, then the rows it refused,
+/// would take the two rows in opposite orders in the two batches; the server would then
+/// break the circle by failing one of them (a deadlock, after `deadlock_timeout`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crossing_batches_complete_side_by_side_without_waiting_in_a_circle() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let store = support::store(&db, 2).await;
+    let client = db.connect().await;
+    let take_over = support::table(&db).render(
+        "UPDATE {table} SET claim_owner = $2, claim_token = $3, stamp = gen_random_uuid() \
+         WHERE id = $1",
+    );
+    for round in 0..100 {
+        store
+            .enqueue_batch((0..2u8).map(|i| NewEntry::new("t", vec![i])).collect())
+            .await
+            .unwrap();
+        let mut claims = store
+            .claim_pending(&ClaimRequest::new("a", 2, TimeDelta::seconds(30)))
+            .await
+            .unwrap();
+        claims.sort_by_key(Claim::id);
+        let [x, y] = [&claims[0], &claims[1]];
+        let b_token = Uuid::new_v4();
+        client
+            .execute(&take_over, &[&x.id().as_uuid(), &"b", &b_token])
+            .await
+            .unwrap();
+        let a = delivered(&[x.clone(), y.clone()]);
+        let b = delivered(&[held_by(x, "b", b_token), held_by(y, "b", Uuid::new_v4())]);
+        let (a, b) = tokio::join!(store.complete_batch(a), store.complete_batch(b));
+        let (a, b) = (
+            a.unwrap_or_else(|e| panic!("round {round}: a: {e}")),
+            b.unwrap_or_else(|e| panic!("round {round}: b: {e}")),
+        );
+        let outcomes =
+            |r: &[outbox_core::TransitionResult]| r.iter().map(|r| r.outcome).collect::<Vec<_>>();
+        // Each writes the row it holds; the other is stale, or terminal once the other
+        // worker's write was seen.
+        let (a, b) = (outcomes(&a), outcomes(&b));
+        assert!(
+            a[0] != TransitionOutcome::Applied && a[1] == TransitionOutcome::Applied,
+            "round {round}: a {a:?}"
+        );
+        assert!(
+            b[0] == TransitionOutcome::Applied && b[1] != TransitionOutcome::Applied,
+            "round {round}: b {b:?}"
+        );
+    }
 }
