@@ -10,10 +10,12 @@
 -- locks it, after any writer it waited on. Only when it wrote fewer rows than the batch
 -- has does a second statement read the others, to say why: without a lock (a lock taken
 -- after the write would break the one order and could close a circle with another
--- batch), and with a snapshot of its own, taken after the update, so it sees the writers
--- the update waited on. The rows this call wrote are the ones whose version is this
--- transaction's and carries the request's stamp; a row an earlier attempt of the same
--- request wrote carries the stamp too, and is read (and judged applied by its caller).
+-- batch), and, under READ COMMITTED as the store runs it, with a snapshot of its own
+-- taken after the update, so it sees the writers the update waited on. The rows this
+-- call wrote are the ones whose version is this transaction's and carries the request's
+-- stamp (when it wrote none, no transaction id is asked for); a row an earlier attempt
+-- of the same request wrote carries the stamp too, and is read (and judged applied by
+-- its caller).
 -- One generic plan per connection (plan_cache_mode), as the claims.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_complete_batch"(
@@ -94,7 +96,7 @@ IF written < cardinality(p_id) THEN
            t.claim_attempt_count, t.stamp
     FROM unnest(p_id, p_stamp) AS i(id, stamp)
     JOIN {table} AS t ON t.id = i.id
-    WHERE NOT (t.stamp = i.stamp AND t.xmin = pg_current_xact_id()::xid);
+    WHERE written = 0 OR NOT (t.stamp = i.stamp AND t.xmin = pg_current_xact_id()::xid);
 END IF;
 END
 $complete$;

@@ -371,7 +371,7 @@ mod tests {
         (
             "complete_batch",
             2,
-            "054f04ab69c55c7b972f433de011a637b9f5160a809c7a344ee4de98aeb33f62",
+            "ecde189b077894df6ba971cc5648522e01310ddccd63253ac0680c3110fb8835",
         ),
         (
             "renew",

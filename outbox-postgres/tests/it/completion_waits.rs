@@ -97,23 +97,53 @@ fn delivered(claims: &[Claim]) -> Vec<CompletionRequest> {
         .collect()
 }
 
+/// Waits (polling, up to [`WITHIN`]) until `n` backends tagged `application_name` wait on
+/// a lock.
+async fn until_waiting(observer: &tokio_postgres::Client, application_name: &str, n: i64) {
+    let deadline = tokio::time::Instant::now() + WITHIN;
+    loop {
+        let waiting: i64 = observer
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                &[&application_name],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if waiting >= n {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{waiting} of {n} backends waiting on a lock after {WITHIN:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Worker a holds y and lost x to worker b; b holds x and lost y to a. Both complete both
-/// rows at once, round after round: each writes what it holds and reports the other row
-/// not applied. A completion that locked the rows it wrote, then the rows it refused,
-/// would take the two rows in opposite orders in the two batches; the server would then
-/// break the circle by failing one of them (a deadlock, after `deadlock_timeout`).
+/// rows at once, and a third transaction holds both rows until both completions wait on
+/// it, so each then writes its own row while the other's is written beside it. Each
+/// reports its own row applied and the other not. A completion that locked the rows it
+/// wrote, then the rows it refused, would take the two rows in opposite orders in the two
+/// batches, and the server would break the circle by failing one of them ("deadlock
+/// detected").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crossing_batches_complete_side_by_side_without_waiting_in_a_circle() {
     let Some(db) = support::migrated_db().await else {
         return;
     };
     let store = support::store(&db, 2).await;
-    let client = db.connect().await;
-    let take_over = support::table(&db).render(
+    let observer = db.connect().await;
+    let mut holder = db.connect().await;
+    let table = support::table(&db);
+    let take_over = table.render(
         "UPDATE {table} SET claim_owner = $2, claim_token = $3, stamp = gen_random_uuid() \
          WHERE id = $1",
     );
-    for round in 0..100 {
+    let hold = table.render("SELECT 1 FROM {table} WHERE id = ANY($1) FOR UPDATE");
+    for round in 0..5 {
         store
             .enqueue_batch((0..2u8).map(|i| NewEntry::new("t", vec![i])).collect())
             .await
@@ -125,13 +155,27 @@ async fn crossing_batches_complete_side_by_side_without_waiting_in_a_circle() {
         claims.sort_by_key(Claim::id);
         let [x, y] = [&claims[0], &claims[1]];
         let b_token = Uuid::new_v4();
-        client
+        observer
             .execute(&take_over, &[&x.id().as_uuid(), &"b", &b_token])
+            .await
+            .unwrap();
+        let tx = holder.transaction().await.unwrap();
+        tx.execute(&hold, &[&vec![x.id().as_uuid(), y.id().as_uuid()]])
             .await
             .unwrap();
         let a = delivered(&[x.clone(), y.clone()]);
         let b = delivered(&[held_by(x, "b", b_token), held_by(y, "b", Uuid::new_v4())]);
-        let (a, b) = tokio::join!(store.complete_batch(a), store.complete_batch(b));
+        let a = tokio::spawn({
+            let store = store.clone();
+            async move { store.complete_batch(a).await }
+        });
+        let b = tokio::spawn({
+            let store = store.clone();
+            async move { store.complete_batch(b).await }
+        });
+        until_waiting(&observer, &db.schema, 2).await;
+        tx.commit().await.unwrap();
+        let (a, b) = (a.await.unwrap(), b.await.unwrap());
         let (a, b) = (
             a.unwrap_or_else(|e| panic!("round {round}: a: {e}")),
             b.unwrap_or_else(|e| panic!("round {round}: b: {e}")),
