@@ -235,6 +235,20 @@ async fn check_hot_path(case: &str, db: &PgTestDb, client: &mut Client, skipped:
         read.seq_scans == 0 && read.rows_fetched <= 3 * BATCH,
         "{case}: completing 100 claims read {read:?}"
     );
+
+    // The same completions again: every one refused (the rows are delivered), so the
+    // refused rows are read too, at the cost of the batch.
+    let (rows, read) = reading(db, client, &complete, &[&ids, &owners, &tokens]).await;
+    assert_eq!(
+        rows[0].get::<_, i64>(0),
+        0,
+        "{case}: a completion applied twice"
+    );
+    eprintln!("{case}: refused completion read {read:?}");
+    assert!(
+        read.seq_scans == 0 && read.rows_fetched <= 3 * BATCH,
+        "{case}: refusing 100 completions read {read:?}"
+    );
 }
 
 /// One case: a fresh table loaded with `(rows, status)` groups, analyzed or not, with
