@@ -4,7 +4,8 @@
 -- pending, due and of the claim's topic, up to p_run rows with the head. Keyless rows as
 -- the plain claim takes them. p_slices and p_slice restrict it to one slice (NULL: every
 -- slice). The batch (p_limit) bounds the rows taken, runs included: heads in claim order
--- (retry-ready first), each followed by its run, until the batch is full.
+-- (retry-ready first), each followed by its run, until the batch is full; heads past the
+-- last one used are neither read nor locked.
 --
 -- Only heads are locked while they are chosen (FOR UPDATE SKIP LOCKED): another claimer
 -- skips a locked head, and a row behind a head is never a head, so no other claim reaches
@@ -13,6 +14,11 @@
 -- index are bounded by the batch whatever the statistics.
 -- Revision 2: PL/pgSQL with one generic plan, as the plain claim (definitions/claim.sql):
 -- planned once per session instead of at every call.
+-- Revision 3: the batch is cut from a walk of heads each followed by its run, which stops
+-- pulling heads once it holds the batch. Revision 2 took (and locked) up to p_limit heads
+-- and built every one's run before cutting: with keys of long backlogs, ten times the
+-- heads and runs a batch of runs of ten uses, and heads locked that other claimers then
+-- skipped.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim_runs"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
@@ -97,34 +103,35 @@ heads AS (
     UNION ALL
     SELECT * FROM pending
 ),
--- Each keyed head's next p_run - 1 rows in key order (one range of the key order index),
--- kept while every row up to it may be taken: pending, due, of the claim's topic.
-runs AS (
-    SELECT h.grp, h.at, h.id AS head, n.id, n.step
+-- Each head followed by its run: the head's next p_run - 1 rows in key order (one range
+-- of the key order index), kept while every row up to it may be taken (pending, due, of
+-- the claim's topic). Heads come in claim order and each run in key order, and the batch
+-- is the first p_limit rows of this walk: it stops pulling heads, and locking them, once
+-- it holds the batch.
+candidates AS MATERIALIZED (
+    SELECT r.id, r.step
     FROM heads AS h
     CROSS JOIN LATERAL (
-        SELECT b.id,
-               row_number() OVER w AS step,
-               bool_and(b.status = 0
-                        AND (b.not_before IS NULL OR b.not_before <= COALESCE(p_now, now()))
-                        AND (p_topic IS NULL OR b.topic = p_topic)) OVER w AS takeable
-        FROM (SELECT f.id, f.status, f.not_before, f.topic, f.created_at
-              FROM {table} AS f
-              WHERE f.partition_key = h.partition_key
-                AND f.status NOT IN (1, 5)
-                AND (f.created_at, f.id) > (h.created_at, h.id)
-              ORDER BY f.created_at, f.id
-              LIMIT GREATEST(p_run - 1, 0)) AS b
-        WINDOW w AS (ORDER BY b.created_at, b.id)
-    ) AS n
-    WHERE p_run > 1 AND h.partition_key IS NOT NULL AND n.takeable
-),
-candidates AS MATERIALIZED (
-    SELECT c.id, c.step
-    FROM (SELECT grp, at, id AS head, id, 0::bigint AS step FROM heads
-          UNION ALL
-          SELECT grp, at, head, id, step FROM runs) AS c
-    ORDER BY c.grp, c.at, c.head, c.step
+        SELECT h.id, 0::bigint AS step
+        UNION ALL
+        SELECT n.id, n.step
+        FROM (SELECT b.id,
+                     row_number() OVER w AS step,
+                     bool_and(b.status = 0
+                              AND (b.not_before IS NULL OR b.not_before <= COALESCE(p_now, now()))
+                              AND (p_topic IS NULL OR b.topic = p_topic)) OVER w AS takeable
+              FROM (SELECT f.id, f.status, f.not_before, f.topic, f.created_at
+                    FROM {table} AS f
+                    WHERE p_run > 1
+                      AND h.partition_key IS NOT NULL
+                      AND f.partition_key = h.partition_key
+                      AND f.status NOT IN (1, 5)
+                      AND (f.created_at, f.id) > (h.created_at, h.id)
+                    ORDER BY f.created_at, f.id
+                    LIMIT GREATEST(p_run - 1, 0)) AS b
+              WINDOW w AS (ORDER BY b.created_at, b.id)) AS n
+        WHERE n.takeable
+    ) AS r
     LIMIT GREATEST(p_limit, 0)
 )
 UPDATE {table} AS t

@@ -1,6 +1,9 @@
 -- The trigger function that keeps each key's head flag (is_head, migration 0004) on the
 -- key's oldest unfinished row when rows are written, finish or are deleted. The triggers
 -- that call it are created by enable_ordered_claims (sql/ordered/heads.sql).
+-- Revision 2: a key left with no unfinished row (its last row delivered, as every row of
+-- a key with one row is) ends after the first read instead of running two updates that
+-- find nothing.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_keep_heads"()
 RETURNS trigger
@@ -24,6 +27,10 @@ BEGIN
     ORDER BY h.created_at, h.id
     LIMIT 1
     FOR SHARE;
+    IF head IS NULL THEN
+        -- The key has no unfinished row left, so no flag that counts.
+        RETURN NULL;
+    END IF;
     UPDATE {table} AS t SET is_head = false
     WHERE t.partition_key = k AND t.is_head AND t.status NOT IN (1, 5)
       AND t.id IS DISTINCT FROM head;

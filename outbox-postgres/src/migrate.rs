@@ -8,7 +8,7 @@ use tokio_postgres::{Client, Transaction};
 
 use crate::typed::typed;
 
-static MIGRATIONS: [Migration; 10] = [
+static MIGRATIONS: [Migration; 11] = [
     Migration::new(
         1,
         "create_outbox",
@@ -71,6 +71,13 @@ static MIGRATIONS: [Migration; 10] = [
         include_str!("../migrations/0010_key_runs.down.sql"),
     )
     .compatible_from(9),
+    Migration::new(
+        11,
+        "heads_move_with_their_head",
+        include_str!("../migrations/0011_heads_move_with_their_head.up.sql"),
+        include_str!("../migrations/0011_heads_move_with_their_head.down.sql"),
+    )
+    .compatible_from(10),
 ];
 
 /// The stored functions, each in one file of definitions/, applied after the migrations
@@ -83,7 +90,7 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "keep_heads",
-        revision: 1,
+        revision: 2,
         sql: include_str!("../definitions/keep_heads.sql"),
     },
     Definition {
@@ -103,7 +110,7 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "claim_runs",
-        revision: 2,
+        revision: 3,
         sql: include_str!("../definitions/claim_runs.sql"),
     },
     Definition {
@@ -365,8 +372,8 @@ mod tests {
         ),
         (
             "keep_heads",
-            1,
-            "e38d04cbf118601bfe0b57a1301d0c860b892cc02a42451ccd93f9a4c0bb71e0",
+            2,
+            "69a5fc2b7128e9ff64bb083ed6d59ea666b841a60067c0eaade0a7d03996f078",
         ),
         (
             "complete_batch",
@@ -385,8 +392,8 @@ mod tests {
         ),
         (
             "claim_runs",
-            2,
-            "740c624e874de01864d085af8a392fd2f2450820f8af9a906e2c21f0833a438f",
+            3,
+            "305e7d311a80ded752aba762857d5bffaa2fa67c9d2d71b6d042595256741190",
         ),
         (
             "claim_ordered",

@@ -12,6 +12,7 @@ mod definitions;
 mod drain;
 mod failover;
 mod faults;
+mod head_moves;
 mod head_walks;
 mod in_transaction;
 mod key_heads;

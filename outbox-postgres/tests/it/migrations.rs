@@ -48,7 +48,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 10);
+    assert_eq!(latest, 11);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest
@@ -314,4 +314,59 @@ async fn version_6_keeps_the_previous_claims_callable() {
         .unwrap()
         .get(0);
     assert_eq!(taken, 1);
+}
+
+/// The definition of `table`'s status trigger, if it has one.
+async fn status_trigger(client: &tokio_postgres::Client, table: &TableName) -> Option<String> {
+    let sql = table.render(
+        "SELECT pg_get_triggerdef(oid) FROM pg_trigger \
+         WHERE tgrelid = '{table}'::regclass AND tgname = '{name}_heads_after_status'",
+    );
+    client.query_opt(&sql, &[]).await.unwrap().map(|r| r.get(0))
+}
+
+/// A table prepared for per-key order at version 10 gets the trigger of version 11 (run
+/// only for a finishing head or a row unfinished again) when it upgrades, and the trigger
+/// of version 10 back when it is migrated down; a table drained unordered gets none.
+#[tokio::test]
+async fn version_11_narrows_the_status_trigger_of_prepared_tables_only() {
+    let Some(db) = crate::support::ordered_db().await else {
+        return;
+    };
+    let mut client = db.connect().await;
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    let narrowed = "(old.is_head OR (new.status <> ALL (ARRAY[1, 5])))";
+    let current = status_trigger(&client, &table)
+        .await
+        .expect("a prepared table has the trigger");
+    assert!(current.contains(narrowed), "{current}");
+
+    outbox_postgres::migrate_down_to(&mut client, &table, 10)
+        .await
+        .unwrap();
+    let previous = status_trigger(&client, &table)
+        .await
+        .expect("kept at version 10");
+    assert!(!previous.contains("is_head"), "{previous}");
+    outbox_postgres::migrate(&mut client, &table).await.unwrap();
+    assert_eq!(
+        status_trigger(&client, &table).await.as_deref(),
+        Some(current.as_str())
+    );
+
+    let plain = crate::support::migrated_db().await.unwrap();
+    let plain_client = plain.connect().await;
+    let plain_table = TableName::in_schema(&plain.schema, "outbox").unwrap();
+    let any: i64 = plain_client
+        .query_one(
+            &plain_table.render(
+                "SELECT count(*) FROM pg_trigger WHERE tgrelid = '{table}'::regclass \
+                 AND NOT tgisinternal",
+            ),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(any, 0, "an unordered table got a trigger");
 }

@@ -52,6 +52,17 @@ pub(crate) fn pg_config_via(
 
 pub(crate) use outbox_testkit::postgres::server_addr;
 
+/// A connection to the test server tagged with the test's schema as its application name,
+/// so that [`blocked_backend`] finds it when it waits on a lock.
+pub(crate) async fn tagged_client(db: &PgTestDb) -> tokio_postgres::Client {
+    let (client, connection) = pg_config(&db.url, &db.schema)
+        .connect(tokio_postgres::NoTls)
+        .await
+        .expect("connect to the test server");
+    tokio::spawn(connection);
+    client
+}
+
 /// A pool of at most `size` connections made from `config`; `Fast` recycling, since the
 /// store itself never returns a connection whose statement may still be running.
 pub(crate) fn pool(config: tokio_postgres::Config, size: usize) -> Pool {
