@@ -4,6 +4,12 @@
 -- Revision 2: a key left with no unfinished row (its last row delivered, as every row of
 -- a key with one row is) ends after the first read instead of running two updates that
 -- find nothing.
+-- Revision 3: only flags behind the head are cleared. The read of the head and the
+-- clearing update take two snapshots; a writer of an older row of the key that commits
+-- between them has flagged the key's true oldest row, which this call never saw, and
+-- clearing every flag but its own head's would leave that row unflagged and the key
+-- stalled behind a flag the claim refuses (not the oldest). Kept, both flags stand until
+-- the older row finishes and its trigger clears the other.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_keep_heads"()
 RETURNS trigger
@@ -15,13 +21,14 @@ AS $heads$
 DECLARE
     k text;
     head uuid;
+    head_at timestamptz;
 BEGIN
     IF TG_OP = 'DELETE' THEN
         k := OLD.partition_key;
     ELSE
         k := NEW.partition_key;
     END IF;
-    SELECT h.id INTO head
+    SELECT h.id, h.created_at INTO head, head_at
     FROM {table} AS h
     WHERE h.partition_key = k AND h.status NOT IN (1, 5)
     ORDER BY h.created_at, h.id
@@ -33,7 +40,7 @@ BEGIN
     END IF;
     UPDATE {table} AS t SET is_head = false
     WHERE t.partition_key = k AND t.is_head AND t.status NOT IN (1, 5)
-      AND t.id IS DISTINCT FROM head;
+      AND (t.created_at, t.id) > (head_at, head);
     UPDATE {table} AS t SET is_head = true
     WHERE t.id = head AND NOT t.is_head;
     RETURN NULL;

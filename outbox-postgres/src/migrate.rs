@@ -90,7 +90,7 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "keep_heads",
-        revision: 2,
+        revision: 3,
         sql: include_str!("../definitions/keep_heads.sql"),
     },
     Definition {
@@ -372,8 +372,8 @@ mod tests {
         ),
         (
             "keep_heads",
-            2,
-            "69a5fc2b7128e9ff64bb083ed6d59ea666b841a60067c0eaade0a7d03996f078",
+            3,
+            "ca5a8734541732754a6ab95b29be9a3504ff1df98d20b50be3e2330225ce633c",
         ),
         (
             "complete_batch",

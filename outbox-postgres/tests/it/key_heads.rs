@@ -1,6 +1,7 @@
 //! The head flag under concurrent writers: whatever commits when, an ordered claim takes
 //! only a key's oldest entry not yet delivered, and a key never stalls with work but no
-//! head; and one transaction may write as many keys as it likes.
+//! head, even when an older entry commits between a trigger's read of the head and its
+//! update of the flags; and one transaction may write as many keys as it likes.
 
 use std::time::Duration;
 
@@ -127,4 +128,107 @@ async fn one_transaction_writes_twenty_thousand_keys() {
     let request = ClaimRequest::new("w", 1_000, TimeDelta::seconds(30)).in_key_order();
     let claims = store.claim_pending(&request).await.unwrap();
     assert_eq!(claims.len(), 1_000, "every key's only entry is its head");
+}
+
+/// A writer's trigger reads the key's head and then clears the other flags, with two
+/// snapshots. Here the read waits on the first entry, which another transaction is
+/// delivering while it also writes an older entry than the waiting writer's; that
+/// transaction commits, the read skips the delivered entry and cannot see the older one,
+/// and the update that follows sees the older one flagged. It keeps that flag (a trigger
+/// that cleared every flag but its own head's left the key with no claimable head: the
+/// claim below came back empty), so the older entry is claimed first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_entry_committed_between_a_triggers_read_and_update_keeps_its_flag() {
+    let Some(db) = support::ordered_db().await else {
+        return;
+    };
+    let store = support::store(&db, 2).await;
+    let table = support::table(&db);
+    let writer = outbox_postgres::PgWriter::new(&table);
+    store.enqueue(keyed("first", 30)).await.unwrap();
+
+    // Delivers "first" and writes "older", without committing.
+    let mut holder = db.connect().await;
+    let tx = holder.transaction().await.unwrap();
+    tx.execute(
+        &table.render("UPDATE {table} SET status = 1 WHERE topic = 'first'"),
+        &[],
+    )
+    .await
+    .unwrap();
+    writer
+        .enqueue_in(&tx, vec![keyed("older", 20)])
+        .await
+        .unwrap();
+
+    // "newer"'s trigger reads the key from "first" on, and waits for its writer.
+    let observer = db.connect().await;
+    let newer = tokio::spawn({
+        let writer = writer.clone();
+        let mut client = support::tagged_client(&db).await;
+        async move {
+            let tx = client.transaction().await.unwrap();
+            writer
+                .enqueue_in(&tx, vec![keyed("newer", 10)])
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+        }
+    });
+    support::blocked_backend(&observer, &db.schema, Duration::from_secs(10)).await;
+    tx.commit().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), newer)
+        .await
+        .expect("the newer entry's writer never went on")
+        .unwrap();
+
+    let claims = store.claim_pending(&ordered()).await.unwrap();
+    let topics: Vec<&str> = claims.iter().map(|c| c.entry.topic.as_str()).collect();
+    assert_eq!(
+        topics,
+        vec!["older"],
+        "the key stalled or went out of order"
+    );
+    deliver(&store, &claims[0]).await;
+    let claims = store.claim_pending(&ordered()).await.unwrap();
+    let topics: Vec<&str> = claims.iter().map(|c| c.entry.topic.as_str()).collect();
+    assert_eq!(topics, vec!["newer"]);
+}
+
+/// A batch that ends inside the runs takes whole runs in head order and cuts the last one
+/// to its first rows: heads in claim order, each followed by its run, never every head
+/// first (which would take the third key's head here, beside the first key's run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_takes_runs_in_head_order_and_cuts_the_last() {
+    let Some(db) = support::ordered_db().await else {
+        return;
+    };
+    let store = support::store(&db, 2).await;
+    let entries = (0..9i64)
+        .map(|i| {
+            let key = ["a", "b", "c"][(i % 3) as usize];
+            NewEntry::new(format!("{key}{}", i / 3), vec![])
+                .partition_key(key)
+                .created_at(Utc::now() - TimeDelta::seconds(100 - i))
+        })
+        .collect();
+    store.enqueue_batch(entries).await.unwrap();
+    let claimed = |owner: &'static str, batch: u32, run: u32| {
+        let store = store.clone();
+        async move {
+            let request = ClaimRequest::new(owner, batch, TimeDelta::seconds(30)).in_key_runs(run);
+            let mut topics: Vec<String> = store
+                .claim_pending(&request)
+                .await
+                .unwrap()
+                .iter()
+                .map(|c| c.entry.topic.clone())
+                .collect();
+            topics.sort();
+            topics
+        }
+    };
+    assert_eq!(claimed("w", 5, 3).await, vec!["a0", "a1", "a2", "b0", "b1"]);
+    // The keys held are skipped whole; the third is free.
+    assert_eq!(claimed("w2", 3, 2).await, vec!["c0", "c1"]);
 }
