@@ -77,7 +77,7 @@ static MIGRATIONS: [Migration; 11] = [
         include_str!("../migrations/0011_heads_move_with_their_head.up.sql"),
         include_str!("../migrations/0011_heads_move_with_their_head.down.sql"),
     )
-    .compatible_from(10),
+    .compatible_from(9),
 ];
 
 /// The stored functions, each in one file of definitions/, applied after the migrations
