@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use chrono::TimeDelta;
-use outbox_core::{ClaimRequest, ClaimStore, NewEntry, OutboxStore};
+use outbox_core::{ClaimRequest, NewEntry, OutboxStore};
 use outbox_postgres::PgClaimStore;
 use outbox_testkit::postgres::PgTestDb;
 
@@ -58,14 +58,7 @@ async fn heads_and_claim(db: &PgTestDb, store: &PgClaimStore) -> (Vec<String>, V
         .map(|r| r.get(0))
         .collect();
     let request = ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order();
-    let claimed = store
-        .claim_pending(&request)
-        .await
-        .unwrap()
-        .iter()
-        .map(|c| c.entry.topic.clone())
-        .collect();
-    (flagged, claimed)
+    (flagged, support::claimed_topics(store, &request).await)
 }
 
 /// `open` is delivered by a transaction left open while `then` is delivered by another,

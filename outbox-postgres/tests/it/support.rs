@@ -52,6 +52,23 @@ pub(crate) fn pg_config_via(
 
 pub(crate) use outbox_testkit::postgres::server_addr;
 
+/// The topics of what `request` claims from `store`, sorted.
+pub(crate) async fn claimed_topics(
+    store: &PgClaimStore,
+    request: &outbox_core::ClaimRequest,
+) -> Vec<String> {
+    use outbox_core::ClaimStore;
+    let mut topics: Vec<String> = store
+        .claim_pending(request)
+        .await
+        .expect("claim")
+        .iter()
+        .map(|c| c.entry.topic.clone())
+        .collect();
+    topics.sort();
+    topics
+}
+
 /// A connection to the test server tagged with the test's schema as its application name,
 /// so that [`blocked_backend`] finds it when it waits on a lock.
 pub(crate) async fn tagged_client(db: &PgTestDb) -> tokio_postgres::Client {
