@@ -1,4 +1,5 @@
-//! The claim-capable operations of [`SqliteClaimStore`].
+//! The claim-capable operations of [`SqliteClaimStore`], run on the store's own
+//! connection ([`crate::direct`]).
 
 use async_trait::async_trait;
 use outbox_core::store_kit::claims::ClaimGroups;
@@ -8,48 +9,78 @@ use outbox_core::{
     Claim, ClaimRequest, ClaimStore, CompletionRequest, RenewOutcome, RenewRequest, Result,
     TransitionResult,
 };
+use rusqlite::types::ToSql;
+use rusqlite::{Connection, OptionalExtension};
 use uuid::Uuid;
 
-use crate::error::map_err;
-use crate::row::{decode, micros};
+use crate::direct::row::{decode, fetch, ColumnNames};
+use crate::error::map_direct;
+use crate::row::micros;
 use crate::SqliteClaimStore;
 
 impl SqliteClaimStore {
     async fn claim(&self, groups: ClaimGroups, req: &ClaimRequest) -> Result<Vec<Claim>> {
         self.config.basics.limits.check_claim(req)?;
         outbox_core::OutboxStore::capabilities(self).check_claim(req)?;
-        let req = req.clone();
-        self.detached(move |store| async move { store.claim_now(groups, &req).await })
-            .await
-    }
-
-    async fn claim_now(&self, groups: ClaimGroups, req: &ClaimRequest) -> Result<Vec<Claim>> {
         let now = self.now(req.now);
         let expires = normalize_time(now + req.lease);
-        let mut tx = self.write_tx().await?;
-        let statement = if req.ordered {
-            self.sql.claim_ordered.pick(req.slice.is_some())
-        } else {
-            self.sql.claim.pick(req.slice.is_some())
-        };
-        let mut query = sqlx::query(statement)
-            .bind(req.owner.clone())
-            .bind(micros(now))
-            .bind(micros(expires))
-            .bind(req.topic.clone())
-            .bind(i64::from(req.batch_size))
-            .bind(groups.retry)
-            .bind(groups.pending)
-            .bind(req.slice.map(|s| i64::from(s.count())))
-            .bind(req.slice.map(|s| i64::from(s.index())));
-        if req.ordered {
-            query = query.bind(i64::from(req.key_run));
-        }
-        let rows = query.fetch_all(&mut *tx).await.map_err(map_err);
-        let rows = tx.finish(rows).await?;
+        let req = req.clone();
+        let sql = std::sync::Arc::clone(&self.sql);
+        let entries = self
+            .direct
+            .run(move |session| {
+                let statement = if req.ordered {
+                    sql.claim_ordered.pick(req.slice.is_some())
+                } else {
+                    sql.claim.pick(req.slice.is_some())
+                };
+                // The statement names ?10 (the run length) only in its ordered form.
+                let params: [&dyn ToSql; 10] = [
+                    &req.owner,
+                    &micros(now),
+                    &micros(expires),
+                    &req.topic,
+                    &i64::from(req.batch_size),
+                    &groups.retry,
+                    &groups.pending,
+                    &req.slice.map(|s| i64::from(s.count())),
+                    &req.slice.map(|s| i64::from(s.index())),
+                    &i64::from(req.key_run),
+                ];
+                session.write(|conn| claim_rows(conn, statement, &params))
+            })
+            .await?;
         // RETURNING gives no order; hand the claims back in claim order.
-        claims_in_order(rows.iter().map(decode).collect::<Result<Vec<_>>>()?)
+        claims_in_order(entries)
     }
+}
+
+/// Runs a claim statement and reads every row it leased.
+fn claim_rows(
+    conn: &Connection,
+    statement: &str,
+    params: &[&dyn ToSql],
+) -> Result<Vec<outbox_core::OutboxEntry>> {
+    let mut statement = conn.prepare_cached(statement).map_err(map_direct)?;
+    bind_named(&mut statement, params)?;
+    let names = ColumnNames::of(&statement);
+    let mut rows = statement.raw_query();
+    let mut entries = Vec::new();
+    while let Some(row) = rows.next().map_err(map_direct)? {
+        entries.push(decode(row, &names)?);
+    }
+    Ok(entries)
+}
+
+/// Binds `params[i - 1]` to `?i` for every parameter the statement names: one slice form
+/// of a statement leaves out parameters the other names, which SQLite leaves unbound.
+fn bind_named(statement: &mut rusqlite::CachedStatement<'_>, params: &[&dyn ToSql]) -> Result<()> {
+    for (index, value) in params.iter().enumerate().take(statement.parameter_count()) {
+        statement
+            .raw_bind_parameter(index + 1, value)
+            .map_err(map_direct)?;
+    }
+    Ok(())
 }
 
 #[async_trait]
@@ -68,52 +99,54 @@ impl ClaimStore for SqliteClaimStore {
 
     async fn complete_batch(&self, reqs: Vec<CompletionRequest>) -> Result<Vec<TransitionResult>> {
         self.config.basics.limits.check_completions(&reqs)?;
-        self.detached(move |store| async move { store.complete_now(&reqs).await })
-            .await
+        self.complete_now(reqs).await
     }
 
     async fn renew(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
         self.config.basics.limits.check_renew(claims, req)?;
-        let (claims, req) = (claims.to_vec(), req.clone());
-        self.detached(move |store| async move { store.renew_now(&claims, &req).await })
+        let now = self.now(req.now);
+        let expires = micros(normalize_time(now + req.lease));
+        let claims = claims.to_vec();
+        let sql = std::sync::Arc::clone(&self.sql);
+        self.direct
+            .run(move |session| {
+                session.write(|conn| {
+                    claims
+                        .iter()
+                        .map(|claim| renew_one(conn, &sql, claim, expires))
+                        .collect()
+                })
+            })
             .await
     }
 }
 
-impl SqliteClaimStore {
-    async fn renew_now(&self, claims: &[Claim], req: &RenewRequest) -> Result<Vec<RenewOutcome>> {
-        let mut tx = self.write_tx().await?;
-        let outcomes = self.renew_in(&mut tx, claims, req).await;
-        tx.finish(outcomes).await
-    }
-
-    /// Extends each claim's lease that still holds, and judges the ones that do not.
-    async fn renew_in(
-        &self,
-        conn: &mut sqlx::SqliteConnection,
-        claims: &[Claim],
-        req: &RenewRequest,
-    ) -> Result<Vec<RenewOutcome>> {
-        let now = self.now(req.now);
-        let expires = normalize_time(now + req.lease);
-        let mut outcomes = Vec::with_capacity(claims.len());
-        for claim in claims {
-            let renewed = sqlx::query(&self.sql.renew)
-                .bind(micros(expires))
-                .bind(Uuid::new_v4().as_bytes().to_vec())
-                .bind(claim.id().as_uuid().as_bytes().to_vec())
-                .bind(claim.owner.clone())
-                .bind(claim.token.as_bytes().to_vec())
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(map_err)?;
-            let found = match renewed {
-                Some(row) => Guarded::Applied(decode(&row)?),
-                None => Guarded::of(self.fetch_one_entry(conn, claim.id()).await?, false),
-            };
-            let outcome = renewal_result(claim, found)?;
-            outcomes.push(outcome);
-        }
-        Ok(outcomes)
-    }
+/// Extends `claim`'s lease to `expires` if it still holds, or judges why it does not.
+fn renew_one(
+    conn: &Connection,
+    sql: &crate::statements::Statements,
+    claim: &Claim,
+    expires: i64,
+) -> Result<RenewOutcome> {
+    let mut statement = conn.prepare_cached(&sql.renew).map_err(map_direct)?;
+    let names = ColumnNames::of(&statement);
+    let renewed = statement
+        .query_row(
+            rusqlite::params![
+                expires,
+                Uuid::new_v4().as_bytes(),
+                claim.id().as_uuid().as_bytes(),
+                claim.owner,
+                claim.token.as_bytes(),
+            ],
+            |row| Ok(decode(row, &names)),
+        )
+        .optional()
+        .map_err(map_direct)?
+        .transpose()?;
+    let found = match renewed {
+        Some(entry) => Guarded::Applied(entry),
+        None => Guarded::of(fetch(conn, &sql.get, claim.id())?, false),
+    };
+    renewal_result(claim, found)
 }

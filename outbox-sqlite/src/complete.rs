@@ -1,17 +1,17 @@
 //! Batch completion: one statement writes every completion whose claim still holds; the
-//! refused ones (the exception) are read back and judged in the same write transaction.
+//! refused ones (the exception) are read back and judged in the same write transaction,
+//! on the store's own connection ([`crate::direct`]).
 
 use std::collections::HashSet;
 
 use outbox_core::store_kit::outcomes::{completion_result, Guarded};
-use outbox_core::{
-    CompletionRequest, EntryId, OutboxEntry, Result, TransitionOutcome, TransitionResult,
-};
-
-use sqlx::SqliteConnection;
+use outbox_core::{CompletionRequest, OutboxEntry, Result, TransitionOutcome, TransitionResult};
+use rusqlite::Connection;
 
 use crate::batch_params::{self, CompletionRow};
-use crate::error::map_err;
+use crate::direct::row::fetch;
+use crate::error::map_direct;
+use crate::statements::Statements;
 use crate::SqliteClaimStore;
 
 impl SqliteClaimStore {
@@ -19,9 +19,9 @@ impl SqliteClaimStore {
     /// batch, then one read per refused completion. Results follow the requests' order.
     pub(crate) async fn complete_now(
         &self,
-        reqs: &[CompletionRequest],
+        reqs: Vec<CompletionRequest>,
     ) -> Result<Vec<TransitionResult>> {
-        let written = outbox_core::store_kit::writes::completion_targets(reqs, |at| self.now(at));
+        let written = outbox_core::store_kit::writes::completion_targets(&reqs, |at| self.now(at));
         let rows: Vec<CompletionRow<'_>> = reqs
             .iter()
             .zip(&written)
@@ -29,36 +29,48 @@ impl SqliteClaimStore {
             .collect();
         let batch = batch_params::array(&rows)?;
         drop(rows);
-        let mut tx = self.write_tx().await?;
-        let results = self.complete_in(&mut tx, batch, reqs, written).await;
-        tx.finish(results).await
-    }
-
-    /// The batch statement, then the judgement of each completion it refused.
-    async fn complete_in(
-        &self,
-        conn: &mut SqliteConnection,
-        batch: String,
-        reqs: &[CompletionRequest],
-        written: Vec<OutboxEntry>,
-    ) -> Result<Vec<TransitionResult>> {
-        let applied: HashSet<EntryId> = sqlx::query_scalar::<_, Vec<u8>>(&self.sql.complete_batch)
-            .bind(batch)
-            .fetch_all(&mut *conn)
+        let sql = std::sync::Arc::clone(&self.sql);
+        self.direct
+            .run(move |session| {
+                session.write(|conn| complete_in(conn, &sql, &batch, &reqs, written))
+            })
             .await
-            .map_err(map_err)?
-            .iter()
-            .map(|id| crate::row::entry_id(id))
-            .collect::<Result<_>>()?;
-        let mut results = Vec::with_capacity(reqs.len());
-        for (req, entry) in reqs.iter().zip(written) {
-            if applied.contains(&req.claim.id()) {
-                results.push(TransitionResult::new(TransitionOutcome::Applied, entry));
-                continue;
-            }
-            let current = self.fetch_one_entry(conn, req.claim.id()).await?;
-            results.push(completion_result(req, Guarded::of(current, false)));
-        }
-        Ok(results)
     }
+}
+
+/// The batch statement, then the judgement of each completion it refused.
+fn complete_in(
+    conn: &Connection,
+    sql: &Statements,
+    batch: &str,
+    reqs: &[CompletionRequest],
+    written: Vec<OutboxEntry>,
+) -> Result<Vec<TransitionResult>> {
+    let mut statement = conn
+        .prepare_cached(&sql.complete_batch)
+        .map_err(map_direct)?;
+    let mut rows = statement.query([batch]).map_err(map_direct)?;
+    let mut applied = HashSet::with_capacity(reqs.len());
+    while let Some(row) = rows.next().map_err(map_direct)? {
+        let id = row
+            .get_ref(0)
+            .and_then(|v| {
+                v.as_blob().map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(0, v.data_type(), Box::new(e))
+                })
+            })
+            .map_err(map_direct)?;
+        applied.insert(crate::row::entry_id(id)?);
+    }
+    drop(rows);
+    let mut results = Vec::with_capacity(reqs.len());
+    for (req, entry) in reqs.iter().zip(written) {
+        if applied.contains(&req.claim.id()) {
+            results.push(TransitionResult::new(TransitionOutcome::Applied, entry));
+            continue;
+        }
+        let current: Option<OutboxEntry> = fetch(conn, &sql.get, req.claim.id())?;
+        results.push(completion_result(req, Guarded::of(current, false)));
+    }
+    Ok(results)
 }

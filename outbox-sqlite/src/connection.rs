@@ -1,5 +1,6 @@
-//! The store's write transactions, and why no pooled connection ever goes back to the
-//! pool inside one.
+//! The store's write transactions on the pool (enqueue, saves, prunes, operator writes,
+//! migrations; claims, completions and renewals run on the store's own connection,
+//! [`crate::direct`]), and why no pooled connection ever goes back to the pool inside one.
 //!
 //! When a `COMMIT` fails with `SQLITE_FULL` (or `SQLITE_IOERR`, or a statement inside the
 //! transaction does), SQLite may end the transaction itself and roll it back. sqlx's

@@ -1,54 +1,28 @@
-//! The one mapping from sqlx's SQLite errors to the core's error kinds, and the file's
+//! The one mapping from SQLite's errors, as either driver reports them (sqlx on the pool,
+//! rusqlite on the store's own connection), to the core's error kinds, and the file's
 //! name on the errors that are about the file.
 
+use std::error::Error as StdError;
 use std::path::Path;
 
 use outbox_core::OutboxError;
 
 /// SQLite's primary result codes this mapping distinguishes.
-const SQLITE_BUSY: &str = "5";
-const SQLITE_LOCKED: &str = "6";
-const SQLITE_READONLY: &str = "8";
-const SQLITE_CANTOPEN: &str = "14";
-const SQLITE_CONSTRAINT_PRIMARYKEY: &str = "1555";
+const SQLITE_BUSY: u32 = 5;
+const SQLITE_LOCKED: u32 = 6;
+const SQLITE_READONLY: u32 = 8;
+const SQLITE_CANTOPEN: u32 = 14;
+/// The extended code of a primary key that is already taken.
+const SQLITE_CONSTRAINT_PRIMARYKEY: u32 = 1555;
 
 /// Maps a sqlx SQLite error to the core's kinds (the one mapping, shared with the
-/// portable store's backend): a missing table or column means not
-/// migrated (to this build's version),
-/// a busy or locked database a conflict, a file that cannot be written a connection
-/// failure.
+/// portable store's backend); see [`classify`].
 pub(crate) fn map_err(err: sqlx::Error) -> OutboxError {
     match &err {
         sqlx::Error::Database(db) => {
-            let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
+            let code = db.code().and_then(|c| c.parse::<u32>().ok());
             let message = db.message().to_owned();
-            let primary = code
-                .parse::<u32>()
-                .map(|c| (c & 0xff).to_string())
-                .unwrap_or_default();
-            if message.contains("no such table") || message.contains("no such column") {
-                OutboxError::SchemaNotMigrated { detail: message }
-            } else if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
-                OutboxError::Conflict {
-                    message,
-                    source: Some(Box::new(err)),
-                }
-            } else if primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN {
-                OutboxError::Connection {
-                    message: format!("the database file cannot be written: {message}"),
-                    source: Some(Box::new(err)),
-                }
-            } else if code == SQLITE_CONSTRAINT_PRIMARYKEY {
-                OutboxError::Database {
-                    message: format!("duplicate key: {message}"),
-                    source: Some(Box::new(err)),
-                }
-            } else {
-                OutboxError::Database {
-                    message,
-                    source: Some(Box::new(err)),
-                }
-            }
+            classify(code, message, Box::new(err))
         }
         sqlx::Error::Io(_)
         | sqlx::Error::PoolTimedOut
@@ -61,6 +35,66 @@ pub(crate) fn map_err(err: sqlx::Error) -> OutboxError {
             message: err.to_string(),
             source: Some(Box::new(err)),
         },
+    }
+}
+
+/// Maps an error of the store's own (rusqlite) connection to the core's kinds, as
+/// [`map_err`] maps sqlx's.
+pub(crate) fn map_direct(err: rusqlite::Error) -> OutboxError {
+    match &err {
+        rusqlite::Error::SqliteFailure(failure, message) => {
+            let message = message.clone().unwrap_or_else(|| failure.to_string());
+            classify(Some(extended(failure)), message, Box::new(err))
+        }
+        _ => OutboxError::Database {
+            message: err.to_string(),
+            source: Some(Box::new(err)),
+        },
+    }
+}
+
+/// The extended result code of a rusqlite failure.
+fn extended(failure: &rusqlite::ffi::Error) -> u32 {
+    u32::try_from(failure.extended_code).unwrap_or_default()
+}
+
+/// SQLite's error, by its extended result `code` and `message`: a missing table or column
+/// means not migrated (to this build's version), a busy or locked database a conflict, a
+/// file that cannot be written a connection failure.
+fn classify(
+    code: Option<u32>,
+    message: String,
+    source: Box<dyn StdError + Send + Sync>,
+) -> OutboxError {
+    let primary = code.map(|c| c & 0xff);
+    let source = Some(source);
+    if message.contains("no such table") || message.contains("no such column") {
+        OutboxError::SchemaNotMigrated { detail: message }
+    } else if primary == Some(SQLITE_BUSY) || primary == Some(SQLITE_LOCKED) {
+        OutboxError::Conflict { message, source }
+    } else if primary == Some(SQLITE_READONLY) || primary == Some(SQLITE_CANTOPEN) {
+        OutboxError::Connection {
+            message: format!("the database file cannot be written: {message}"),
+            source,
+        }
+    } else if code == Some(SQLITE_CONSTRAINT_PRIMARYKEY) {
+        OutboxError::Database {
+            message: format!("duplicate key: {message}"),
+            source,
+        }
+    } else {
+        OutboxError::Database { message, source }
+    }
+}
+
+/// The extended result code of a SQLite error, whichever driver reported it.
+pub(crate) fn sqlite_code(err: &(dyn StdError + 'static)) -> Option<u32> {
+    if let Some(err) = err.downcast_ref::<sqlx::Error>() {
+        return err.as_database_error()?.code()?.parse().ok();
+    }
+    match err.downcast_ref::<rusqlite::Error>()? {
+        rusqlite::Error::SqliteFailure(failure, _) => Some(extended(failure)),
+        _ => None,
     }
 }
 
@@ -82,9 +116,10 @@ const ABOUT_THE_FILE: [(u32, &str); 7] = [
     (26, "the file is not a SQLite database"),
 ];
 
-/// What SQLite's error `err` says about the database file, if it is about the file.
-pub(crate) fn file_hint(err: &sqlx::Error) -> Option<&'static str> {
-    let code = err.as_database_error()?.code()?.parse::<u32>().ok()?;
+/// What SQLite's error `err` (from either driver) says about the database file, if it
+/// is about the file.
+pub(crate) fn file_hint(err: &(dyn StdError + 'static)) -> Option<&'static str> {
+    let code = sqlite_code(err)?;
     ABOUT_THE_FILE
         .iter()
         .find(|(c, _)| *c == code)
@@ -100,9 +135,8 @@ pub(crate) fn naming_the_file(mut err: OutboxError, file: &Path) -> OutboxError 
         &mut err
     {
         let hint = source
-            .as_ref()
-            .and_then(|s| s.downcast_ref::<sqlx::Error>())
-            .and_then(file_hint);
+            .as_deref()
+            .and_then(|s| file_hint(s as &(dyn StdError + 'static)));
         if let Some(hint) = hint {
             *message = format!("{message} (SQLite file {}: {hint})", file.display());
         }

@@ -6,6 +6,7 @@ mod claims;
 mod complete;
 mod config;
 mod connection;
+mod direct;
 mod error;
 mod migrate;
 mod ordering;

@@ -12,6 +12,11 @@ pub(crate) fn micros(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros()
 }
 
+/// A stored time read back, or why it cannot be one.
+pub(crate) fn stored_time(v: i64) -> std::result::Result<DateTime<Utc>, String> {
+    DateTime::from_timestamp_micros(v).ok_or_else(|| format!("{v} is out of range"))
+}
+
 /// An optional time as stored.
 pub(crate) fn opt_micros(at: Option<DateTime<Utc>>) -> Option<i64> {
     at.map(micros)
@@ -96,11 +101,7 @@ impl EntryColumns for Columns<'_> {
         self.read(column)
     }
     fn time(&self, column: &'static str) -> ColumnRead<DateTime<Utc>> {
-        self.read::<i64>(column)?
-            .map(|v| {
-                DateTime::from_timestamp_micros(v).ok_or_else(|| format!("{v} is out of range"))
-            })
-            .transpose()
+        self.read::<i64>(column)?.map(stored_time).transpose()
     }
     fn code(&self, column: &'static str) -> ColumnRead<i64> {
         self.read(column)

@@ -9,6 +9,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::SqlitePool;
 
 use crate::connection::WriteTx;
+use crate::direct::{Direct, Opener};
 use crate::error::map_err;
 use crate::statements::Statements;
 use crate::{SqliteStoreConfig, SqliteWriter};
@@ -16,6 +17,10 @@ use crate::{SqliteStoreConfig, SqliteWriter};
 /// The SQLite claim store: each batch claim is one `UPDATE … RETURNING` statement inside
 /// an immediate transaction, so it holds the file's single write lock for exactly one
 /// statement and no two workers can ever receive the same row.
+///
+/// Claims, completions and renewals run on a connection of the store's own, on a thread
+/// of its own, opened on the same file as the pool's; everything else (enqueue, operator
+/// calls, the host's transactions) runs on the pool.
 ///
 /// A batch of completions is one statement in one immediate transaction, so each check
 /// and its write are atomic (`ConcurrencyLost` cannot happen here).
@@ -25,6 +30,8 @@ pub struct SqliteClaimStore {
     pub(crate) sql: Arc<Statements>,
     pub(crate) config: SqliteStoreConfig,
     pub(crate) writer: SqliteWriter,
+    /// The store's own connection, for claims, completions and renewals.
+    pub(crate) direct: Direct,
     /// The table has the indexes claims in per-key order walk.
     pub(crate) ordered: bool,
 }
@@ -91,9 +98,15 @@ impl SqliteClaimStore {
     /// A store on an existing pool; fails unless the schema is migrated to the version
     /// this build requires. Configure the pool with WAL and a busy timeout. It claims in
     /// per-key order if the table was prepared for it ([`crate::enable_ordered_claims`]).
+    ///
+    /// The store opens one more connection of its own on the file the pool's connections
+    /// have open (with their attached databases), for claims, completions and renewals,
+    /// with `config`'s busy timeout, cache and memory map. The database must be a file:
+    /// an in-memory one is refused as bad input.
     pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
         crate::check_schema(&pool, &config.basics.table).await?;
         let ordered = crate::ordering::prepared(&pool, &config.basics.table).await?;
+        let direct = Direct::start(Opener::of_pool(&pool, &config).await?).await?;
         let sql = Arc::new(Statements::render(&config.basics.table));
         let writer = SqliteWriter::rendered(Arc::clone(&sql))
             .limits(config.basics.limits.clone())
@@ -103,6 +116,7 @@ impl SqliteClaimStore {
             pool,
             config,
             writer,
+            direct,
             ordered,
         })
     }

@@ -424,7 +424,9 @@ pub(super) fn all(md: &mut String, r: &Results) {
          `BEGIN`, the locking read of `claim_pending.sql`, the lease write of \
          `lease_rows.sql`, `COMMIT`, then `complete_batch.sql` in a transaction). The \
          store's own calls run the same loop through the store (`claim_next`, then \
-         `complete_batch`) with no drain around them. Both loops wait for each step; the \
+         `complete_batch`) with no drain around them; on SQLite the store runs them on a \
+         `rusqlite` connection of its own, and the same loop on sqlx (the pool's driver) \
+         is shown for comparison. Both loops wait for each step; the \
          drain, where the store allows concurrent writes (PostgreSQL, MariaDB), claims the \
          next batch on another connection while the current one is emitted and completed, \
          so on MariaDB, whose commits wait for the log flush, it can beat the raw loop.\n\n",

@@ -1,8 +1,8 @@
 //! The SQLite side of the ceiling: the store's own claim and batch-completion statements in
-//! a tight loop on one connection, once through `rusqlite` (SQLite with nothing in between)
-//! once through `sqlx` (the store's driver, with no library code), and once as the store's
-//! own calls with no drain around them, so the gap between the drain and SQLite splits into
-//! the driver's share, the store's and the drain's.
+//! a tight loop on one connection, once through `rusqlite` (SQLite with nothing in between),
+//! once through `sqlx` (the pool's driver, for comparison: the store no longer runs these
+//! calls on it), and once as the store's own calls with no drain around them, so the gap
+//! between the drain and SQLite splits into the store's share and the drain's.
 
 use std::time::Instant;
 

@@ -15,23 +15,33 @@ use sqlx::{Connection, SqliteConnection};
 use crate::tmpfs::{truncate_wal, Tmpfs};
 
 /// SQLite's primary result code for a full disk.
-const SQLITE_FULL: &str = "13";
+const SQLITE_FULL: i64 = 13;
 
-/// Asserts that `err` is SQLite's `SQLITE_FULL`, by its code.
+/// Asserts that `err` is SQLite's `SQLITE_FULL`, by its code, as either driver reports it
+/// (sqlx on the pool, rusqlite on the store's own connection).
 pub(crate) fn assert_disk_full(what: &str, err: &OutboxError) {
     let code = match err {
         OutboxError::Database {
             source: Some(source),
             ..
-        } => source
-            .downcast_ref::<sqlx::Error>()
-            .and_then(|e| e.as_database_error())
-            .and_then(|db| db.code())
-            .map(|c| c.into_owned()),
+        } => {
+            let by_sqlx = source
+                .downcast_ref::<sqlx::Error>()
+                .and_then(|e| e.as_database_error())
+                .and_then(|db| db.code())
+                .and_then(|c| c.parse::<i64>().ok());
+            let by_rusqlite = match source.downcast_ref::<rusqlite::Error>() {
+                Some(rusqlite::Error::SqliteFailure(failure, _)) => {
+                    Some(i64::from(failure.extended_code))
+                }
+                _ => None,
+            };
+            by_sqlx.or(by_rusqlite)
+        }
         _ => None,
     };
     assert_eq!(
-        code.as_deref(),
+        code,
         Some(SQLITE_FULL),
         "{what} should fail with SQLITE_FULL, got: {err:?}"
     );

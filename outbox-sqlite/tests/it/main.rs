@@ -12,6 +12,7 @@ mod lock_held;
 mod metrics_seen;
 mod migrations;
 mod opening;
+mod own_connection;
 mod plans;
 mod races;
 mod read_only_disk;
