@@ -9,21 +9,44 @@ use uuid::Uuid;
 
 /// Reads one outbox row.
 pub(crate) fn entry(row: &Row) -> Result<OutboxEntry> {
-    rows::entry(&Columns(row))
+    rows::entry(&Columns::of(row))
 }
 
 /// Reads a row a completion wrote (only the columns the write set; see [`rows::written`]).
 pub(crate) fn written(row: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
-    rows::written(&Columns(row), claimed)
+    rows::written(&Columns::of(row), claimed)
 }
 
 /// How the PostgreSQL schema stores each kind of column: native uuids, `timestamptz`,
 /// `jsonb` headers, a `smallint` status and `integer` counts.
-struct Columns<'r>(&'r Row);
+///
+/// Columns are found by name starting where the last one was found: an entry is read in
+/// the table's column order, so each name is found at the first comparison, where the
+/// driver's lookup by name compares it with every column before it.
+struct Columns<'r> {
+    row: &'r Row,
+    next: std::cell::Cell<usize>,
+}
 
-impl Columns<'_> {
+impl<'r> Columns<'r> {
+    fn of(row: &'r Row) -> Self {
+        Self {
+            row,
+            next: std::cell::Cell::new(0),
+        }
+    }
+
     fn read<'a, T: tokio_postgres::types::FromSql<'a>>(&'a self, column: &str) -> ColumnRead<T> {
-        self.0.try_get(column).map_err(|e| e.to_string())
+        let columns = self.row.columns();
+        let start = self.next.get().min(columns.len());
+        let Some(index) = (start..columns.len())
+            .chain(0..start)
+            .find(|&i| columns[i].name() == column)
+        else {
+            return Err(format!("no column {column:?} in the row"));
+        };
+        self.next.set(index + 1);
+        self.row.try_get(index).map_err(|e| e.to_string())
     }
 }
 
@@ -65,7 +88,7 @@ pub(crate) const GUARDED: GuardedRows<Row> = GuardedRows {
 
 /// Reads the id of a returned row.
 pub(crate) fn id(row: &Row) -> Result<EntryId> {
-    rows::entry_id(&Columns(row))
+    rows::entry_id(&Columns::of(row))
 }
 
 /// Reads the `applied` flag the guarded writes add to each row they return.

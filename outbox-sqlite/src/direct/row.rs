@@ -1,6 +1,8 @@
 //! Rows read on the store's own connection: the same column encodings as [`crate::row`],
 //! read through `rusqlite`.
 
+use std::cell::Cell;
+
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::rows::{self, ColumnRead, EntryColumns};
 use outbox_core::{EntryId, OutboxEntry, Result};
@@ -27,17 +29,24 @@ impl ColumnNames {
         )
     }
 
-    fn index(&self, column: &str) -> std::result::Result<usize, String> {
-        self.0
-            .iter()
-            .position(|name| name == column)
+    /// The index of `column`, looked for from `from` on, then from the start: an entry
+    /// is read in the table's column order, so each is found at the first comparison.
+    fn index(&self, column: &str, from: usize) -> std::result::Result<usize, String> {
+        let from = from.min(self.0.len());
+        (from..self.0.len())
+            .chain(0..from)
+            .find(|&i| self.0[i] == column)
             .ok_or_else(|| format!("no column {column:?} in the statement's result"))
     }
 }
 
 /// Reads one full row of the outbox table, whose columns are `names`.
 pub(crate) fn decode(row: &Row<'_>, names: &ColumnNames) -> Result<OutboxEntry> {
-    rows::entry(&Columns { row, names })
+    rows::entry(&Columns {
+        row,
+        names,
+        next: Cell::new(0),
+    })
 }
 
 /// The entry `id` as `get` (the table's `get.sql`) reads it on `conn`, if there is one.
@@ -55,11 +64,14 @@ pub(crate) fn fetch(conn: &Connection, get: &str, id: EntryId) -> Result<Option<
 struct Columns<'a, 'r> {
     row: &'a Row<'r>,
     names: &'a ColumnNames,
+    /// Where the next column is looked for first.
+    next: Cell<usize>,
 }
 
 impl Columns<'_, '_> {
     fn read<T: FromSql>(&self, column: &str) -> ColumnRead<T> {
-        let index = self.names.index(column)?;
+        let index = self.names.index(column, self.next.get())?;
+        self.next.set(index + 1);
         self.row.get(index).map_err(|e| e.to_string())
     }
 }
