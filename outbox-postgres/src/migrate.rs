@@ -90,7 +90,7 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "keep_heads",
-        revision: 3,
+        revision: 4,
         sql: include_str!("../definitions/keep_heads.sql"),
     },
     Definition {
@@ -372,8 +372,8 @@ mod tests {
         ),
         (
             "keep_heads",
-            3,
-            "ca5a8734541732754a6ab95b29be9a3504ff1df98d20b50be3e2330225ce633c",
+            4,
+            "1a27763d6b414146e9e6fd9777de6f1b4bcc28be8fd652b7f8ec69a3b861b66b",
         ),
         (
             "complete_batch",

@@ -13,6 +13,7 @@ mod drain;
 mod failover;
 mod faults;
 mod head_moves;
+mod head_trigger_cost;
 mod head_walks;
 mod in_transaction;
 mod key_heads;
