@@ -50,24 +50,26 @@ impl SqliteClaimStore {
                 session.write(|conn| claim_rows(conn, statement, &params))
             })
             .await?;
-        // RETURNING gives no order; hand the claims back in claim order.
-        claims_in_order(entries)
+        // The claim is committed whatever its rows decode to: a row that cannot be read
+        // stays leased (and is reported), so the next claim goes past it instead of
+        // meeting it again. RETURNING gives no order; hand the claims back in claim order.
+        claims_in_order(entries.into_iter().collect::<Result<Vec<_>>>()?)
     }
 }
 
-/// Runs a claim statement and reads every row it leased.
+/// Runs a claim statement and reads every row it leased, each row's decoding on its own.
 fn claim_rows(
     conn: &Connection,
     statement: &str,
     params: &[&dyn ToSql],
-) -> Result<Vec<outbox_core::OutboxEntry>> {
+) -> Result<Vec<Result<outbox_core::OutboxEntry>>> {
     let mut statement = conn.prepare_cached(statement).map_err(map_direct)?;
     bind_named(&mut statement, params)?;
     let names = ColumnNames::of(&statement);
     let mut rows = statement.raw_query();
     let mut entries = Vec::new();
     while let Some(row) = rows.next().map_err(map_direct)? {
-        entries.push(decode(row, &names)?);
+        entries.push(decode(row, &names));
     }
     Ok(entries)
 }

@@ -58,7 +58,8 @@ impl SqliteStoreConfig {
     }
 
     /// How long a writer waits for another writer's lock before failing with
-    /// [`outbox_core::OutboxError::Conflict`] (used by [`crate::SqliteClaimStore::open`]).
+    /// [`outbox_core::OutboxError::Conflict`]: the pool's (when
+    /// [`crate::SqliteClaimStore::open`] opens it) and the store's own connection's.
     pub fn busy_timeout(mut self, timeout: Duration) -> Self {
         self.busy_timeout = timeout;
         self
@@ -70,7 +71,7 @@ impl SqliteStoreConfig {
         self
     }
 
-    /// Each pooled connection's page cache, KiB (`PRAGMA cache_size`; 16 MiB by default,
+    /// Each connection's page cache (the pool's and the store's own), KiB (`PRAGMA cache_size`; 16 MiB by default,
     /// SQLite's own default is 2 MiB). A queue's working set is its head: the cache keeps
     /// it, and the partial indexes, out of the file reads a drain would otherwise make.
     pub fn cache_kib(mut self, kib: u32) -> Self {

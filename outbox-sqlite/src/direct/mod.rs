@@ -15,9 +15,10 @@
 //! one writer at a time, readers never blocked. Host transactions, enqueue, operator
 //! writes and migrations stay on the pool.
 //!
-//! Cancellation: a caller that drops its call drops only its wait for the answer. The job
-//! runs to its end on the thread (the transaction commits or rolls back), and the next
-//! job finds the connection outside any transaction.
+//! Cancellation: a caller that drops its call drops only its wait for the answer. A job
+//! that started runs to its end on the thread (the transaction commits or rolls back), and
+//! the next job finds the connection outside any transaction; a job whose caller was gone
+//! before it started is not run.
 //!
 //! Failures: SQLite itself says whether a transaction is still open on the connection
 //! (`sqlite3_get_autocommit`), so after a failed statement or `COMMIT` (a full disk, a
@@ -87,6 +88,11 @@ impl Direct {
     ) -> Result<T> {
         let (answer, answered) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |session| {
+            if answer.is_closed() {
+                // The caller was gone before the call started: nothing to run it for
+                // (a claim would only lease rows nobody emits).
+                return;
+            }
             let result = catch_unwind(AssertUnwindSafe(|| work(session)));
             if result.is_err() {
                 // Whatever the panic left open is undone before the next job.
@@ -112,7 +118,8 @@ impl Session {
     pub(crate) fn write<T>(&mut self, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let file = self.opener.file().to_path_buf();
         let named = |e: OutboxError| naming_the_file(e, &file);
-        let conn = self.connection().map_err(named)?;
+        // An open that fails names the file already.
+        let conn = self.connection()?;
         // A BEGIN that fails (the lock stayed busy past the timeout) starts nothing.
         conn.execute_batch("BEGIN IMMEDIATE")
             .map_err(|e| named(map_direct(e)))?;

@@ -1,5 +1,6 @@
 //! How the store's own connection is opened: on the file the pool's connections have open,
-//! with the same attached databases, and the store's settings.
+//! with the same attached databases (file-backed ones), the pool's `synchronous` level and
+//! read-only state, and the store's busy timeout, cache and memory map.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,6 +20,8 @@ pub(crate) struct Opener {
     file: PathBuf,
     attached: Vec<(String, PathBuf)>,
     read_only: bool,
+    /// The pool's `synchronous` level, kept on this connection.
+    synchronous: i64,
     busy_timeout: Duration,
     mmap_bytes: u64,
     cache_kib: u32,
@@ -29,10 +32,20 @@ impl Opener {
     /// are attached to it. An in-memory database has no file another connection could
     /// open, so it is refused.
     pub(crate) async fn of_pool(pool: &SqlitePool, config: &SqliteStoreConfig) -> Result<Self> {
+        let mut conn = pool.acquire().await.map_err(map_err)?;
         let rows = sqlx::query("SELECT name, file FROM pragma_database_list")
-            .fetch_all(pool)
+            .fetch_all(&mut *conn)
             .await
             .map_err(map_err)?;
+        // The pool's durability and read-only settings, so the store's connection writes
+        // as the pool's would: synchronous (0 OFF … 3 EXTRA) and query_only.
+        let (synchronous, query_only): (i64, i64) = sqlx::query_as(
+            "SELECT synchronous, query_only FROM pragma_synchronous, pragma_query_only",
+        )
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(map_err)?;
+        drop(conn);
         let mut file = None;
         let mut attached = Vec::new();
         for row in rows {
@@ -41,14 +54,17 @@ impl Opener {
             if name == "temp" {
                 continue;
             }
-            if path.is_empty() {
+            if name == "main" && path.is_empty() {
                 return Err(OutboxError::invalid(
                     "database",
-                    format!(
-                        "{name:?} is an in-memory SQLite database; the store needs a database \
-                         file, which its own connection opens beside the pool's"
-                    ),
+                    "an in-memory SQLite database: the store needs a database file, which \
+                     its own connection opens beside the pool's",
                 ));
+            }
+            if path.is_empty() {
+                // An attached in-memory database is the pool's own scratch space; the
+                // store's connection cannot share it (an outbox table in it is not found).
+                continue;
             }
             if name == "main" {
                 file = Some(PathBuf::from(path));
@@ -63,7 +79,8 @@ impl Opener {
         Ok(Self {
             file,
             attached,
-            read_only: config.read_only,
+            read_only: config.read_only || query_only != 0,
+            synchronous,
             busy_timeout: config.busy_timeout,
             mmap_bytes: config.mmap_bytes,
             cache_kib: config.cache_kib,
@@ -94,7 +111,7 @@ impl Opener {
         conn.pragma_update(None, "mmap_size", self.mmap_bytes)?;
         conn.pragma_update(None, "cache_size", -i64::from(self.cache_kib))?;
         if !self.read_only {
-            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            conn.pragma_update(None, "synchronous", self.synchronous)?;
         }
         for (name, path) in &self.attached {
             let quoted = name.replace('"', "\"\"");

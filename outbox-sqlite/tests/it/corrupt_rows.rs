@@ -72,3 +72,34 @@ async fn hand_edited_rows_are_reported_as_corrupt_by_id() {
     })
     .await;
 }
+
+/// A claim is committed whatever its rows decode to: the row that cannot be read stays
+/// leased and is reported, and the next claim takes the rows behind it instead of meeting
+/// it again (a drain does not stall on it).
+#[tokio::test]
+async fn a_row_that_cannot_be_read_stays_leased_and_the_next_claim_goes_past_it() {
+    use outbox_core::{ClaimStore, OutboxError, OutboxStore};
+    use outbox_testkit::fixtures::{claim_req, new_entry, t0};
+
+    let (store, _dir) = fresh_store(SqliteStoreConfig::new()).await;
+    let written = store
+        .enqueue_batch(vec![new_entry(-2), new_entry(-1)])
+        .await
+        .unwrap();
+    sqlx::query("UPDATE outbox SET headers = 'not json' WHERE id = ?1")
+        .bind(written[0].id.as_uuid().as_bytes().to_vec())
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let err = store
+        .claim_pending(&claim_req("worker", 1, t0()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, OutboxError::CorruptRow { .. }), "{err:?}");
+    let next = store
+        .claim_pending(&claim_req("worker", 1, t0()))
+        .await
+        .expect("the claim after a corrupt row");
+    assert_eq!(next.len(), 1, "the next claim met the corrupt row again");
+    assert_eq!(next[0].id(), written[1].id);
+}
