@@ -71,8 +71,12 @@ async fn moving_a_head_reads_no_rows_behind_it_on_a_never_analyzed_table() {
     }
     let tuples = read().await - before;
     let moves = i64::try_from(KEYS * ROUNDS).unwrap();
+    // Each head read also passes the index entries earlier deliveries of its key left (up
+    // to ROUNDS a key, until a vacuum; not marked dead while other sessions hold
+    // snapshots): at most a few dozen a move. Reading the rows behind the head costs about
+    // PER_KEY a move.
     assert!(
-        tuples <= 4 * moves,
+        tuples <= 20 * moves,
         "moving {moves} heads read {tuples} entries of the key order index: the trigger \
          reads the rows behind each head ({PER_KEY} a key)"
     );
