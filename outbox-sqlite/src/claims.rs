@@ -63,7 +63,7 @@ fn claim_rows(
     statement: &str,
     params: &[&dyn ToSql],
 ) -> Result<Vec<Result<outbox_core::OutboxEntry>>> {
-    let mut statement = conn.prepare_cached(statement).map_err(map_direct)?;
+    let mut statement = crate::direct::statement(conn, statement)?;
     bind_named(&mut statement, params)?;
     let names = ColumnNames::of(&statement);
     let mut rows = statement.raw_query();
@@ -130,7 +130,7 @@ fn renew_one(
     claim: &Claim,
     expires: i64,
 ) -> Result<RenewOutcome> {
-    let mut statement = conn.prepare_cached(&sql.renew).map_err(map_direct)?;
+    let mut statement = crate::direct::statement(conn, &sql.renew)?;
     let names = ColumnNames::of(&statement);
     let renewed = statement
         .query_row(

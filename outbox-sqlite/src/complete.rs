@@ -46,9 +46,7 @@ fn complete_in(
     reqs: &[CompletionRequest],
     written: Vec<OutboxEntry>,
 ) -> Result<Vec<TransitionResult>> {
-    let mut statement = conn
-        .prepare_cached(&sql.complete_batch)
-        .map_err(map_direct)?;
+    let mut statement = crate::direct::statement(conn, &sql.complete_batch)?;
     let mut rows = statement.query([batch]).map_err(map_direct)?;
     let mut applied = HashSet::with_capacity(reqs.len());
     while let Some(row) = rows.next().map_err(map_direct)? {

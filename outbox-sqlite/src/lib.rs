@@ -18,6 +18,7 @@ mod store;
 mod writer;
 
 pub use config::SqliteStoreConfig;
+pub use direct::STATEMENT_TARGET;
 pub use migrate::{
     check_schema, migrate, migrate_down, migrate_down_to, migration_connection, migration_script,
     migrations, migrator, required_version,

@@ -1,6 +1,8 @@
-//! Counting the statements sqlx executes, from its `sqlx::query` tracing events (sqlx
-//! logs every statement by default): a measure of a store's commands taken outside the
-//! store. Install once per test binary; each watcher counts the statements naming its table.
+//! Counting the statements a store executes, from the drivers' tracing events: sqlx logs
+//! every statement under `sqlx::query`, and the SQLite store's own connection logs its
+//! statements under `outbox_sqlite::statement`. A measure of a store's commands taken
+//! outside the store. Install once per test binary; each watcher counts the statements
+//! naming its table.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +22,10 @@ use tracing::{Event, Metadata, Subscriber};
 /// that name its own table.
 static WATCHERS: Mutex<Vec<(String, Arc<AtomicUsize>)>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
+
+/// The targets whose events are executed statements: sqlx's, and the SQLite store's own
+/// connection's (`outbox_sqlite::STATEMENT_TARGET`).
+const STATEMENT_TARGETS: [&str; 2] = ["sqlx::query", "outbox_sqlite::statement"];
 
 struct SqlLog;
 
@@ -47,7 +53,7 @@ impl Subscriber for SqlLog {
     }
 
     fn enabled(&self, meta: &Metadata<'_>) -> bool {
-        meta.target() == "sqlx::query"
+        STATEMENT_TARGETS.contains(&meta.target())
     }
 
     fn new_span(&self, _: &Attributes<'_>) -> Id {

@@ -25,6 +25,10 @@
 //! failing file system) the transaction is rolled back if SQLite left it open, and the
 //! connection is closed if even that fails; the next job opens a fresh one. A job that
 //! panics is contained the same way, and the thread goes on.
+//!
+//! Every statement a call runs on the connection is logged as a `DEBUG` event of target
+//! [`STATEMENT_TARGET`] with its text in the `db.statement` field, as sqlx logs the
+//! pool's; the settings applied when the connection opens are not.
 
 mod open;
 pub(crate) mod row;
@@ -39,6 +43,33 @@ use rusqlite::Connection;
 
 use crate::error::{map_direct, naming_the_file};
 pub(crate) use open::Opener;
+
+/// The `tracing` target of the statements the store's own connection runs for the drain
+/// (claims, completions, renewals and the reads that judge refused writes), logged at
+/// `DEBUG` with the statement's text in the `db.statement` field. The pool's statements are
+/// sqlx's own (`sqlx::query`).
+pub const STATEMENT_TARGET: &str = "outbox_sqlite::statement";
+
+/// Logs `sql` as a statement the connection is about to run.
+fn log(sql: &str) {
+    tracing::event!(target: STATEMENT_TARGET, tracing::Level::DEBUG, db.statement = sql);
+}
+
+/// Prepares `sql` on `conn` (from the connection's statement cache) and logs it: every
+/// statement with parameters or rows goes through here, once per run.
+pub(crate) fn statement<'c>(
+    conn: &'c Connection,
+    sql: &str,
+) -> Result<rusqlite::CachedStatement<'c>> {
+    log(sql);
+    conn.prepare_cached(sql).map_err(map_direct)
+}
+
+/// Runs `sql`, a statement with no parameters and no rows, on `conn` and logs it.
+fn execute(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    log(sql);
+    conn.execute_batch(sql)
+}
 
 /// One call's work on the connection, with its answer sent from inside.
 type Job = Box<dyn FnOnce(&mut Session) + Send>;
@@ -121,13 +152,9 @@ impl Session {
         // An open that fails names the file already.
         let conn = self.connection()?;
         // A BEGIN that fails (the lock stayed busy past the timeout) starts nothing.
-        conn.execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| named(map_direct(e)))?;
-        let result = work(conn).and_then(|value| {
-            conn.execute_batch("COMMIT")
-                .map(|()| value)
-                .map_err(map_direct)
-        });
+        execute(conn, "BEGIN IMMEDIATE").map_err(|e| named(map_direct(e)))?;
+        let result = work(conn)
+            .and_then(|value| execute(conn, "COMMIT").map(|()| value).map_err(map_direct));
         if result.is_err() {
             self.reset();
         }
@@ -149,7 +176,7 @@ impl Session {
         if conn.is_autocommit() {
             return;
         }
-        let undone = conn.execute_batch("ROLLBACK");
+        let undone = execute(conn, "ROLLBACK");
         if undone.is_err() || !conn.is_autocommit() {
             tracing::warn!(
                 error = ?undone.err(),

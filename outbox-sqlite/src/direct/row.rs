@@ -51,7 +51,7 @@ pub(crate) fn decode(row: &Row<'_>, names: &ColumnNames) -> Result<OutboxEntry> 
 
 /// The entry `id` as `get` (the table's `get.sql`) reads it on `conn`, if there is one.
 pub(crate) fn fetch(conn: &Connection, get: &str, id: EntryId) -> Result<Option<OutboxEntry>> {
-    let mut statement = conn.prepare_cached(get).map_err(map_direct)?;
+    let mut statement = super::statement(conn, get)?;
     let names = ColumnNames::of(&statement);
     let found = statement
         .query_row([id.as_uuid().as_bytes()], |row| Ok(decode(row, &names)))

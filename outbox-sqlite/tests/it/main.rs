@@ -17,6 +17,7 @@ mod plans;
 mod races;
 mod read_only_disk;
 mod slices;
+mod statements;
 mod suite;
 mod support;
 mod tmpfs;
