@@ -7,6 +7,7 @@ mod claim_groups;
 mod claim_start;
 mod cleanup;
 mod clock;
+mod column_cursor;
 mod conflict_retry;
 mod detached;
 pub mod drain;

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use outbox_core::store_kit::outcomes::GuardedRows;
-use outbox_core::store_kit::rows::{self, ColumnRead, EntryColumns};
+use outbox_core::store_kit::rows::{self, ColumnCursor, ColumnRead, EntryColumns};
 use outbox_core::{EntryId, Headers, OutboxEntry, OutboxError, Result};
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -20,32 +20,25 @@ pub(crate) fn written(row: &Row, claimed: &OutboxEntry) -> Result<OutboxEntry> {
 /// How the PostgreSQL schema stores each kind of column: native uuids, `timestamptz`,
 /// `jsonb` headers, a `smallint` status and `integer` counts.
 ///
-/// Columns are found by name starting where the last one was found: an entry is read in
-/// the table's column order, so each name is found at the first comparison, where the
-/// driver's lookup by name compares it with every column before it.
+/// Columns are found by name with a [`ColumnCursor`].
 struct Columns<'r> {
     row: &'r Row,
-    next: std::cell::Cell<usize>,
+    cursor: ColumnCursor,
 }
 
 impl<'r> Columns<'r> {
     fn of(row: &'r Row) -> Self {
         Self {
             row,
-            next: std::cell::Cell::new(0),
+            cursor: ColumnCursor::new(),
         }
     }
 
     fn read<'a, T: tokio_postgres::types::FromSql<'a>>(&'a self, column: &str) -> ColumnRead<T> {
         let columns = self.row.columns();
-        let start = self.next.get().min(columns.len());
-        let Some(index) = (start..columns.len())
-            .chain(0..start)
-            .find(|&i| columns[i].name() == column)
-        else {
-            return Err(format!("no column {column:?} in the row"));
-        };
-        self.next.set(index + 1);
+        let index = self
+            .cursor
+            .find(column, columns.len(), |i| columns[i].name())?;
         self.row.try_get(index).map_err(|e| e.to_string())
     }
 }

@@ -30,6 +30,7 @@ pub mod outcomes {
 pub mod rows {
     //! One outbox row read into an entry: the engine says how it reads each kind of
     //! column; which columns an entry has and how a bad value is reported are shared.
+    pub use crate::column_cursor::ColumnCursor;
     pub use crate::entry_columns::{
         clock, entry, entry_id, uuid_of, written, ColumnRead, EntryColumns,
     };

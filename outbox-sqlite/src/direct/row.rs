@@ -1,10 +1,8 @@
 //! Rows read on the store's own connection: the same column encodings as [`crate::row`],
 //! read through `rusqlite`.
 
-use std::cell::Cell;
-
 use chrono::{DateTime, Utc};
-use outbox_core::store_kit::rows::{self, ColumnRead, EntryColumns};
+use outbox_core::store_kit::rows::{self, ColumnCursor, ColumnRead, EntryColumns};
 use outbox_core::{EntryId, OutboxEntry, Result};
 use rusqlite::types::FromSql;
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -28,16 +26,6 @@ impl ColumnNames {
                 .collect(),
         )
     }
-
-    /// The index of `column`, looked for from `from` on, then from the start: an entry
-    /// is read in the table's column order, so each is found at the first comparison.
-    fn index(&self, column: &str, from: usize) -> std::result::Result<usize, String> {
-        let from = from.min(self.0.len());
-        (from..self.0.len())
-            .chain(0..from)
-            .find(|&i| self.0[i] == column)
-            .ok_or_else(|| format!("no column {column:?} in the statement's result"))
-    }
 }
 
 /// Reads one full row of the outbox table, whose columns are `names`.
@@ -45,7 +33,7 @@ pub(crate) fn decode(row: &Row<'_>, names: &ColumnNames) -> Result<OutboxEntry> 
     rows::entry(&Columns {
         row,
         names,
-        next: Cell::new(0),
+        cursor: ColumnCursor::new(),
     })
 }
 
@@ -64,14 +52,13 @@ pub(crate) fn fetch(conn: &Connection, get: &str, id: EntryId) -> Result<Option<
 struct Columns<'a, 'r> {
     row: &'a Row<'r>,
     names: &'a ColumnNames,
-    /// Where the next column is looked for first.
-    next: Cell<usize>,
+    cursor: ColumnCursor,
 }
 
 impl Columns<'_, '_> {
     fn read<T: FromSql>(&self, column: &str) -> ColumnRead<T> {
-        let index = self.names.index(column, self.next.get())?;
-        self.next.set(index + 1);
+        let names = &self.names.0;
+        let index = self.cursor.find(column, names.len(), |i| &names[i])?;
         self.row.get(index).map_err(|e| e.to_string())
     }
 }
