@@ -401,7 +401,15 @@ impl Drain {
         let mut batch = Batch::new(self, work);
         let period = self.renew_period();
         let mut renew_tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        let mut finished_seen = 0;
         loop {
+            if batch.emitted.finished != finished_seen {
+                // Emissions ended, maybe within the poll that started them: the worker's
+                // task is polled again before any other starts, so that a shutdown that
+                // fired meanwhile (polled first, in `Drain::drive`) stops it.
+                finished_seen = batch.emitted.finished;
+                tokio::task::yield_now().await;
+            }
             let stopping = *stop.borrow();
             if !stopping && !batch.emitted.route_held {
                 batch.take_in_ahead(prefetch, period).await;

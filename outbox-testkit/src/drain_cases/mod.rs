@@ -325,6 +325,64 @@ pub async fn expired_lease_is_reclaimed_and_late_completion_not_applied(s: Drain
     );
 }
 
+/// Delivers at once; its first emission fires the drain's shutdown from inside the
+/// emission, in the very poll of the worker's task that runs it.
+struct StopsOnFirst {
+    stop: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    emitted: std::sync::atomic::AtomicUsize,
+}
+
+#[outbox_core::async_trait]
+impl outbox_core::drain::Emitter for StopsOnFirst {
+    async fn emit(&self, _: outbox_core::drain::Emission<'_>) -> outbox_core::drain::EmitOutcome {
+        self.emitted
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if let Some(stop) = self.stop.lock().unwrap().take() {
+            let _ = stop.send(());
+        }
+        outbox_core::drain::EmitOutcome::delivered()
+    }
+}
+
+/// A shutdown that fires while an emission is being polled stops the next emission from
+/// starting, even when that emission finishes within the same poll (a fast emitter never
+/// lets the worker's task wait between emissions).
+pub async fn a_shutdown_fired_inside_an_emission_starts_no_other(s: DrainSubject) {
+    let ids = enqueue(&s, &["ok"; 5]).await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let emitter = Arc::new(StopsOnFirst {
+        stop: std::sync::Mutex::new(Some(stop)),
+        emitted: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let d = Drain::new(
+        s.store.clone(),
+        emitter.clone(),
+        options("stops").emit_concurrency(1),
+    )
+    .expect("valid options")
+    .with_test_clock(s.clock.clone());
+    let summary = d
+        .run(async {
+            let _ = stopped.await;
+        })
+        .await;
+    assert_eq!(
+        emitter.emitted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "an emission started after the shutdown fired"
+    );
+    assert_eq!(
+        (summary.delivered, summary.released, summary.emitted),
+        (1, 4, 1)
+    );
+    let mut left = 0;
+    for id in &ids {
+        let r = row(&s, *id).await;
+        left += usize::from(r.status == EmissionStatus::Pending && r.claim_owner.is_none());
+    }
+    assert_eq!(left, 4, "the unstarted claims were not released");
+}
+
 /// Shutdown mid-batch: the running emission finishes and is recorded, the unstarted
 /// claims are released and claimable again at once.
 pub async fn shutdown_mid_batch_releases_unstarted(s: DrainSubject) {
@@ -474,7 +532,8 @@ macro_rules! drain_suite {
             panicking_emitter_is_retried, slow_emission_lease_is_renewed,
             queued_claims_keep_their_leases, emitted_claims_keep_their_leases_until_recorded,
             expired_lease_is_reclaimed_and_late_completion_not_applied,
-            shutdown_mid_batch_releases_unstarted, claims_ahead_are_held_then_released_at_shutdown,
+            shutdown_mid_batch_releases_unstarted, a_shutdown_fired_inside_an_emission_starts_no_other,
+            claims_ahead_are_held_then_released_at_shutdown,
             two_batches_ahead_are_held_then_released_at_shutdown, claims_ahead_keep_their_leases, a_claim_ahead_that_was_lost_is_never_emitted,
             compatibility_path_without_leases, bad_options_are_refused,
             a_hung_emission_times_out_and_is_retried, a_graceful_stop_is_bounded_by_its_grace_period,
