@@ -6,11 +6,15 @@
 //! created at that instant, as with the one-statement enqueue), copy the rows (one
 //! autocommit statement: all of them or none; a duplicate id fails the whole batch, as it
 //! fails the one-statement insert), then raise one wake-up, once the rows are visible.
+//! They are pipelined: the clock's read travels with the start of the copy, and the
+//! wake-up with its end (the server runs them in order, so the wake-up still comes after
+//! the rows are committed; a copy that fails raises a wake-up that finds nothing).
 
 use chrono::{DateTime, Utc};
-use outbox_core::{NewEntry, OutboxEntry, OutboxError, Result};
+use futures_util::future::try_join;
+use outbox_core::{NewEntry, OutboxEntry, Result};
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
-use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::types::{Json, ToSql, Type};
 
 use crate::connection::with_connection;
 use crate::error::map_insert_err;
@@ -38,35 +42,41 @@ const TYPES: [Type; 11] = [
 /// Writes already-validated `entries`; returns them as written.
 pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec<OutboxEntry>> {
     let ids: Vec<_> = entries.iter().map(|e| e.id).collect();
-    let headers = entries
-        .iter()
-        .map(|e| serde_json::to_value(&e.headers))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| OutboxError::invalid("headers", e.to_string()))?;
     let sql = &inner.sql;
     with_connection(
         &inner.db,
         async |client| {
             let clock = client.prepare_cached(&sql.clock).await?;
-            let now: DateTime<Utc> = client.query_one(&clock, &[]).await?.get(0);
+            let copy = client.prepare_cached(&sql.copy_in).await?;
+            let notify = client.prepare_cached(&sql.notify).await?;
+            let client = &**client;
+            let (now, sink) = try_join(
+                async {
+                    Ok(client
+                        .query_one(&clock, &[])
+                        .await?
+                        .get::<_, DateTime<Utc>>(0))
+                },
+                client.copy_in(&copy),
+            )
+            .await?;
             let written: Vec<OutboxEntry> = entries
                 .into_iter()
                 .map(|e| OutboxEntry::from_new(e, now))
                 .collect();
-            let copy = client.prepare_cached(&sql.copy_in).await?;
-            let sink = client.copy_in(&copy).await?;
             let writer = BinaryCopyInWriter::new(sink, &TYPES);
             futures_util::pin_mut!(writer);
             let pending: i16 = 0;
-            for (e, headers) in written.iter().zip(&headers) {
+            for e in &written {
                 let id = e.id.as_uuid();
                 let slice_hash = i64::from(e.slice_hash());
+                let headers = Json(&e.headers);
                 let row: [&(dyn ToSql + Sync); 11] = [
                     &id,
                     &e.topic,
                     &e.partition_key,
                     &e.payload,
-                    headers,
+                    &headers,
                     &pending,
                     &e.created_at,
                     &e.updated_at,
@@ -76,9 +86,7 @@ pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec
                 ];
                 writer.as_mut().write(&row).await?;
             }
-            writer.finish().await?;
-            let notify = client.prepare_cached(&sql.notify).await?;
-            client.execute(&notify, &[&inner.channel]).await?;
+            try_join(writer.finish(), client.execute(&notify, &[&inner.channel])).await?;
             Ok(written)
         },
         |e| map_insert_err(e, &ids),

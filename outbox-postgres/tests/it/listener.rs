@@ -153,3 +153,53 @@ async fn the_listener_comes_back_after_a_reconnection_attempt_into_a_black_hole(
         again.number
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copied_batch_wakes_the_listener_once_its_rows_are_visible() {
+    let Some(db) = support::migrated_db().await else {
+        return;
+    };
+    let listener = Arc::new(PgListener::start(
+        support::pg_config(&db.url, &format!("{}-listen", db.schema)),
+        tokio_postgres::NoTls,
+        &support::table(&db),
+    ));
+    listener
+        .wait_for_session(0, WITHIN)
+        .await
+        .expect("listening");
+    let store = support::store_with(
+        &db,
+        support::pool(support::pg_config(&db.url, &db.schema), 2),
+        PgStoreConfig::new().listener(listener.clone()),
+    )
+    .await;
+    let wake = store.wake_signal().expect("a wake signal");
+    let count = support::table(&db).render("SELECT count(*) FROM {table}");
+    let reader = db.connect().await;
+    for round in 1..=3i64 {
+        drain_wakeups(&wake).await;
+        // At least `COPY_FROM` entries: the batch is copied, and its wake-up travels
+        // in the same pipeline as the copy's end.
+        let enqueue = store.enqueue_batch(
+            (0..500)
+                .map(|i: u32| NewEntry::new("t", i.to_le_bytes().to_vec()))
+                .collect(),
+        );
+        // The rows are counted the moment the wake-up comes, whether or not the
+        // enqueue call has returned yet.
+        let woken = async {
+            let woken = wake.wait(WITHIN).await;
+            let rows: i64 = reader.query_one(&count, &[]).await.unwrap().get(0);
+            (woken, rows)
+        };
+        let (written, (woken, rows)) = tokio::join!(enqueue, woken);
+        assert_eq!(written.unwrap().len(), 500);
+        assert!(woken, "round {round}: the copy did not wake the listener");
+        assert_eq!(
+            rows,
+            500 * round,
+            "round {round}: woken before its rows were visible"
+        );
+    }
+}
