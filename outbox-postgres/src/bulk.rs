@@ -7,8 +7,9 @@
 //! autocommit statement: all of them or none; a duplicate id fails the whole batch, as it
 //! fails the one-statement insert), then raise one wake-up, once the rows are visible.
 //! They are pipelined: the clock's read travels with the start of the copy, and the
-//! wake-up with its end (the server runs them in order, so the wake-up still comes after
-//! the rows are committed; a copy that fails raises a wake-up that finds nothing).
+//! wake-up with its end, so a call waits on two round trips instead of four (the server
+//! runs them in order, so the wake-up still comes after the rows are committed; a copy
+//! that fails raises a wake-up that finds nothing).
 
 use chrono::{DateTime, Utc};
 use futures_util::future::try_join;
