@@ -117,11 +117,6 @@ impl EmitOutcome {
 /// expired lease, so providers should collapse duplicates by `entry.id`. An emitter must
 /// not hold a database transaction open while it waits on the provider; only the lease
 /// protects an emission.
-///
-/// A worker's emissions run side by side as futures of the worker's own task (up to
-/// `DrainOptions::emit_concurrency`), not as tasks of their own: an emitter that blocks
-/// its thread, or does long CPU-bound work, holds up every emission of its worker and
-/// should move that work off with `tokio::task::spawn_blocking`.
 #[async_trait]
 pub trait Emitter: Send + Sync {
     /// Emits one entry and reports what the provider said.
