@@ -63,7 +63,14 @@ mod tests {
         assert_eq!(find(&cursor, "topic"), Ok(1));
         let err = find(&cursor, "headers").unwrap_err();
         assert!(err.contains("\"headers\""), "{err}");
-        assert_eq!(find(&cursor, "payload"), Ok(2));
+        // The cursor stayed after "topic": the next column is found at the first name
+        // compared.
+        let compared = std::cell::Cell::new(0);
+        let found = cursor.find("payload", NAMES.len(), |i| {
+            compared.set(compared.get() + 1);
+            NAMES[i]
+        });
+        assert_eq!((found, compared.get()), (Ok(2), 1));
     }
 
     #[test]

@@ -9,10 +9,11 @@
 //! They are pipelined: the clock's read travels with the start of the copy, and the
 //! wake-up with its end, so a call waits on two round trips instead of four (the server
 //! runs them in order, so the wake-up still comes after the rows are committed; a copy
-//! that fails raises a wake-up that finds nothing).
+//! that fails raises a wake-up that finds nothing). Both halves of a pair are awaited
+//! whatever the other's outcome, so the connection goes back to the pool idle.
 
 use chrono::{DateTime, Utc};
-use futures_util::future::try_join;
+use futures_util::future::join;
 use outbox_core::{NewEntry, OutboxEntry, Result};
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{Json, ToSql, Type};
@@ -51,7 +52,7 @@ pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec
             let copy = client.prepare_cached(&sql.copy_in).await?;
             let notify = client.prepare_cached(&sql.notify).await?;
             let client = &**client;
-            let (now, sink) = try_join(
+            let (now, sink) = join(
                 async {
                     Ok(client
                         .query_one(&clock, &[])
@@ -60,7 +61,17 @@ pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec
                 },
                 client.copy_in(&copy),
             )
-            .await?;
+            .await;
+            let sink = sink?;
+            let now = match now {
+                Ok(now) => now,
+                Err(e) => {
+                    // The copy started: end it with no rows before answering.
+                    let empty = std::pin::pin!(BinaryCopyInWriter::new(sink, &TYPES));
+                    empty.finish().await?;
+                    return Err(e);
+                }
+            };
             let written: Vec<OutboxEntry> = entries
                 .into_iter()
                 .map(|e| OutboxEntry::from_new(e, now))
@@ -87,7 +98,10 @@ pub(crate) async fn enqueue(inner: &Inner, entries: Vec<NewEntry>) -> Result<Vec
                 ];
                 writer.as_mut().write(&row).await?;
             }
-            try_join(writer.finish(), client.execute(&notify, &[&inner.channel])).await?;
+            let (copied, notified) =
+                join(writer.finish(), client.execute(&notify, &[&inner.channel])).await;
+            copied?;
+            notified?;
             Ok(written)
         },
         |e| map_insert_err(e, &ids),

@@ -88,8 +88,10 @@ struct Batch<'a> {
     /// The claims in those recordings: not renewed meanwhile (a renewal racing a
     /// completion that committed would report the recorded claim lost).
     in_recording: HashSet<EntryId>,
-    /// When emissions still running are abandoned, once the drain was told to stop.
+    /// When emissions still running are abandoned, once the drain was told to stop, and
+    /// whether they were (they are aborted once; their cancelled tasks are joined after).
     abandon_at: Option<tokio::time::Instant>,
+    abandoned: bool,
     /// Time spent in finished emissions.
     emit_time: Duration,
     emitted: Emitted,
@@ -116,6 +118,7 @@ impl<'a> Batch<'a> {
             recordings: FuturesUnordered::new(),
             in_recording: HashSet::new(),
             abandon_at: None,
+            abandoned: false,
             emit_time: Duration::ZERO,
             emitted: Emitted::default(),
         }
@@ -399,7 +402,10 @@ impl Drain {
             let stopping = *stop.borrow();
             if !stopping && !batch.emitted.route_held {
                 batch.take_in_ahead(prefetch, period).await;
-                batch.start_emissions();
+                // Taking in may wait on a renewal, during which a shutdown may fire.
+                if !*stop.borrow() {
+                    batch.start_emissions();
+                }
             }
             if stopping && batch.abandon_at.is_none() && !batch.running.is_empty() {
                 batch.abandon_at = Some(tokio::time::Instant::now() + self.options.shutdown_grace);
@@ -414,7 +420,7 @@ impl Drain {
             let recording = !batch.recordings.is_empty();
             let room = batch.recordings.len() < self.recordings_at_once();
             let running = !batch.running.is_empty();
-            let abandon_at = batch.abandon_at;
+            let abandon_at = batch.abandon_at.filter(|_| !batch.abandoned);
             tokio::select! {
                 Some(done) = batch.running.join_next_with_id() => {
                     batch.emission_ended(done);
@@ -431,6 +437,7 @@ impl Drain {
                 () = tokio::time::sleep_until(abandon_at.unwrap_or_else(tokio::time::Instant::now)), if abandon_at.is_some() && running => {
                     tracing::warn!(running = batch.running.len(), grace = ?self.options.shutdown_grace, "graceful stop: abandoning emissions still running after the grace period; their claims are released");
                     batch.running.abort_all();
+                    batch.abandoned = true;
                 }
                 _ = stop.changed() => {}
             }

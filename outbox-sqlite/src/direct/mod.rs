@@ -27,8 +27,9 @@
 //! panics is contained the same way, and the thread goes on.
 //!
 //! Every statement a call runs on the connection is logged as a `DEBUG` event of target
-//! [`STATEMENT_TARGET`] with its text in the `db.statement` field, as sqlx logs the
-//! pool's; the settings applied when the connection opens are not.
+//! [`STATEMENT_TARGET`] with its text in the `db.statement` field, as it is about to run
+//! (sqlx logs the pool's once they ran); the settings applied when the connection opens
+//! are not.
 
 mod open;
 pub(crate) mod row;

@@ -326,7 +326,7 @@ pub async fn expired_lease_is_reclaimed_and_late_completion_not_applied(s: Drain
 }
 
 /// Delivers at once; its first emission fires the drain's shutdown from inside the
-/// emission, in the very poll of the worker's task that runs it.
+/// emission.
 struct StopsOnFirst {
     stop: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     emitted: std::sync::atomic::AtomicUsize,
@@ -344,9 +344,9 @@ impl outbox_core::drain::Emitter for StopsOnFirst {
     }
 }
 
-/// A shutdown that fires while an emission is being polled stops the next emission from
-/// starting, even when that emission finishes within the same poll (a fast emitter never
-/// lets the worker's task wait between emissions).
+/// A shutdown that fires while an emission runs stops the next emission from starting,
+/// however fast the emitter (it caught a drain that ran emissions inside the worker's
+/// task and started the rest of the batch within the poll that finished the first).
 pub async fn a_shutdown_fired_inside_an_emission_starts_no_other(s: DrainSubject) {
     let ids = enqueue(&s, &["ok"; 5]).await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
