@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use outbox_core::{
-    Claim, ClaimRequest, ClaimStore, EmissionError, EmissionStatus, EntryId, NewEntry, OutboxEntry,
-    TransitionOutcome,
+    Claim, ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionError, EmissionResult,
+    EmissionStatus, EntryId, NewEntry, OutboxEntry, TransitionOutcome,
 };
 
 /// The store under test, as the suite sees it.
@@ -63,6 +63,16 @@ pub fn ids<'a>(entries: impl IntoIterator<Item = &'a OutboxEntry>) -> Vec<EntryI
 /// Ids of `claims`, in order.
 pub fn claim_ids(claims: &[Claim]) -> Vec<EntryId> {
     claims.iter().map(Claim::id).collect()
+}
+
+/// A delivered completion for each of `claims`, recorded at `at`.
+pub fn delivered_at(claims: &[Claim], at: DateTime<Utc>) -> Vec<CompletionRequest> {
+    claims
+        .iter()
+        .map(|c| {
+            CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new())).at(at)
+        })
+        .collect()
 }
 
 /// The durable entry; panics if it is gone.

@@ -24,15 +24,7 @@ async fn enqueue_wakes_the_listener_which_survives_its_backend_being_killed() {
     let Some(db) = support::migrated_db().await else {
         return;
     };
-    let listener = Arc::new(PgListener::start(
-        support::pg_config(&db.url, &format!("{}-listen", db.schema)),
-        tokio_postgres::NoTls,
-        &support::table(&db),
-    ));
-    let first = listener
-        .wait_for_session(0, WITHIN)
-        .await
-        .expect("listening");
+    let (listener, first) = support::listening(&db).await;
     let pool = support::pool(support::pg_config(&db.url, &db.schema), 2);
     let store =
         support::store_with(&db, pool, PgStoreConfig::new().listener(listener.clone())).await;
@@ -159,19 +151,11 @@ async fn a_copied_batch_wakes_the_listener_once_its_rows_are_visible() {
     let Some(db) = support::migrated_db().await else {
         return;
     };
-    let listener = Arc::new(PgListener::start(
-        support::pg_config(&db.url, &format!("{}-listen", db.schema)),
-        tokio_postgres::NoTls,
-        &support::table(&db),
-    ));
-    listener
-        .wait_for_session(0, WITHIN)
-        .await
-        .expect("listening");
+    let (listener, _) = support::listening(&db).await;
     let store = support::store_with(
         &db,
         support::pool(support::pg_config(&db.url, &db.schema), 2),
-        PgStoreConfig::new().listener(listener.clone()),
+        PgStoreConfig::new().listener(listener),
     )
     .await;
     let wake = store.wake_signal().expect("a wake signal");

@@ -2,11 +2,12 @@
 //! the store's own server processes among everyone else's.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use outbox_core::TableName;
-use outbox_postgres::{PgClaimStore, PgStoreConfig};
+use outbox_postgres::{ListenSession, PgClaimStore, PgListener, PgStoreConfig};
 use outbox_testkit::postgres::PgTestDb;
 
 /// The outbox table of a test's schema.
@@ -193,4 +194,19 @@ pub(crate) async fn until_quiet(
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// A listener on the test table's channel, connected to the server directly (its backend
+/// named `<schema>-listen`), once it listens: its first session.
+pub(crate) async fn listening(db: &PgTestDb) -> (Arc<PgListener>, ListenSession) {
+    let listener = Arc::new(PgListener::start(
+        pg_config(&db.url, &format!("{}-listen", db.schema)),
+        tokio_postgres::NoTls,
+        &table(db),
+    ));
+    let first = listener
+        .wait_for_session(0, Duration::from_secs(10))
+        .await
+        .expect("the listener listens");
+    (listener, first)
 }

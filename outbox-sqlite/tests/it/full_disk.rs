@@ -3,12 +3,9 @@
 //! pooled connections, goes on as if nothing had happened.
 
 use outbox_core::TableName;
-use outbox_core::{
-    ClaimStore, Completion, CompletionRequest, EmissionResult, EmissionStatus, OutboxAdmin,
-    OutboxError, OutboxStore,
-};
+use outbox_core::{ClaimStore, EmissionStatus, OutboxAdmin, OutboxError, OutboxStore};
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
-use outbox_testkit::fixtures::{claim_req, new_entry, t0};
+use outbox_testkit::fixtures::{claim_req, delivered_at, new_entry, t0};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
 use sqlx::{Connection, SqliteConnection};
 
@@ -47,15 +44,6 @@ pub(crate) fn assert_disk_full(what: &str, err: &OutboxError) {
     );
 }
 
-fn delivered(claims: &[outbox_core::Claim]) -> Vec<CompletionRequest> {
-    claims
-        .iter()
-        .map(|c| {
-            CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new())).at(t0())
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_store_that_met_a_full_disk_serves_again_once_space_returns() {
     let Some(fs) = Tmpfs::mount("3m") else { return };
@@ -72,7 +60,10 @@ async fn a_store_that_met_a_full_disk_serves_again_once_space_returns() {
     truncate_wal(store.pool()).await;
     let filler = fs.fill();
 
-    let err = store.complete_batch(delivered(&claims)).await.unwrap_err();
+    let err = store
+        .complete_batch(delivered_at(&claims, t0()))
+        .await
+        .unwrap_err();
     assert_disk_full("a completion on a full disk", &err);
     let err = store
         .claim_pending(&claim_req("worker", 10, t0()))
@@ -87,7 +78,7 @@ async fn a_store_that_met_a_full_disk_serves_again_once_space_returns() {
 
     std::fs::remove_file(filler).unwrap();
     let results = store
-        .complete_batch(delivered(&claims))
+        .complete_batch(delivered_at(&claims, t0()))
         .await
         .expect("the completion, sent again once space returned");
     assert!(results.iter().all(|r| r.is_applied()), "{results:?}");
@@ -96,7 +87,10 @@ async fn a_store_that_met_a_full_disk_serves_again_once_space_returns() {
         .await
         .expect("a claim once space returned");
     assert_eq!(rest.len(), 90, "the failed claim took nothing");
-    store.complete_batch(delivered(&rest)).await.unwrap();
+    store
+        .complete_batch(delivered_at(&rest, t0()))
+        .await
+        .unwrap();
     let stats = store
         .stats(&outbox_core::StatsRequest::new().at(t0()))
         .await

@@ -2,25 +2,13 @@
 //! store (`outbox_testkit::statement_log`): a claim batch is one statement, a batch
 //! completion one, and each refused completion or renewal one more read.
 
-use outbox_core::{
-    Claim, ClaimStore, Completion, CompletionRequest, EmissionResult, OutboxStore, RenewRequest,
-    TableName,
-};
+use outbox_core::{Claim, ClaimStore, OutboxStore, RenewRequest, TableName};
 use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
-use outbox_testkit::fixtures::{claim_req, lease, new_entry, t0};
+use outbox_testkit::fixtures::{claim_req, delivered_at, lease, new_entry, t0};
 use outbox_testkit::statement_log;
 
 /// Its own name, so the log counts only this test's statements.
 const TABLE: &str = "counted_outbox";
-
-fn delivered(claims: &[Claim]) -> Vec<CompletionRequest> {
-    claims
-        .iter()
-        .map(|c| {
-            CompletionRequest::new(c.clone(), Completion::Delivered(EmissionResult::new())).at(t0())
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn a_claim_batch_and_its_completion_are_one_statement_each() {
@@ -68,13 +56,19 @@ async fn a_claim_batch_and_its_completion_are_one_statement_each() {
             .cloned()
             .collect();
         let before = statement_log::read(&statements);
-        let done = store.complete_batch(delivered(&renewed)).await.unwrap();
+        let done = store
+            .complete_batch(delivered_at(&renewed, t0()))
+            .await
+            .unwrap();
         assert!(done.iter().all(|r| r.is_applied()), "{done:?}");
         assert_eq!(counted(before), 1, "statements for a completion of {batch}");
 
         // The same completions again: each is refused and read back to say why.
         let before = statement_log::read(&statements);
-        let again = store.complete_batch(delivered(&renewed)).await.unwrap();
+        let again = store
+            .complete_batch(delivered_at(&renewed, t0()))
+            .await
+            .unwrap();
         assert!(again.iter().all(|r| !r.is_applied()), "{again:?}");
         assert_eq!(counted(before), 1 + claims.len(), "one read a refused row");
     }

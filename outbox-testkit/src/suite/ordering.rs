@@ -26,16 +26,6 @@ async fn one_at_a_time(
     picked
 }
 
-/// Delivered completions for `claims`, at `at(61)`.
-fn delivered(claims: &[outbox_core::Claim]) -> Vec<CompletionRequest> {
-    claims
-        .iter()
-        .map(|c| {
-            CompletionRequest::new(c.clone(), Completion::Delivered(Default::default())).at(at(61))
-        })
-        .collect()
-}
-
 /// Records each claim as a retryable failure (at `at(1)`) due at the matching time.
 async fn fail_with_retries<const N: usize>(
     store: &DynStore,
@@ -219,7 +209,11 @@ pub async fn claim_next_takes_retry_ready_first(store: DynStore) {
     let rest = store.claim_next(&claim_req("c", 10, at(60))).await.unwrap();
     assert_eq!(claim_ids(&rest), vec![written[5].id]);
     for claims in [first, second, rest] {
-        for done in store.complete_batch(delivered(&claims)).await.unwrap() {
+        for done in store
+            .complete_batch(delivered_at(&claims, at(61)))
+            .await
+            .unwrap()
+        {
             assert_eq!(done.outcome, outbox_core::TransitionOutcome::Applied);
         }
     }

@@ -2,7 +2,6 @@
 //! fails its proof, and never reports a session. On a direct connection beside a store that goes through the
 //! pooler, it wakes the store's drains.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use outbox_core::{NewEntry, OutboxStore};
@@ -41,15 +40,7 @@ async fn a_direct_listener_wakes_a_store_that_goes_through_the_pooler() {
     let Some((db, bouncer)) = super::pooled_db().await else {
         return;
     };
-    let listener = Arc::new(PgListener::start(
-        support::pg_config(&db.url, &format!("{}-listen", db.schema)),
-        tokio_postgres::NoTls,
-        &support::table(&db),
-    ));
-    listener
-        .wait_for_session(0, Duration::from_secs(10))
-        .await
-        .expect("a direct listener listens");
+    let (listener, _) = support::listening(&db).await;
     let store = support::store_with(
         &db,
         super::pool_through(&db, bouncer, 2),
