@@ -7,6 +7,7 @@ mod drain;
 mod ext4;
 mod full_disk;
 mod full_disk_drain;
+mod heads;
 mod killed_mid_write;
 mod lock_held;
 mod metrics_seen;
