@@ -54,6 +54,9 @@ pub struct Plan {
     pub held_round: u64,
     /// Key counts of the ordered drain's backlogs.
     pub ordered_keys: Vec<u64>,
+    /// Rounds of each ordered cell, unordered and in key order one after the other in
+    /// each: the report keeps the median.
+    pub ordered_rounds: usize,
     /// How long the soak enqueues (the drains run on until the queue is empty).
     pub soak_duration: Duration,
     /// The soak's enqueue rate, entries per second, one per transaction.
@@ -104,6 +107,7 @@ impl Plan {
             held_duration: Duration::from_secs(2),
             held_round: 500,
             ordered_keys: vec![10, 1_000],
+            ordered_rounds: 1,
             soak_duration: Duration::from_secs(45),
             soak_rate: 100,
             soak_workers: 3,
@@ -147,6 +151,7 @@ impl Plan {
             held_duration: Duration::from_secs(300),
             held_round: 10_000,
             ordered_keys: vec![10, 1_000, 100_000],
+            ordered_rounds: 3,
             soak_duration: Duration::from_secs(3_600),
             soak_rate: 200,
             soak_workers: 3,

@@ -309,7 +309,10 @@ pub(super) fn all(md: &mut String, r: &Results) {
          to 10 (the drain's default `key_run`): a key's head and the entries right behind it, \
          emitted one after the other; one key is held by one claim at a time, so at 10 keys \
          one worker's batch holds every key and the other worker finds none free until it \
-         is done.\n\n",
+         is done. A cell lasts a second or two, so each is run in rounds (three in the \
+         report), the two orders side by side in each: the row shows the median round, every \
+         round's rate in run order, and the median of the rounds' ordered ÷ unordered \
+         ratios, each round against the one beside it.\n\n",
     );
     table(
         md,
@@ -323,6 +326,14 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("backlog", &|o| count(o.backlog)),
             ("delivered", &|o| count(o.outcome.delivered)),
             ("entries/s", &|o| rate(o.outcome.entries_per_s)),
+            ("rounds, entries/s", &|o| {
+                let rounds: Vec<String> = o.rounds_per_s.iter().map(|r| rate(*r)).collect();
+                if rounds.is_empty() {
+                    "—".into()
+                } else {
+                    rounds.join(" / ")
+                }
+            }),
             ("CPU µs/entry", &|o| cpu(&o.outcome)),
             ("server CPU µs/entry", &|o| server_cpu(&o.outcome)),
             ("÷ unordered", &|o| {

@@ -605,17 +605,39 @@ pub struct OrderedRow {
     pub batch: u32,
     /// Pending rows at the start.
     pub backlog: u64,
-    /// What the drain did.
+    /// What the drain did in its median round (by rate).
     pub outcome: DrainOutcome,
+    /// Every round's rate, entries per second, in the order run (round `i` of the
+    /// unordered row was run next to round `i` of the ordered one); empty in results
+    /// written before cells had rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds_per_s: Vec<f64>,
 }
 
 impl OrderedRow {
-    /// This ordered drain's rate ÷ the unordered drain's on the same keys and engine.
+    /// This ordered drain's rate ÷ the unordered drain's on the same keys and engine: the
+    /// median of the rounds' ratios, each round against the unordered round run next to
+    /// it, so a drift of the machine over the cell cancels; the median rounds' ratio when
+    /// the rows have no rounds to pair.
     pub fn cost_of_order(&self, all: &[OrderedRow]) -> Option<f64> {
         let unordered = all
             .iter()
             .find(|u| !u.ordered && u.engine == self.engine && u.keys == self.keys)?;
-        (self.ordered && unordered.outcome.entries_per_s > 0.0)
+        if !self.ordered {
+            return None;
+        }
+        let paired = self.rounds_per_s.len() == unordered.rounds_per_s.len();
+        if paired && !self.rounds_per_s.is_empty() {
+            let ratios: Vec<f64> = self
+                .rounds_per_s
+                .iter()
+                .zip(&unordered.rounds_per_s)
+                .filter(|(_, u)| **u > 0.0)
+                .map(|(o, u)| o / u)
+                .collect();
+            return median(&ratios);
+        }
+        (unordered.outcome.entries_per_s > 0.0)
             .then(|| self.outcome.entries_per_s / unordered.outcome.entries_per_s)
     }
 }
@@ -680,6 +702,33 @@ fn median(xs: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cost_of_order_is_the_median_of_the_paired_rounds() {
+        let row = |ordered: bool, rounds: Vec<f64>, median: f64| OrderedRow {
+            engine: Engine::Sqlite,
+            keys: 10,
+            ordered,
+            workers: 2,
+            batch: 100,
+            backlog: 24,
+            outcome: DrainOutcome {
+                entries_per_s: median,
+                ..DrainOutcome::default()
+            },
+            rounds_per_s: rounds,
+        };
+        // Each round against the one beside it: 0.6, 0.75 and 0.45, so 0.6; the median
+        // rates alone (54 ÷ 100) would compare rounds run at different times.
+        let unordered = row(false, vec![100.0, 40.0, 120.0], 100.0);
+        let ordered = row(true, vec![60.0, 30.0, 54.0], 54.0);
+        let all = vec![unordered.clone(), ordered.clone()];
+        assert_eq!(ordered.cost_of_order(&all), Some(0.6));
+        assert_eq!(unordered.cost_of_order(&all), None);
+        // Rows without rounds (older results) compare their outcomes.
+        let old = vec![row(false, vec![], 80.0), row(true, vec![], 20.0)];
+        assert_eq!(old[1].cost_of_order(&old), Some(0.25));
+    }
 
     #[test]
     fn held_runs_compare_the_medians_of_their_first_and_last_tenths() {
