@@ -206,12 +206,16 @@ async fn main() {
                 for scenario in &only {
                     kept.take_scenario(&mut results, scenario);
                 }
-                // The server and proxy the header describes are the latest run's, when it
-                // reached one: most PostgreSQL figures then come from it.
+                // The server the header describes is the latest run's, when it reached
+                // one: most PostgreSQL figures then come from it. The proxy's round trips
+                // are replaced only with the figures measured through it: the targets
+                // through the proxy are worked out from the round trips of their own run.
                 if results.environment.postgres.is_some() {
                     kept.environment.postgres = results.environment.postgres.take();
-                    kept.environment.proxy_round_trips =
-                        std::mem::take(&mut results.environment.proxy_round_trips);
+                    if only.iter().any(|s| Results::through_proxy(s)) {
+                        kept.environment.proxy_round_trips =
+                            std::mem::take(&mut results.environment.proxy_round_trips);
+                    }
                 }
                 if results.environment.mariadb.is_some() {
                     kept.environment.mariadb = results.environment.mariadb.take();

@@ -534,6 +534,12 @@ pub struct ReadingRow {
 }
 
 impl Results {
+    /// Whether `scenario` measures PostgreSQL through the latency proxy (its cells run at
+    /// every added latency of the plan).
+    pub fn through_proxy(scenario: &str) -> bool {
+        matches!(scenario, "claims" | "races" | "drains" | "overlap")
+    }
+
     /// Moves `scenario`'s rows from `newer` into these results, replacing what they held,
     /// and notes the rerun (with `newer`'s skips) in the environment.
     pub fn take_scenario(&mut self, newer: &mut Results, scenario: &str) {
