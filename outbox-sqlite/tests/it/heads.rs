@@ -50,6 +50,23 @@ async fn pick(conn: &mut SqliteConnection, filter: &str, draw: &mut Draw) -> Opt
     (len > 0).then(|| ids[usize::try_from(draw.below(len)).unwrap()].clone())
 }
 
+/// The rows not yet delivered or dead-lettered.
+const LIVE: &str = "status NOT IN (1, 5)";
+
+/// Sets the status of one random row of those `filter` selects; whether there was one.
+async fn restatus(conn: &mut SqliteConnection, filter: &str, status: i64, draw: &mut Draw) -> bool {
+    let Some(id) = pick(conn, filter, draw).await else {
+        return false;
+    };
+    sqlx::query("UPDATE outbox SET status = ?2 WHERE id = ?1")
+        .bind(id)
+        .bind(status)
+        .execute(conn)
+        .await
+        .unwrap();
+    true
+}
+
 /// Inserts (older and newer than the head, some already terminal), deliveries and dead
 /// letters of heads and of rows behind them, failures that keep a row's place, requeues
 /// and deletes, in a seeded random mix through plain SQL: after every write, each key
@@ -87,43 +104,16 @@ async fn heads_stay_exact_under_any_mix_of_writes() {
                 true
             }
             // A delivery or a dead letter, of a head or of a row behind one.
-            1 | 2 => match pick(&mut conn, "status NOT IN (1, 5)", &mut draw).await {
-                Some(id) => {
-                    sqlx::query("UPDATE outbox SET status = ?2 WHERE id = ?1")
-                        .bind(id)
-                        .bind(if kind == 1 { 1 } else { 5 })
-                        .execute(&mut *conn)
-                        .await
-                        .unwrap();
-                    true
-                }
-                None => false,
-            },
-            // A failure that keeps the row's place in its key (retryable or parked).
-            3 => match pick(&mut conn, "status NOT IN (1, 5)", &mut draw).await {
-                Some(id) => {
-                    sqlx::query("UPDATE outbox SET status = 2 + ?2 WHERE id = ?1")
-                        .bind(id)
-                        .bind(i64::try_from(draw.below(3)).unwrap())
-                        .execute(&mut *conn)
-                        .await
-                        .unwrap();
-                    true
-                }
-                None => false,
-            },
+            1 => restatus(&mut conn, LIVE, 1, &mut draw).await,
+            2 => restatus(&mut conn, LIVE, 5, &mut draw).await,
+            // A status that keeps the row's place in its key: deferred, failed (waiting
+            // for an operator) or a retryable failure.
+            3 => {
+                let failed = 2 + i64::try_from(draw.below(3)).unwrap();
+                restatus(&mut conn, LIVE, failed, &mut draw).await
+            }
             // A requeue of a delivered or dead-lettered row: it may be older than the head.
-            4 => match pick(&mut conn, "status IN (1, 5)", &mut draw).await {
-                Some(id) => {
-                    sqlx::query("UPDATE outbox SET status = 0 WHERE id = ?1")
-                        .bind(id)
-                        .execute(&mut *conn)
-                        .await
-                        .unwrap();
-                    true
-                }
-                None => false,
-            },
+            4 => restatus(&mut conn, "status IN (1, 5)", 0, &mut draw).await,
             // A delete of any row, the head included.
             _ => match pick(&mut conn, "1", &mut draw).await {
                 Some(id) => {
