@@ -57,6 +57,9 @@ pub struct Plan {
     /// Rounds of each ordered cell, unordered and in key order one after the other in
     /// each: the report keeps the median.
     pub ordered_rounds: usize,
+    /// Rounds of each ceiling cell, the raw loop and the drain one after the other in
+    /// each, which goes first alternating: the report keeps the round of median ratio.
+    pub ceiling_rounds: usize,
     /// How long the soak enqueues (the drains run on until the queue is empty).
     pub soak_duration: Duration,
     /// The soak's enqueue rate, entries per second, one per transaction.
@@ -108,6 +111,7 @@ impl Plan {
             held_round: 500,
             ordered_keys: vec![10, 1_000],
             ordered_rounds: 1,
+            ceiling_rounds: 1,
             soak_duration: Duration::from_secs(45),
             soak_rate: 100,
             soak_workers: 3,
@@ -152,6 +156,7 @@ impl Plan {
             held_round: 10_000,
             ordered_keys: vec![10, 1_000, 100_000],
             ordered_rounds: 3,
+            ceiling_rounds: 3,
             soak_duration: Duration::from_secs(3_600),
             soak_rate: 200,
             soak_workers: 3,

@@ -34,7 +34,7 @@ const SAMPLE: &str = r#"{
     {"engine": "postgres", "method": "psql \\copy, CSV", "entries": 50000, "payload_bytes": 64, "seconds": 0.25, "entries_per_s": 200000.0}
   ],
   "ceilings": [
-    {"engine": "postgres", "method": "pgbench", "backlog": 100000, "batch": 100, "clients": 2, "raw_rows_per_s": 10000.0, "raw_cpu_us_per_entry": 10.0, "raw_server_cpu_us_per_entry": 30.0, "drain": {"delivered": 100000, "seconds": 1.0, "entries_per_s": 9500.0, "peak_rss_mib": 30.0, "cpu_us_per_entry": 4.5, "server_cpu_us_per_entry": 36.0}}
+    {"engine": "postgres", "method": "pgbench", "backlog": 100000, "batch": 100, "clients": 2, "raw_rows_per_s": 10000.0, "raw_cpu_us_per_entry": 10.0, "raw_server_cpu_us_per_entry": 30.0, "drain": {"delivered": 100000, "seconds": 1.0, "entries_per_s": 9500.0, "peak_rss_mib": 30.0, "cpu_us_per_entry": 4.5, "server_cpu_us_per_entry": 36.0}, "round_ratios": [0.9, 0.95, 1.0]}
   ],
   "scale": [
     {"engine": "postgres", "case": "pending-10k", "description": "clean | 10k", "pending": 10000, "drain": {"delivered": 10000, "seconds": 1.0, "entries_per_s": 20000.0, "peak_rss_mib": 50.0}},
@@ -75,11 +75,11 @@ fn cpu_per_entry_is_shown_beside_the_rates_and_judged() {
         "| < 1.10× | 1.20× | **missed** |",
     );
     ends(&md, "Drain process CPU per entry", "| < 5.0 | 4.5 | met |");
-    // The ceiling's row carries both loops' CPU and their ratio.
+    // The ceiling's row carries every round's ratio, both loops' CPU and their ratio.
     ends(
         &md,
         "| PostgreSQL | pgbench |",
-        "| 0.95× | 10.0 | 30.0 | 4.5 | 36.0 | 1.20× |",
+        "| 0.95× | 0.90×, 0.95×, 1.00× | 10.0 | 30.0 | 4.5 | 36.0 | 1.20× |",
     );
     // A drain row without CPU figures (an older run) shows dashes.
     ends(
@@ -352,7 +352,7 @@ fn mariadb_figures_are_reported_beside_their_baselines() {
     ends(
         &md,
         "| MariaDB | loop |",
-        "| 4,000 | — | 3,000 | 2,400 | 0.60× | 10.0 | 100.0 | 18.0 | 125.0 | 1.25× |",
+        "| 4,000 | — | 3,000 | 2,400 | 0.60× | — | 10.0 | 100.0 | 18.0 | 125.0 | 1.25× |",
     );
     assert!(crate::invariants::broken(&results).is_empty());
 }

@@ -324,6 +324,33 @@ pub struct CeilingRow {
     /// Payload bytes of every entry (0 in runs that did not record it: the plan's size).
     #[serde(default)]
     pub payload_bytes: u32,
+    /// Drain ÷ raw of every round, in the order run; the row's own figures (rates and CPU)
+    /// are those of the round of median ratio. Empty in runs made before rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_ratios: Vec<f64>,
+}
+
+impl CeilingRow {
+    /// The round of median drain ÷ raw (the lower of the two middle ones for an even
+    /// count) among `rounds`, each a whole row measured in one round, carrying every
+    /// round's ratio in the order run; `None` without rounds. A round whose raw loop
+    /// measured nothing ranks as a ratio of zero.
+    pub fn of_rounds(rounds: Vec<CeilingRow>) -> Option<CeilingRow> {
+        let ratio = |c: &CeilingRow| {
+            if c.raw_rows_per_s > 0.0 {
+                c.drain.entries_per_s / c.raw_rows_per_s
+            } else {
+                0.0
+            }
+        };
+        let ratios: Vec<f64> = rounds.iter().map(ratio).collect();
+        let mut order: Vec<usize> = (0..rounds.len()).collect();
+        order.sort_by(|&a, &b| ratios[a].total_cmp(&ratios[b]));
+        let middle = *order.get((order.len().max(1) - 1) / 2)?;
+        let mut row = rounds.into_iter().nth(middle)?;
+        row.round_ratios = ratios;
+        Some(row)
+    }
 }
 
 /// Scale scenarios: the optimized drain's rate as the table's contents grow.
@@ -734,6 +761,46 @@ mod tests {
         // Rows without rounds (older results) compare their outcomes.
         let old = vec![row(false, vec![], 80.0), row(true, vec![], 20.0)];
         assert_eq!(old[1].cost_of_order(&old), Some(0.25));
+    }
+
+    #[test]
+    fn a_ceiling_cell_keeps_its_round_of_median_ratio_with_every_ratio() {
+        let round = |raw: f64, drain: f64, cpu: f64| CeilingRow {
+            engine: Engine::Sqlite,
+            method: "loop".into(),
+            backlog: 1_000,
+            batch: 100,
+            clients: 1,
+            raw_rows_per_s: raw,
+            driver_rows_per_s: None,
+            store_rows_per_s: None,
+            raw_cpu_us_per_entry: Some(cpu),
+            raw_server_cpu_us_per_entry: None,
+            raw_delivered: None,
+            drain: DrainOutcome {
+                entries_per_s: drain,
+                ..DrainOutcome::default()
+            },
+            payload_bytes: 64,
+            round_ratios: Vec::new(),
+        };
+        // Ratios 0.5, 0.9 and 0.75: the third round is the median, whole (its CPU too),
+        // though neither its raw rate nor its drain rate is the median of its column.
+        let kept = CeilingRow::of_rounds(vec![
+            round(100.0, 50.0, 1.0),
+            round(50.0, 45.0, 2.0),
+            round(200.0, 150.0, 3.0),
+        ])
+        .expect("three rounds");
+        assert_eq!(kept.raw_cpu_us_per_entry, Some(3.0));
+        assert_eq!(kept.round_ratios, vec![0.5, 0.9, 0.75]);
+        // An even count keeps the lower middle; a raw loop that measured nothing ranks
+        // lowest instead of dividing by zero.
+        let kept = CeilingRow::of_rounds(vec![round(0.0, 10.0, 1.0), round(10.0, 8.0, 2.0)])
+            .expect("two rounds");
+        assert_eq!(kept.raw_cpu_us_per_entry, Some(1.0));
+        assert_eq!(kept.round_ratios, vec![0.0, 0.8]);
+        assert!(CeilingRow::of_rounds(Vec::new()).is_none());
     }
 
     #[test]
