@@ -162,8 +162,11 @@ impl DrainOptions {
     /// records. `false`: one batch at a time. Unset (the default), the store decides: on
     /// where it serves concurrent writes ([`crate::Capabilities::concurrent_writes`]); on
     /// one-writer engines, only while emissions take a millisecond or more, when the
-    /// database is mostly idle (with fast emitters the claim would only wait for the
-    /// completion's lock).
+    /// database is mostly idle. With fast emitters on a one-writer engine, `true` keeps
+    /// the store writing back to back: the drain runs faster (on SQLite, 1.2 to 1.4 times
+    /// in the benches), and the host's own transactions seldom find the write lock free
+    /// while it runs. Set it there only for a drain that shares its database with no
+    /// writer that must not wait.
     pub fn claim_ahead(mut self, on: bool) -> Self {
         self.claim_ahead = Some(on);
         self
