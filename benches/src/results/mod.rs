@@ -328,6 +328,10 @@ pub struct CeilingRow {
     /// are those of the round of median ratio. Empty in runs made before rounds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_ratios: Vec<f64>,
+    /// The other rounds, whole, in the order run, so the bench's invariants judge every
+    /// drain and raw loop that ran, not only the one the report shows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_rounds: Vec<CeilingRow>,
 }
 
 impl CeilingRow {
@@ -347,8 +351,18 @@ impl CeilingRow {
         let mut order: Vec<usize> = (0..rounds.len()).collect();
         order.sort_by(|&a, &b| ratios[a].total_cmp(&ratios[b]));
         let middle = *order.get((order.len().max(1) - 1) / 2)?;
-        let mut row = rounds.into_iter().nth(middle)?;
+        let mut kept = None;
+        let mut others = Vec::new();
+        for (i, row) in rounds.into_iter().enumerate() {
+            if i == middle {
+                kept = Some(row);
+            } else {
+                others.push(row);
+            }
+        }
+        let mut row = kept?;
         row.round_ratios = ratios;
+        row.other_rounds = others;
         Some(row)
     }
 }
@@ -645,6 +659,10 @@ pub struct OrderedRow {
     /// written before cells had rounds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds_per_s: Vec<f64>,
+    /// What the drain did in the other rounds, in the order run, so the bench's
+    /// invariants judge every drain that ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_rounds: Vec<DrainOutcome>,
 }
 
 impl OrderedRow {
@@ -750,6 +768,7 @@ mod tests {
                 ..DrainOutcome::default()
             },
             rounds_per_s: rounds,
+            other_rounds: Vec::new(),
         };
         // Each round against the one beside it: 0.6, 0.75 and 0.45, so 0.6; the median
         // rates alone (54 ÷ 100) would compare rounds run at different times.
@@ -783,6 +802,7 @@ mod tests {
             },
             payload_bytes: 64,
             round_ratios: Vec::new(),
+            other_rounds: Vec::new(),
         };
         // Ratios 0.5, 0.9 and 0.75: the third round is the median, whole (its CPU too),
         // though neither its raw rate nor its drain rate is the median of its column.
@@ -794,6 +814,12 @@ mod tests {
         .expect("three rounds");
         assert_eq!(kept.raw_cpu_us_per_entry, Some(3.0));
         assert_eq!(kept.round_ratios, vec![0.5, 0.9, 0.75]);
+        let others: Vec<_> = kept
+            .other_rounds
+            .iter()
+            .map(|r| r.raw_cpu_us_per_entry)
+            .collect();
+        assert_eq!(others, vec![Some(1.0), Some(2.0)]);
         // An even count keeps the lower middle; a raw loop that measured nothing ranks
         // lowest instead of dividing by zero.
         let kept = CeilingRow::of_rounds(vec![round(0.0, 10.0, 1.0), round(10.0, 8.0, 2.0)])

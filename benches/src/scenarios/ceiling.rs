@@ -148,6 +148,7 @@ async fn raw_once(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) -> Option<C
         drain: DrainOutcome::default(),
         payload_bytes,
         round_ratios: Vec::new(),
+        other_rounds: Vec::new(),
     })
 }
 

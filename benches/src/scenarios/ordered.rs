@@ -47,6 +47,8 @@ pub async fn run(ctx: &mut Ctx) {
                 }
             }
             for (ordered, outcomes) in [false, true].into_iter().zip(rounds) {
+                let rounds_per_s = outcomes.iter().map(|o| o.entries_per_s).collect();
+                let (outcome, other_rounds) = median_round(outcomes);
                 ctx.results.ordered.push(OrderedRow {
                     engine,
                     keys,
@@ -54,8 +56,9 @@ pub async fn run(ctx: &mut Ctx) {
                     workers: WORKERS,
                     batch: BATCH,
                     backlog,
-                    rounds_per_s: outcomes.iter().map(|o| o.entries_per_s).collect(),
-                    outcome: median_round(outcomes),
+                    rounds_per_s,
+                    outcome,
+                    other_rounds,
                 });
             }
         }
@@ -95,9 +98,24 @@ async fn drain_once(
     Some(measure(&spec).await)
 }
 
-/// The round of median rate (the lower of the two middle ones for an even count).
-fn median_round(mut outcomes: Vec<DrainOutcome>) -> DrainOutcome {
-    outcomes.sort_by(|a, b| a.entries_per_s.total_cmp(&b.entries_per_s));
-    let middle = (outcomes.len().max(1) - 1) / 2;
-    outcomes.swap_remove(middle)
+/// The round of median rate (the lower of the two middle ones for an even count), and
+/// the others in the order run.
+fn median_round(outcomes: Vec<DrainOutcome>) -> (DrainOutcome, Vec<DrainOutcome>) {
+    let mut order: Vec<usize> = (0..outcomes.len()).collect();
+    order.sort_by(|&a, &b| {
+        outcomes[a]
+            .entries_per_s
+            .total_cmp(&outcomes[b].entries_per_s)
+    });
+    let middle = order.get((order.len().max(1) - 1) / 2).copied();
+    let mut kept = DrainOutcome::default();
+    let mut others = Vec::new();
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        if Some(i) == middle {
+            kept = outcome;
+        } else {
+            others.push(outcome);
+        }
+    }
+    (kept, others)
 }
