@@ -40,16 +40,19 @@ pub(crate) fn map_err(err: sqlx::Error) -> OutboxError {
 
 /// Maps an error of the store's own (rusqlite) connection to the core's kinds, as
 /// [`map_err`] maps sqlx's.
+///
+/// Errors of other kinds are classified by their text alone: a host whose build turns
+/// on rusqlite's `modern_sqlite` feature (Cargo unifies features across the build) gets
+/// statements that fail to prepare, a missing table or column among them, as
+/// `SqlInputError`, whose code this crate cannot name without that feature, and such a
+/// table is still not migrated.
 pub(crate) fn map_direct(err: rusqlite::Error) -> OutboxError {
     match &err {
         rusqlite::Error::SqliteFailure(failure, message) => {
             let message = message.clone().unwrap_or_else(|| failure.to_string());
             classify(Some(extended(failure)), message, Box::new(err))
         }
-        _ => OutboxError::Database {
-            message: err.to_string(),
-            source: Some(Box::new(err)),
-        },
+        _ => classify(None, err.to_string(), Box::new(err)),
     }
 }
 
@@ -142,4 +145,33 @@ pub(crate) fn naming_the_file(mut err: OutboxError, file: &Path) -> OutboxError 
         }
     }
     err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_table_is_not_migrated_whatever_kind_of_rusqlite_error_says_so() {
+        // As SQLite reports a statement that fails to prepare.
+        let conn = rusqlite::Connection::open_in_memory().expect("a connection");
+        let failed = conn.prepare("SELECT * FROM outbox").unwrap_err();
+        assert!(
+            matches!(map_direct(failed), OutboxError::SchemaNotMigrated { .. }),
+            "a statement on a missing table"
+        );
+        // As an error of another kind says it (rusqlite's `SqlInputError`, which this
+        // build cannot name, reads the same).
+        let other = rusqlite::Error::ToSqlConversionFailure(Box::new(std::io::Error::other(
+            "no such column: stamp",
+        )));
+        let mapped = map_direct(other);
+        assert!(
+            matches!(mapped, OutboxError::SchemaNotMigrated { ref detail } if detail.contains("stamp")),
+            "{mapped:?}"
+        );
+        // Anything else stays a database error.
+        let other = rusqlite::Error::InvalidQuery;
+        assert!(matches!(map_direct(other), OutboxError::Database { .. }));
+    }
 }
