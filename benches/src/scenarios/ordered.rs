@@ -10,7 +10,7 @@ use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};
 use crate::load::{load, Rows};
 use crate::plan::Plan;
-use crate::results::{DrainOutcome, Engine, OrderedRow};
+use crate::results::{median_round, DrainOutcome, Engine, OrderedRow};
 use crate::subject::Place;
 
 const WORKERS: usize = 2;
@@ -48,7 +48,8 @@ pub async fn run(ctx: &mut Ctx) {
             }
             for (ordered, outcomes) in [false, true].into_iter().zip(rounds) {
                 let rounds_per_s = outcomes.iter().map(|o| o.entries_per_s).collect();
-                let (outcome, other_rounds) = median_round(outcomes);
+                let (outcome, other_rounds) =
+                    median_round(outcomes, |o: &DrainOutcome| o.entries_per_s).unwrap_or_default();
                 ctx.results.ordered.push(OrderedRow {
                     engine,
                     keys,
@@ -96,26 +97,4 @@ async fn drain_once(
         )
     };
     Some(measure(&spec).await)
-}
-
-/// The round of median rate (the lower of the two middle ones for an even count), and
-/// the others in the order run.
-fn median_round(outcomes: Vec<DrainOutcome>) -> (DrainOutcome, Vec<DrainOutcome>) {
-    let mut order: Vec<usize> = (0..outcomes.len()).collect();
-    order.sort_by(|&a, &b| {
-        outcomes[a]
-            .entries_per_s
-            .total_cmp(&outcomes[b].entries_per_s)
-    });
-    let middle = order.get((order.len().max(1) - 1) / 2).copied();
-    let mut kept = DrainOutcome::default();
-    let mut others = Vec::new();
-    for (i, outcome) in outcomes.into_iter().enumerate() {
-        if Some(i) == middle {
-            kept = outcome;
-        } else {
-            others.push(outcome);
-        }
-    }
-    (kept, others)
 }
