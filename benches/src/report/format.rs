@@ -52,6 +52,19 @@ pub(super) fn or_dash(value: Option<f64>, fmt: Fmt) -> String {
     value.map_or_else(|| "—".into(), fmt)
 }
 
+/// Every round's figure in the order run, comma-separated; a dash when there are none
+/// (results written before the cell had rounds).
+pub(super) fn each_or_dash(values: &[f64], fmt: Fmt) -> String {
+    if values.is_empty() {
+        return "—".into();
+    }
+    values
+        .iter()
+        .map(|v| fmt(*v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The drain process's CPU time per entry, microseconds.
 pub(super) fn cpu(o: &crate::results::DrainOutcome) -> String {
     or_dash(o.cpu_us_per_entry, micros)

@@ -327,12 +327,7 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("delivered", &|o| count(o.outcome.delivered)),
             ("entries/s", &|o| rate(o.outcome.entries_per_s)),
             ("rounds, entries/s", &|o| {
-                let rounds: Vec<String> = o.rounds_per_s.iter().map(|r| rate(*r)).collect();
-                if rounds.is_empty() {
-                    "—".into()
-                } else {
-                    rounds.join(" / ")
-                }
+                each_or_dash(&o.rounds_per_s, rate)
             }),
             ("CPU µs/entry", &|o| cpu(&o.outcome)),
             ("server CPU µs/entry", &|o| server_cpu(&o.outcome)),
@@ -471,12 +466,7 @@ pub(super) fn all(md: &mut String, r: &Results) {
             ("drain entries/s", &|c| rate(c.drain.entries_per_s)),
             ("drain ÷ raw", &|c| or_dash(ceiling_ratio(c), ratio)),
             ("drain ÷ raw, each round", &|c| {
-                if c.round_ratios.is_empty() {
-                    "—".into()
-                } else {
-                    let each: Vec<String> = c.round_ratios.iter().map(|r| ratio(*r)).collect();
-                    each.join(", ")
-                }
+                each_or_dash(&c.round_ratios, ratio)
             }),
             ("raw client CPU µs/entry", &|c| {
                 or_dash(c.raw_cpu_us_per_entry, micros)

@@ -45,10 +45,7 @@ pub async fn run(ctx: &mut Ctx) {
 }
 
 async fn measure_one(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) {
-    let rows = Rows::Pending {
-        count: ctx.plan.ceiling_backlog,
-        after: 0,
-    };
+    let rows = backlog_rows(ctx);
     // The loops shown for comparison beside the raw one, once per cell.
     let (driver_rows_per_s, store_rows_per_s) = match engine {
         Engine::Postgres => (None, None),
@@ -99,6 +96,14 @@ async fn measure_round(
     })
 }
 
+/// The ceiling's backlog: the plan's count of pending rows, each cell's copies alike.
+fn backlog_rows(ctx: &Ctx) -> Rows {
+    Rows::Pending {
+        count: ctx.plan.ceiling_backlog,
+        after: 0,
+    }
+}
+
 /// The drain's workers: PostgreSQL's raw loop runs two clients, the others one.
 fn clients(engine: Engine) -> usize {
     match engine {
@@ -112,11 +117,7 @@ async fn raw_once(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) -> Option<C
     let backlog = ctx.plan.ceiling_backlog;
     let clients = clients(engine);
     let raw_place = Place::create(engine, "outbox").await?;
-    let rows = Rows::Pending {
-        count: backlog,
-        after: 0,
-    };
-    load(&raw_place.location, rows, payload_bytes).await;
+    load(&raw_place.location, backlog_rows(ctx), payload_bytes).await;
     let cpu = RawCpu::start(&raw_place.location).await;
     let raw = match engine {
         Engine::Postgres => pgbench(&raw_place.location, backlog, clients)
@@ -156,11 +157,7 @@ async fn raw_once(ctx: &mut Ctx, engine: Engine, payload_bytes: u32) -> Option<C
 async fn drain_once(ctx: &Ctx, engine: Engine, payload_bytes: u32) -> Option<DrainOutcome> {
     let backlog = ctx.plan.ceiling_backlog;
     let place = Place::create(engine, "outbox").await?;
-    let rows = Rows::Pending {
-        count: backlog,
-        after: 0,
-    };
-    load(&place.location, rows, payload_bytes).await;
+    load(&place.location, backlog_rows(ctx), payload_bytes).await;
     Some(
         measure(&DrainSpec::new(
             place.location.clone(),
