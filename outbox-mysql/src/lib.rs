@@ -11,6 +11,7 @@ mod migrate;
 mod ordered;
 mod portable;
 mod row;
+mod run_lengths;
 mod selection;
 mod statements;
 mod store;

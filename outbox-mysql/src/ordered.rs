@@ -1,13 +1,15 @@
 //! A claim in key order: the heads chosen without locking (claim_retry.sql and
-//! claim_pending.sql in their key order forms, bounded by walks.rs), the rows of their key
-//! runs found behind them (run_rows.sql), then all of them locked where still free and
-//! claimable (lock_candidates.sql). Each head comes with its run, in claim order, up to
-//! the batch; a head that could not be locked drops its run, and a run ends at its first
-//! row that could not.
+//! claim_pending.sql in their key order forms, bounded by walks.rs, as many as the last
+//! claim's runs say fill the batch: run_lengths.rs), the rows of their key runs found
+//! behind them (run_rows.sql), then all of them locked where still free and claimable
+//! (lock_candidates.sql). Each head comes with its run, in claim order, up to the batch;
+//! a head that could not be locked drops its run, and a run ends at its first row that
+//! could not.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use chrono::{DateTime, Utc};
 use outbox_core::store_kit::sql::normalize_time;
 use outbox_core::{ClaimRequest, Result};
 use sqlx::mysql::MySqlRow;
@@ -19,6 +21,7 @@ use outbox_core::store_kit::claims::ClaimGroups;
 use crate::claims::{count, read_rows, Walk};
 use crate::error::map_err;
 use crate::row::{clock, seq};
+use crate::run_lengths::RunLengths;
 use crate::{walks, MySqlClaimStore};
 
 /// One row a claim in key order chose: its head's place in claim order, its step behind
@@ -33,13 +36,9 @@ impl MySqlClaimStore {
         groups: ClaimGroups,
         req: &ClaimRequest,
     ) -> Result<Vec<MySqlRow>> {
-        let heads = self.choose_heads(tx, groups, req).await?;
-        let Some(first) = heads.first() else {
+        let Some((now, chosen)) = self.choose(tx, groups, req).await? else {
             return Ok(Vec::new());
         };
-        let now = clock(first)?;
-        let heads = heads.iter().map(seq).collect::<Result<Vec<i64>>>()?;
-        let chosen = self.with_runs(tx, &heads, req).await?;
         let seqs: Vec<i64> = chosen.iter().map(|(_, _, seq)| *seq).collect();
         let locked = sqlx::query(&self.sql.lock_candidates)
             .bind(now)
@@ -66,14 +65,58 @@ impl MySqlClaimStore {
         Ok(kept)
     }
 
-    /// The heads (and keyless rows) a claim in key order may take, retry-ready ones
-    /// first, read without locking; each walk examines a bounded number of rows but now
-    /// and then (walks.rs).
+    /// The rows a claim in key order chooses, with the clock it judged them at: as many
+    /// heads as the store's last runs say fill the batch (run_lengths.rs), their runs,
+    /// and, when that guess fell short and more heads may exist, more heads and theirs.
+    async fn choose(
+        &self,
+        tx: &mut MySqlConnection,
+        groups: ClaimGroups,
+        req: &ClaimRequest,
+    ) -> Result<Option<(DateTime<Utc>, Vec<Chosen>)>> {
+        let batch = req.batch_size as usize;
+        let per_head = self.run_lengths.expected(req.key_run);
+        let wanted = RunLengths::heads_for(req.batch_size, per_head);
+        let found = self
+            .choose_heads(tx, groups, req, req.now.map(normalize_time), wanted)
+            .await?;
+        let Some(first) = found.first() else {
+            return Ok(None);
+        };
+        let now = clock(first)?;
+        let mut heads = found.iter().map(seq).collect::<Result<Vec<i64>>>()?;
+        let mut chosen = self.with_runs(tx, &heads, 0, batch, req).await?;
+        if chosen.len() < batch && heads.len() == wanted as usize && per_head > 1 {
+            // Fewer rows behind the heads than the last claim's: the heads after these,
+            // found by a choice for as many more as there is room (the ones already
+            // chosen come back first and are left out).
+            let room = batch - chosen.len();
+            let more = wanted.saturating_add(u32::try_from(room).unwrap_or(u32::MAX));
+            let again = self.choose_heads(tx, groups, req, Some(now), more).await?;
+            let known: HashSet<i64> = heads.iter().copied().collect();
+            let fresh: Vec<i64> = again
+                .iter()
+                .map(seq)
+                .filter(|s| s.as_ref().map_or(true, |s| !known.contains(s)))
+                .collect::<Result<_>>()?;
+            chosen.extend(self.with_runs(tx, &fresh, heads.len(), room, req).await?);
+            heads.extend(fresh);
+        }
+        let taken = chosen.iter().filter(|(_, step, _)| *step == 0).count();
+        self.run_lengths.saw(chosen.len(), taken);
+        Ok(Some((now, chosen)))
+    }
+
+    /// Up to `wanted` heads (and keyless rows) a claim in key order may take, retry-ready
+    /// ones first, read without locking, judged at `now` (the server's clock when `None`);
+    /// each walk examines a bounded number of rows but now and then (walks.rs).
     async fn choose_heads(
         &self,
         tx: &mut MySqlConnection,
         groups: ClaimGroups,
         req: &ClaimRequest,
+        mut now: Option<DateTime<Utc>>,
+        wanted: u32,
     ) -> Result<Vec<MySqlRow>> {
         let started = Instant::now();
         let whole = self.whole_walks.due(started);
@@ -83,17 +126,16 @@ impl MySqlClaimStore {
             walks::examined_bound(req.batch_size)
         };
         let sliced = req.slice.is_some();
-        let mut now = req.now.map(normalize_time);
         let mut heads = Vec::new();
         if groups.retry {
             let form = self.sql.heads_retry.pick(true, sliced);
             let walk = Walk {
-                limit: req.batch_size,
+                limit: wanted,
                 examined,
             };
             heads = read_rows(tx, form, req, now, walk).await?;
         }
-        let room = req.batch_size.saturating_sub(count(&heads));
+        let room = wanted.saturating_sub(count(&heads));
         if groups.pending && room > 0 {
             if let Some(first) = heads.first() {
                 now = Some(clock(first)?);
@@ -111,25 +153,27 @@ impl MySqlClaimStore {
         Ok(heads)
     }
 
-    /// The heads in claim order, each followed by the rows of its run behind it (none
-    /// with runs of one), up to the batch. The runs are looked for behind as many heads
-    /// as full runs would fill the batch with, then, if those had rows behind them and
-    /// room is left, behind as many more heads as there is room: at most two reads, and
-    /// no run is looked for behind a head the batch has no room for.
+    /// `heads` in claim order (the first at place `first` of the claim's heads), each
+    /// followed by the rows of its run behind it (none with runs of one), up to `room`
+    /// rows. The runs are looked for behind as many heads as full runs would fill the
+    /// room with, then, if those had rows behind them and room is left, behind as many
+    /// more heads as there is room: at most two reads, and no run is looked for behind a
+    /// head there is no room for.
     async fn with_runs(
         &self,
         tx: &mut MySqlConnection,
         heads: &[i64],
+        first: usize,
+        room: usize,
         req: &ClaimRequest,
     ) -> Result<Vec<Chosen>> {
-        let batch = req.batch_size as usize;
-        let mut chosen = Vec::with_capacity(batch);
+        let mut chosen = Vec::with_capacity(room);
         let mut next = 0;
         let mut looking = req.key_run > 1;
-        let mut span = batch.div_ceil(req.key_run as usize);
-        while next < heads.len() && chosen.len() < batch {
-            let room = batch - chosen.len();
-            let these = &heads[next..heads.len().min(next + if looking { span } else { room })];
+        let mut span = room.div_ceil(req.key_run as usize);
+        while next < heads.len() && chosen.len() < room {
+            let left = room - chosen.len();
+            let these = &heads[next..heads.len().min(next + if looking { span } else { left })];
             let mut runs = if looking {
                 self.runs_behind(tx, these, req).await?
             } else {
@@ -137,7 +181,7 @@ impl MySqlClaimStore {
             };
             looking = looking && !runs.is_empty();
             for (at, seq) in these.iter().enumerate() {
-                let head = next + at;
+                let head = first + next + at;
                 chosen.push((head, 0, *seq));
                 let mut run = runs.remove(&at).unwrap_or_default();
                 run.sort_unstable();
@@ -149,9 +193,9 @@ impl MySqlClaimStore {
                 );
             }
             next += these.len();
-            span = batch.saturating_sub(chosen.len());
+            span = room.saturating_sub(chosen.len());
         }
-        chosen.truncate(batch);
+        chosen.truncate(room);
         Ok(chosen)
     }
 

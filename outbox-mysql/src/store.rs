@@ -36,6 +36,8 @@ pub struct MySqlClaimStore {
     pub(crate) writer: MySqlWriter,
     /// When a claim in key order next walks the whole backlog (walks.rs).
     pub(crate) whole_walks: Arc<crate::walks::WholeWalks>,
+    /// How many rows a head brought in the last claim in key runs (run_lengths.rs).
+    pub(crate) run_lengths: Arc<crate::run_lengths::RunLengths>,
     /// How many calls were run again after the server rolled them back.
     pub(crate) retried: Arc<AtomicU64>,
 }
@@ -91,6 +93,7 @@ impl MySqlClaimStore {
             config,
             writer,
             whole_walks: Arc::default(),
+            run_lengths: Arc::default(),
             retried: Arc::default(),
         })
     }

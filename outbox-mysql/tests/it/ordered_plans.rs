@@ -1,11 +1,15 @@
 //! A claim in key order at 10, 1,000 and 100,000 keys, with fresh statistics: the choice
 //! of heads reads a bounded part of the backlog (the session's handler counters around
 //! the statement), also when every key's head is leased and nothing can be taken, and a
-//! claim in key runs fills its batch whatever the number of keys.
+//! claim in key runs fills its batch whatever the number of keys. At 10 keys, a store
+//! whose last claim took full runs asks for only the heads that fill its batch, so its
+//! whole claim reads far less than the choice's bound.
 
 use chrono::TimeDelta;
 use outbox_core::store_kit::sql::{without_lines_naming, FilterForms};
-use outbox_core::{ClaimRequest, ClaimStore, Quotes, TableName};
+use outbox_core::{
+    ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, Quotes, TableName,
+};
 use outbox_mysql::MySqlStoreConfig;
 use sqlx::MySqlPool;
 
@@ -99,4 +103,77 @@ async fn a_thousand_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_thousand_keys() {
     case(100_000, 100_000).await;
+}
+
+/// A whole claim in key runs of 10 at 10 keys, on a store whose last claim took full runs:
+/// the handler reads of its one connection around the claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_in_runs_at_ten_keys_asks_for_the_heads_it_needs() {
+    // One connection: the claim and the counters read around it share a session.
+    let Some((store, _db)) = fresh_store(MySqlStoreConfig::new().max_connections(1)).await else {
+        return;
+    };
+    let pool = store.pool();
+    fill_keyed(pool, 24_000, 0, 0, 10).await;
+    analyze(pool).await;
+    let req = ClaimRequest::new("w1", BATCH, TimeDelta::seconds(60)).in_key_runs(10);
+    let first = store.claim_next(&req).await.unwrap();
+    assert_eq!(first.len(), BATCH as usize);
+    let done = first
+        .into_iter()
+        .map(|c| CompletionRequest::new(c, Completion::Delivered(EmissionResult::new())))
+        .collect();
+    store.complete_batch(done).await.unwrap();
+
+    let mut conn = pool.acquire().await.unwrap();
+    let (before, _) = handler_reads(&mut conn).await;
+    drop(conn);
+    let second = store.claim_next(&req).await.unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let (after, _) = handler_reads(&mut conn).await;
+    let reads = after - before;
+    println!("mariadb claim in runs at 10 keys, runs known: {reads} handler reads");
+    assert_eq!(second.len(), BATCH as usize, "the runs fill the batch");
+    // Asking for a head per row walks to the choice's bound (5,000 rows examined)
+    // before the runs, the lock and the lease are read at all.
+    assert!(
+        reads <= READS / 2,
+        "{reads} handler reads for a claim of 10 full runs"
+    );
+}
+
+/// A store whose last claim took runs of 10 meets keys with two rows each: the heads it
+/// first asks for bring a fifth of its batch, and it asks again for the rest, so the
+/// batch still fills, each key's rows in key order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_whose_runs_come_up_short_asks_for_more_heads() {
+    let Some((store, _db)) = fresh_store(MySqlStoreConfig::new()).await else {
+        return;
+    };
+    let pool = store.pool();
+    // Runs of 10 first (10 keys of 10 rows), then 100 keys of 2 rows.
+    fill_keyed(pool, 100, 0, 0, 10).await;
+    fill_keyed(pool, 200, 0, 100, 100).await;
+    analyze(pool).await;
+    let req = ClaimRequest::new("w1", BATCH, TimeDelta::seconds(60)).in_key_runs(10);
+    let first = store.claim_next(&req).await.unwrap();
+    assert_eq!(first.len(), BATCH as usize);
+    let done = first
+        .into_iter()
+        .map(|c| CompletionRequest::new(c, Completion::Delivered(EmissionResult::new())))
+        .collect();
+    store.complete_batch(done).await.unwrap();
+
+    let second = store.claim_next(&req).await.unwrap();
+    assert_eq!(second.len(), BATCH as usize, "the batch fills");
+    let mut last_of_key = std::collections::HashMap::new();
+    for claim in &second {
+        let entry = &claim.entry;
+        let key = entry.partition_key.clone().expect("keyed rows");
+        let at = (entry.created_at, entry.id);
+        if let Some(before) = last_of_key.insert(key.clone(), at) {
+            assert!(before < at, "key {key} out of order in the claim");
+        }
+    }
+    assert_eq!(last_of_key.len(), BATCH as usize / 2, "runs of two");
 }
