@@ -106,7 +106,12 @@ impl SqliteClaimStore {
     pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
         crate::check_schema(&pool, &config.basics.table).await?;
         let ordered = crate::ordering::prepared(&pool, &config.basics.table).await?;
-        let direct = Direct::start(Opener::of_pool(&pool, &config).await?).await?;
+        let opener = Opener::of_pool(&pool, &config).await?;
+        let writes = !opener.read_only();
+        let direct = Direct::start(opener).await?;
+        if writes {
+            crate::direct::shared_locks::check(&pool, &direct).await?;
+        }
         let sql = Arc::new(Statements::render(&config.basics.table));
         let writer = SqliteWriter::rendered(Arc::clone(&sql))
             .limits(config.basics.limits.clone())

@@ -33,6 +33,7 @@
 
 mod open;
 pub(crate) mod row;
+pub(crate) mod shared_locks;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -162,6 +163,14 @@ impl Session {
         result.map_err(named)
     }
 
+    /// Takes the write lock and keeps it after the job, until [`Session::reset`] (the
+    /// probe of shared_locks.rs).
+    pub(crate) fn hold_write_lock(&mut self) -> Result<()> {
+        let file = self.opener.file().to_path_buf();
+        execute(self.connection()?, "BEGIN IMMEDIATE")
+            .map_err(|e| naming_the_file(map_direct(e), &file))
+    }
+
     /// The open connection, opening it first if there is none.
     fn connection(&mut self) -> Result<&Connection> {
         if self.conn.is_none() {
@@ -172,7 +181,7 @@ impl Session {
 
     /// Ends whatever transaction a failed job left open; closes the connection when
     /// SQLite still reports one after the `ROLLBACK` (the next job opens a fresh one).
-    fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         let Some(conn) = &self.conn else { return };
         if conn.is_autocommit() {
             return;

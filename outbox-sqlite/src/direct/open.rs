@@ -12,6 +12,8 @@ use sqlx::{Row, SqlitePool};
 use crate::error::{map_direct, map_err, naming_the_file};
 use crate::SqliteStoreConfig;
 
+use super::shared_locks;
+
 /// Prepared statements the connection keeps: the drain's few, in both slice forms.
 const CACHED_STATEMENTS: usize = 32;
 
@@ -45,6 +47,7 @@ impl Opener {
         .fetch_one(&mut *conn)
         .await
         .map_err(map_err)?;
+        shared_locks::check_locking_mode(&mut conn).await?;
         drop(conn);
         let mut file = None;
         let mut attached = Vec::new();
@@ -85,6 +88,12 @@ impl Opener {
             mmap_bytes: config.mmap_bytes,
             cache_kib: config.cache_kib,
         })
+    }
+
+    /// Whether the connection only reads (the store's `read_only`, or the pool's
+    /// `query_only`).
+    pub(crate) fn read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The main database file.

@@ -17,6 +17,7 @@ mod own_connection;
 mod plans;
 mod races;
 mod read_only_disk;
+mod shared_locks;
 mod slices;
 mod statements;
 mod suite;
