@@ -371,6 +371,16 @@ fn drain_processes_with_one_killed_deliver_everything() {
     common::drain_processes_with_one_killed_deliver_everything(&db, dir.path());
 }
 
+#[test]
+fn ordered_drain_processes_with_one_killed_keep_each_key_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite(&dir.path().join("outbox.db"));
+    common::ordered_killed::ordered_drain_processes_with_one_killed_keep_each_key_in_order(
+        &db,
+        dir.path(),
+    );
+}
+
 /// Two drains over the two halves of a table, each until its half is empty, deliver every
 /// entry once between them, each in its own slice.
 #[test]

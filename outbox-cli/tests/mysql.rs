@@ -115,3 +115,20 @@ async fn drain_processes_with_one_killed_deliver_everything_on_mariadb() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordered_drain_processes_with_one_killed_keep_each_key_in_order_on_mariadb() {
+    let Some(server) = TestDatabase::create().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&server, "mysql");
+    tokio::task::spawn_blocking(move || {
+        common::ordered_killed::ordered_drain_processes_with_one_killed_keep_each_key_in_order(
+            &db,
+            dir.path(),
+        );
+    })
+    .await
+    .unwrap();
+}

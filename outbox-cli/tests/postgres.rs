@@ -111,6 +111,23 @@ async fn drain_processes_with_one_killed_deliver_everything_on_postgres() {
     .unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordered_drain_processes_with_one_killed_keep_each_key_in_order_on_postgres() {
+    let Some(pg) = PgTestDb::create().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::postgres(&pg.url, &pg.schema);
+    tokio::task::spawn_blocking(move || {
+        common::ordered_killed::ordered_drain_processes_with_one_killed_keep_each_key_in_order(
+            &db,
+            dir.path(),
+        );
+    })
+    .await
+    .unwrap();
+}
+
 /// A missing database and an unknown role are reported in the server's words, with the
 /// SQLSTATE, not as a bare "db error".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

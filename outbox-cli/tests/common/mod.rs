@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
+pub mod ordered_killed;
 pub mod scrape;
 
 /// The database a command runs against, as the global options that name it.
@@ -107,38 +108,37 @@ pub fn emissions(path: &Path) -> HashMap<String, Vec<String>> {
     seen
 }
 
-/// Several drain processes on one database; one is killed mid-batch. Every entry is
-/// delivered, and an entry is emitted twice only when its first emission came from the
-/// killed process (whose leases had to expire before anyone else could take them).
-pub fn drain_processes_with_one_killed_deliver_everything(db: &Db, dir: &Path) {
-    ok(db.cmd().arg("migrate"));
-    ok(db.cmd().args(["enqueue", "--count", "3000"]));
-    let jsonl = dir.join("out.jsonl");
+/// A drain process until the outbox is empty: two workers, 2 s leases, emitting into
+/// `jsonl` as `owner`, with `extra` arguments.
+pub fn spawn_drain(db: &Db, jsonl: &Path, owner: &str, extra: &[&str]) -> std::process::Child {
     let emitter = format!("jsonl:{}", jsonl.display());
-    let spawn = |owner: &str, extra: &[&str]| {
-        db.cmd()
-            .args([
-                "drain",
-                "--until-empty",
-                "--workers",
-                "2",
-                "--lease",
-                "2s",
-                "--owner",
-                owner,
-                "--emitter",
-                &emitter,
-            ])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    // The victim emits slowly, so it is surely mid-batch when killed.
-    let mut victim = spawn("victim", &["--emit-delay", "20ms", "--concurrency", "1"]);
+    db.cmd()
+        .args([
+            "drain",
+            "--until-empty",
+            "--workers",
+            "2",
+            "--lease",
+            "2s",
+            "--owner",
+            owner,
+            "--emitter",
+            &emitter,
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Starts a drain that emits slowly (so it is surely mid-batch when killed) and waits
+/// for its first emission; `extra` as [`spawn_drain`]'s.
+pub fn slow_victim(db: &Db, jsonl: &Path, extra: &[&str]) -> std::process::Child {
+    let slow = [&["--emit-delay", "20ms", "--concurrency", "1"], extra].concat();
+    let victim = spawn_drain(db, jsonl, "victim", &slow);
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !emissions(&jsonl)
+    while !emissions(jsonl)
         .values()
         .flatten()
         .any(|o| o.starts_with("victim"))
@@ -146,7 +146,21 @@ pub fn drain_processes_with_one_killed_deliver_everything(db: &Db, dir: &Path) {
         assert!(Instant::now() < deadline, "the victim never emitted");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let survivors: Vec<_> = ["a", "b", "c"].iter().map(|o| spawn(o, &[])).collect();
+    victim
+}
+
+/// Several drain processes on one database; one is killed mid-batch. Every entry is
+/// delivered, and an entry is emitted twice only when its first emission came from the
+/// killed process (whose leases had to expire before anyone else could take them).
+pub fn drain_processes_with_one_killed_deliver_everything(db: &Db, dir: &Path) {
+    ok(db.cmd().arg("migrate"));
+    ok(db.cmd().args(["enqueue", "--count", "3000"]));
+    let jsonl = dir.join("out.jsonl");
+    let mut victim = slow_victim(db, &jsonl, &[]);
+    let survivors: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|o| spawn_drain(db, &jsonl, o, &[]))
+        .collect();
     victim.kill().unwrap();
     victim.wait().unwrap();
     for mut s in survivors {
