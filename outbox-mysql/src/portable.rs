@@ -29,7 +29,7 @@ pub type PortableMySqlStore = PortableStore<MySqlBackend>;
 
 /// Builds the portable store on a pool (open it with
 /// [`crate::MySqlClaimStore::open_pool`]); the table must have been created with
-/// [`crate::migrate`].
+/// [`crate::migrate()`].
 pub async fn portable_store(pool: MySqlPool, config: PortableConfig) -> Result<PortableMySqlStore> {
     PortableStore::new(MySqlBackend::new(pool), config).await
 }

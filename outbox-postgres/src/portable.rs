@@ -28,7 +28,7 @@ pub type PgBackend = SqlxBackend<PgEngine>;
 pub type PortablePgStore = PortableStore<PgBackend>;
 
 /// Builds the portable store on a PostgreSQL pool; the table must have been created with
-/// [`crate::migrate`]. Name the schema in the config's table name, or rely on the
+/// [`crate::migrate()`]. Name the schema in the config's table name, or rely on the
 /// connections' `search_path`.
 pub async fn portable_store(pool: PgPool, config: PortableConfig) -> Result<PortablePgStore> {
     PortableStore::new(PgBackend::new(pool), config).await

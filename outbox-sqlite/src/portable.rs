@@ -28,7 +28,7 @@ pub type PortableSqliteStore = PortableStore<SqliteBackend>;
 
 /// Builds the portable store on a SQLite pool. Open the pool in WAL mode with a busy
 /// timeout when several connections or processes share the file; the table must have
-/// been created with [`crate::migrate`].
+/// been created with [`crate::migrate()`].
 pub async fn portable_store(
     pool: SqlitePool,
     config: PortableConfig,

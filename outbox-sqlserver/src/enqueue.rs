@@ -44,7 +44,8 @@ impl Bound {
             .collect()
     }
 
-    /// The parameters of this entry's row, in the order of [`ENQUEUE_ROW`].
+    /// The parameters of this entry's row, in the order of
+    /// [`ENQUEUE_ROW`](crate::statements::ENQUEUE_ROW).
     pub(crate) fn params(&self) -> [ColumnData<'_>; ENQUEUE_PARAMS_PER_ROW] {
         [
             ColumnData::Binary(Some(self.id.as_slice().into())),
