@@ -109,11 +109,10 @@ async fn drain_processes_with_one_killed_deliver_everything_on_mariadb() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = db(&server, "mysql");
-    tokio::task::spawn_blocking(move || {
+    common::blocking(move || {
         common::drain_processes_with_one_killed_deliver_everything(&db, dir.path());
     })
-    .await
-    .unwrap();
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,12 +122,11 @@ async fn ordered_drain_processes_with_one_killed_keep_each_key_in_order_on_maria
     };
     let dir = tempfile::tempdir().unwrap();
     let db = db(&server, "mysql");
-    tokio::task::spawn_blocking(move || {
+    common::blocking(move || {
         common::ordered_killed::ordered_drain_processes_with_one_killed_keep_each_key_in_order(
             &db,
             dir.path(),
         );
     })
-    .await
-    .unwrap();
+    .await;
 }

@@ -104,11 +104,10 @@ async fn drain_processes_with_one_killed_deliver_everything_on_postgres() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = Db::postgres(&pg.url, &pg.schema);
-    tokio::task::spawn_blocking(move || {
+    common::blocking(move || {
         common::drain_processes_with_one_killed_deliver_everything(&db, dir.path());
     })
-    .await
-    .unwrap();
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,14 +117,13 @@ async fn ordered_drain_processes_with_one_killed_keep_each_key_in_order_on_postg
     };
     let dir = tempfile::tempdir().unwrap();
     let db = Db::postgres(&pg.url, &pg.schema);
-    tokio::task::spawn_blocking(move || {
+    common::blocking(move || {
         common::ordered_killed::ordered_drain_processes_with_one_killed_keep_each_key_in_order(
             &db,
             dir.path(),
         );
     })
-    .await
-    .unwrap();
+    .await;
 }
 
 /// A missing database and an unknown role are reported in the server's words, with the

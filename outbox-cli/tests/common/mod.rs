@@ -149,6 +149,27 @@ pub fn slow_victim(db: &Db, jsonl: &Path, extra: &[&str]) -> std::process::Child
     victim
 }
 
+/// Four drain processes until the outbox is empty, `extra` arguments to each: a slow one
+/// ([`slow_victim`]), killed once it has emitted and three more have started, and the
+/// three, which must end well.
+pub fn four_drains_one_killed(db: &Db, jsonl: &Path, extra: &[&str]) {
+    let mut victim = slow_victim(db, jsonl, extra);
+    let survivors: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|o| spawn_drain(db, jsonl, o, extra))
+        .collect();
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    for mut s in survivors {
+        assert!(s.wait().unwrap().success(), "a surviving drain failed");
+    }
+}
+
+/// Runs `f` (which blocks, running the binary) on a blocking thread of the test's runtime.
+pub async fn blocking(f: impl FnOnce() + Send + 'static) {
+    tokio::task::spawn_blocking(f).await.unwrap();
+}
+
 /// Several drain processes on one database; one is killed mid-batch. Every entry is
 /// delivered, and an entry is emitted twice only when its first emission came from the
 /// killed process (whose leases had to expire before anyone else could take them).
@@ -156,16 +177,7 @@ pub fn drain_processes_with_one_killed_deliver_everything(db: &Db, dir: &Path) {
     ok(db.cmd().arg("migrate"));
     ok(db.cmd().args(["enqueue", "--count", "3000"]));
     let jsonl = dir.join("out.jsonl");
-    let mut victim = slow_victim(db, &jsonl, &[]);
-    let survivors: Vec<_> = ["a", "b", "c"]
-        .iter()
-        .map(|o| spawn_drain(db, &jsonl, o, &[]))
-        .collect();
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    for mut s in survivors {
-        assert!(s.wait().unwrap().success(), "a surviving drain failed");
-    }
+    four_drains_one_killed(db, &jsonl, &[]);
     let after = db.exact_stats();
     assert_eq!(after["counts"]["delivered"], 3000, "{after}");
     let seen = emissions(&jsonl);

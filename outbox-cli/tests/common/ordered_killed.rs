@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{ok, slow_victim, spawn_drain, Db};
+use super::{four_drains_one_killed, ok, Db};
 
 /// Keys, and entries of each, written one key after the other.
 const KEYS: usize = 6;
@@ -112,16 +112,7 @@ pub fn ordered_drain_processes_with_one_killed_keep_each_key_in_order(db: &Db, d
     }
     let orders = key_orders(db);
     let jsonl = dir.join("ordered.jsonl");
-    let mut victim = slow_victim(db, &jsonl, &["--ordered"]);
-    let survivors: Vec<_> = ["a", "b", "c"]
-        .iter()
-        .map(|o| spawn_drain(db, &jsonl, o, &["--ordered"]))
-        .collect();
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    for mut s in survivors {
-        assert!(s.wait().unwrap().success(), "a surviving drain failed");
-    }
+    four_drains_one_killed(db, &jsonl, &["--ordered"]);
     let after = db.exact_stats();
     assert_eq!(after["counts"]["delivered"], KEYS * PER_KEY, "{after}");
     let emissions = emitted(&jsonl);

@@ -10,7 +10,7 @@ use outbox_core::store_kit::sql::{without_lines_naming, FilterForms};
 use outbox_core::{
     ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionResult, Quotes, TableName,
 };
-use outbox_mysql::MySqlStoreConfig;
+use outbox_mysql::{MySqlClaimStore, MySqlStoreConfig};
 use sqlx::MySqlPool;
 
 use crate::common::fresh_store;
@@ -105,6 +105,22 @@ async fn a_hundred_thousand_keys() {
     case(100_000, 100_000).await;
 }
 
+/// A claim of a batch in key runs of 10.
+fn runs_of_ten() -> ClaimRequest {
+    ClaimRequest::new("w1", BATCH, TimeDelta::seconds(60)).in_key_runs(10)
+}
+
+/// Claims a full batch with `req` and delivers it: the store has seen its runs.
+async fn claim_and_deliver_a_batch(store: &MySqlClaimStore, req: &ClaimRequest) {
+    let first = store.claim_next(req).await.unwrap();
+    assert_eq!(first.len(), BATCH as usize);
+    let done = first
+        .into_iter()
+        .map(|c| CompletionRequest::new(c, Completion::Delivered(EmissionResult::new())))
+        .collect();
+    store.complete_batch(done).await.unwrap();
+}
+
 /// A whole claim in key runs of 10 at 10 keys, on a store whose last claim took full runs:
 /// the handler reads of its one connection around the claim.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -116,14 +132,8 @@ async fn a_claim_in_runs_at_ten_keys_asks_for_the_heads_it_needs() {
     let pool = store.pool();
     fill_keyed(pool, 24_000, 0, 0, 10).await;
     analyze(pool).await;
-    let req = ClaimRequest::new("w1", BATCH, TimeDelta::seconds(60)).in_key_runs(10);
-    let first = store.claim_next(&req).await.unwrap();
-    assert_eq!(first.len(), BATCH as usize);
-    let done = first
-        .into_iter()
-        .map(|c| CompletionRequest::new(c, Completion::Delivered(EmissionResult::new())))
-        .collect();
-    store.complete_batch(done).await.unwrap();
+    let req = runs_of_ten();
+    claim_and_deliver_a_batch(&store, &req).await;
 
     let mut conn = pool.acquire().await.unwrap();
     let (before, _) = handler_reads(&mut conn).await;
@@ -155,14 +165,8 @@ async fn a_claim_whose_runs_come_up_short_asks_for_more_heads() {
     fill_keyed(pool, 100, 0, 0, 10).await;
     fill_keyed(pool, 200, 0, 100, 100).await;
     analyze(pool).await;
-    let req = ClaimRequest::new("w1", BATCH, TimeDelta::seconds(60)).in_key_runs(10);
-    let first = store.claim_next(&req).await.unwrap();
-    assert_eq!(first.len(), BATCH as usize);
-    let done = first
-        .into_iter()
-        .map(|c| CompletionRequest::new(c, Completion::Delivered(EmissionResult::new())))
-        .collect();
-    store.complete_batch(done).await.unwrap();
+    let req = runs_of_ten();
+    claim_and_deliver_a_batch(&store, &req).await;
 
     let second = store.claim_next(&req).await.unwrap();
     assert_eq!(second.len(), BATCH as usize, "the batch fills");
