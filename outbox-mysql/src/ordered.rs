@@ -84,7 +84,7 @@ impl MySqlClaimStore {
             return Ok(None);
         };
         let now = clock(first)?;
-        let mut heads = found.iter().map(seq).collect::<Result<Vec<i64>>>()?;
+        let heads = found.iter().map(seq).collect::<Result<Vec<i64>>>()?;
         let mut chosen = self.with_runs(tx, &heads, 0, batch, req).await?;
         if chosen.len() < batch && heads.len() == wanted as usize && per_head > 1 {
             // Fewer rows behind the heads than the last claim's: the heads after these,
@@ -100,7 +100,6 @@ impl MySqlClaimStore {
                 .filter(|s| s.as_ref().map_or(true, |s| !known.contains(s)))
                 .collect::<Result<_>>()?;
             chosen.extend(self.with_runs(tx, &fresh, heads.len(), room, req).await?);
-            heads.extend(fresh);
         }
         let taken = chosen.iter().filter(|(_, step, _)| *step == 0).count();
         self.run_lengths.saw(chosen.len(), taken);

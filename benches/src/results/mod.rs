@@ -727,26 +727,18 @@ impl HeldRow {
     }
 }
 
-/// The median of `xs`; `None` when empty.
 /// The round of median `figure` among `rounds` (the lower of the two middle ones for an
 /// even count), and the others in the order run; `None` without rounds.
-pub fn median_round<T>(rounds: Vec<T>, figure: impl Fn(&T) -> f64) -> Option<(T, Vec<T>)> {
+pub fn median_round<T>(mut rounds: Vec<T>, figure: impl Fn(&T) -> f64) -> Option<(T, Vec<T>)> {
     let figures: Vec<f64> = rounds.iter().map(figure).collect();
     let mut order: Vec<usize> = (0..rounds.len()).collect();
     order.sort_by(|&a, &b| figures[a].total_cmp(&figures[b]));
     let middle = *order.get((order.len().max(1) - 1) / 2)?;
-    let mut kept = None;
-    let mut others = Vec::new();
-    for (i, round) in rounds.into_iter().enumerate() {
-        if i == middle {
-            kept = Some(round);
-        } else {
-            others.push(round);
-        }
-    }
-    Some((kept?, others))
+    let kept = rounds.remove(middle);
+    Some((kept, rounds))
 }
 
+/// The median of `xs`; `None` when empty.
 fn median(xs: &[f64]) -> Option<f64> {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);

@@ -99,13 +99,34 @@ pub fn fails_with(cmd: &mut Command, code: i32, expected: &str) -> String {
 /// For each entry id, the owners of its emissions in file order.
 pub fn emissions(path: &Path) -> HashMap<String, Vec<String>> {
     let mut seen: HashMap<String, Vec<String>> = HashMap::new();
-    for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).expect("json line");
-        seen.entry(v["id"].as_str().unwrap().to_owned())
-            .or_default()
-            .push(v["owner"].as_str().unwrap().to_owned());
+    for e in emitted(path) {
+        seen.entry(e.id).or_default().push(e.owner);
     }
     seen
+}
+
+/// One line of the jsonl emitter's file: which entry, of which key, by which worker.
+pub struct Emitted {
+    pub id: String,
+    pub key: Option<String>,
+    pub owner: String,
+}
+
+/// The jsonl emitter's lines at `path`, in the order the processes wrote them (none
+/// while the file does not exist).
+pub fn emitted(path: &Path) -> Vec<Emitted> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+            Emitted {
+                id: v["id"].as_str().expect("id").to_owned(),
+                key: v["partition_key"].as_str().map(str::to_owned),
+                owner: v["owner"].as_str().expect("owner").to_owned(),
+            }
+        })
+        .collect()
 }
 
 /// A drain process until the outbox is empty: two workers, 2 s leases, emitting into

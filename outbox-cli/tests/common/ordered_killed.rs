@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{four_drains_one_killed, ok, Db};
+use super::{emitted, four_drains_one_killed, ok, Db, Emitted};
 
 /// Keys, and entries of each, written one key after the other.
 const KEYS: usize = 6;
@@ -39,26 +39,10 @@ fn key_orders(db: &Db) -> HashMap<String, Vec<String>> {
         .collect()
 }
 
-/// The emissions in the order the processes wrote them: (key, id, owner).
-fn emitted(jsonl: &Path) -> Vec<(String, String, String)> {
-    std::fs::read_to_string(jsonl)
-        .unwrap_or_default()
-        .lines()
-        .map(|line| {
-            let v: serde_json::Value = serde_json::from_str(line).expect("json line");
-            let field = |name: &str| v[name].as_str().expect(name).to_owned();
-            (field("partition_key"), field("id"), field("owner"))
-        })
-        .collect()
-}
-
 /// Checks that no emission overtook an earlier entry of its key: when an entry is
 /// emitted, every entry before it in its key's order has been emitted at least once.
 /// Returns how many emissions repeated an entry.
-fn check_order(
-    orders: &HashMap<String, Vec<String>>,
-    emissions: &[(String, String, String)],
-) -> usize {
+fn check_order(orders: &HashMap<String, Vec<String>>, emissions: &[Emitted]) -> usize {
     let places: HashMap<(&str, &str), usize> = orders
         .iter()
         .flat_map(|(key, ids)| {
@@ -70,9 +54,10 @@ fn check_order(
     // Per key, how many of its first entries have been emitted.
     let mut reached: HashMap<&str, usize> = HashMap::new();
     let mut repeats = 0;
-    for (key, id, owner) in emissions {
-        let at = places[&(key.as_str(), id.as_str())];
-        let done = reached.entry(key.as_str()).or_default();
+    for Emitted { id, key, owner } in emissions {
+        let key = key.as_deref().expect("keyed entries");
+        let at = places[&(key, id.as_str())];
+        let done = reached.entry(key).or_default();
         assert!(
             at <= *done,
             "{id} (place {at} of {key}) was emitted by {owner} before place {done} ever was"
@@ -119,7 +104,7 @@ pub fn ordered_drain_processes_with_one_killed_keep_each_key_in_order(db: &Db, d
     let repeats = check_order(&orders, &emissions);
     let victims = emissions
         .iter()
-        .filter(|(_, _, o)| o.starts_with("victim"))
+        .filter(|e| e.owner.starts_with("victim"))
         .count();
     // The victim was killed holding claims of runs it had begun to emit.
     assert!(
