@@ -10,9 +10,17 @@
 -- to text again (the completion took 1.7 times as long). Only the ids of the written rows
 -- come back: the caller holds everything else it wrote, and reads the refused rows (the
 -- exception) afterwards in the same write transaction.
+--
+-- On a table prepared for per-key order the head flag's line is kept (statements.rs
+-- leaves it out of the form for other tables): a row that finishes (delivered or
+-- dead-lettered) drops its head flag as it does. That tells the table's status trigger
+-- (sql/ordered/prepare.sql) that the store moves the heads of the keys it finished
+-- itself, with one statement for the batch (sql/move_heads.sql), instead of a trigger
+-- program for each row. A finished row's flag counts for nothing.
 WITH batch AS MATERIALIZED (SELECT value AS v FROM json_each(?1))
 UPDATE {table} AS t
 SET status = i.status,
+    {moves_heads}is_head = iif(i.status IN (1, 5), 0, t.is_head),
     next_retry_at = i.next_retry_at,
     attempt_count = i.attempt_count,
     last_error = i.last_error,

@@ -14,6 +14,7 @@ use crate::error::map_err;
 
 const PREPARE: &str = include_str!("../sql/ordered/prepare.sql");
 const PREPARED: &str = include_str!("../sql/ordered/prepared.sql");
+const CURRENT_STATUS_TRIGGER: &str = include_str!("../sql/ordered/current_status_trigger.sql");
 
 /// Prepares a migrated table for claims in per-key order (`outbox migrate --ordered`):
 /// the indexes they walk, the triggers that keep each key's head, and the heads of the
@@ -44,4 +45,26 @@ pub(crate) async fn prepared(pool: &SqlitePool, table: &TableName) -> Result<boo
         .fetch_one(pool)
         .await
         .map_err(map_err)
+}
+
+/// Warns when a table prepared for per-key order still has an earlier release's status
+/// trigger: heads stay right, but every row the store finishes runs it, which this
+/// release's leaves to the store. Preparing the table again replaces it.
+pub(crate) async fn warn_of_an_earlier_status_trigger(
+    pool: &SqlitePool,
+    table: &TableName,
+) -> Result<()> {
+    let current: bool = sqlx::query_scalar(&table.render(CURRENT_STATUS_TRIGGER))
+        .fetch_one(pool)
+        .await
+        .map_err(map_err)?;
+    if !current {
+        tracing::warn!(
+            table = %table.qualified(),
+            "the table was prepared for per-key order by an earlier release: its status \
+             trigger runs for every entry the store finishes; run `outbox migrate --ordered` \
+             (or enable_ordered_claims) again to replace it"
+        );
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! The store's SQL, rendered once for its table when the store is built.
 
 use outbox_core::store_kit::admin::ListStatements;
-use outbox_core::store_kit::sql::SliceForms;
+use outbox_core::store_kit::sql::{without_lines_naming, SliceForms};
 use outbox_core::TableName;
 
 /// Every statement the store runs, with the table name substituted.
@@ -9,7 +9,13 @@ use outbox_core::TableName;
 pub(crate) struct Statements {
     pub(crate) claim: SliceForms,
     pub(crate) claim_ordered: SliceForms,
+    /// The batch completion on a table drained unordered: the head flag's line left out.
     pub(crate) complete_batch: String,
+    /// The batch completion on a table prepared for per-key order: finished rows drop
+    /// their head flags, and [`Statements::move_heads`] follows it.
+    pub(crate) complete_moving_heads: String,
+    /// The heads of the keys such a completion finished rows of, moved afterwards.
+    pub(crate) move_heads: String,
     pub(crate) save: String,
     pub(crate) renew: String,
     pub(crate) get: String,
@@ -29,12 +35,21 @@ pub(crate) struct Statements {
     pub(crate) purge: String,
 }
 
+/// The batch completion's template: its one line naming [`MOVES_HEADS`] is kept only on
+/// tables prepared for per-key order.
+const COMPLETE_BATCH: &str = include_str!("../sql/complete_batch.sql");
+
+/// The marker of the batch completion's head flag line.
+pub(crate) const MOVES_HEADS: &str = "{moves_heads}";
+
 impl Statements {
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
             claim: by_slice(table, include_str!("../sql/claim.sql")),
             claim_ordered: by_slice(table, include_str!("../sql/claim_ordered.sql")),
-            complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
+            complete_batch: table.render(&without_lines_naming(COMPLETE_BATCH, MOVES_HEADS)),
+            complete_moving_heads: table.render(&COMPLETE_BATCH.replace(MOVES_HEADS, "")),
+            move_heads: table.render(include_str!("../sql/move_heads.sql")),
             save: table.render(include_str!("../sql/save.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),

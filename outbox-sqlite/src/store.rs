@@ -106,6 +106,9 @@ impl SqliteClaimStore {
     pub async fn new(pool: SqlitePool, config: SqliteStoreConfig) -> Result<Self> {
         crate::check_schema(&pool, &config.basics.table).await?;
         let ordered = crate::ordering::prepared(&pool, &config.basics.table).await?;
+        if ordered {
+            crate::ordering::warn_of_an_earlier_status_trigger(&pool, &config.basics.table).await?;
+        }
         let opener = Opener::of_pool(&pool, &config).await?;
         let writes = !opener.read_only();
         let direct = Direct::start(opener).await?;

@@ -28,12 +28,13 @@ fn statements(location: &Location) -> (String, String) {
         include_str!("../../../outbox-sqlite/sql/claim.sql"),
         "{slice_hash}",
     );
-    (
-        table.render(&claim),
-        table.render(include_str!(
-            "../../../outbox-sqlite/sql/complete_batch.sql"
-        )),
-    )
+    // The completion as the store runs it on a table drained unordered: without the
+    // line that clears head flags on tables prepared for per-key order.
+    let complete = outbox_core::store_kit::sql::without_lines_naming(
+        include_str!("../../../outbox-sqlite/sql/complete_batch.sql"),
+        "{moves_heads}",
+    );
+    (table.render(&claim), table.render(&complete))
 }
 
 /// The completion batch for claimed `(id, token, attempt_count)` rows, delivered at `at`.

@@ -61,8 +61,18 @@ BEGIN
                    ORDER BY h.created_at, h.id LIMIT 1);
 END;
 
-CREATE TRIGGER IF NOT EXISTS {schema_prefix}{name}_head_after_status AFTER UPDATE OF status ON {name}
+-- A status that crosses between terminal and not: a row that turns unfinished again (a
+-- requeue), or a head that finishes by a writer that leaves its flag set (the host, an
+-- operator, the portable store, a store of an earlier release). A row behind its key's
+-- head leaves the head where it is when it finishes, and this store's own completion
+-- clears the flag of every row it finishes and moves the heads of the batch in one
+-- statement afterwards (sql/complete_batch.sql, sql/move_heads.sql), so neither runs the
+-- trigger. Replaced when the table is prepared again: tables prepared by an earlier
+-- release have a trigger that runs for every row that finishes.
+DROP TRIGGER IF EXISTS {schema_prefix}{name}_head_after_status;
+CREATE TRIGGER {schema_prefix}{name}_head_after_status AFTER UPDATE OF status ON {name}
 WHEN NEW.partition_key IS NOT NULL AND (OLD.status IN (1, 5)) IS NOT (NEW.status IN (1, 5))
+     AND (NEW.status NOT IN (1, 5) OR (OLD.is_head = 1 AND NEW.is_head = 1))
 BEGIN
     UPDATE {name} SET is_head = 0
     WHERE partition_key = NEW.partition_key AND is_head = 1 AND status NOT IN (1, 5)

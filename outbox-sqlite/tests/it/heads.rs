@@ -1,7 +1,12 @@
 //! The head flags that ordered claims walk, kept by the triggers of a prepared table
-//! under every kind of write a host or an operator can make, whoever makes it.
+//! under every kind of write a host or an operator can make, whoever makes it, and by
+//! the store's own batch completion, which moves the heads of a batch itself.
 
-use outbox_sqlite::SqliteStoreConfig;
+use chrono::TimeDelta;
+use outbox_core::{
+    ClaimRequest, ClaimStore, Completion, CompletionRequest, EmissionError, EmissionResult,
+};
+use outbox_sqlite::{SqliteClaimStore, SqliteStoreConfig};
 use sqlx::SqliteConnection;
 
 use crate::support::fresh_ordered_store;
@@ -67,18 +72,143 @@ async fn restatus(conn: &mut SqliteConnection, filter: &str, status: i64, draw: 
     true
 }
 
+/// The store claims in key runs and completes in one batch what it claimed, each claim
+/// delivered, dead-lettered or failed for a retry at random (its own completion clears
+/// the flags of the rows it finishes and moves their keys' heads, without the trigger);
+/// whether it claimed anything.
+async fn claim_and_complete(store: &SqliteClaimStore, draw: &mut Draw) -> bool {
+    let run = 1 + u32::try_from(draw.below(4)).unwrap();
+    let req = ClaimRequest::new("heads", 6, TimeDelta::minutes(5)).in_key_runs(run);
+    let claims = store.claim_next(&req).await.unwrap();
+    if claims.is_empty() {
+        return false;
+    }
+    let reqs = claims
+        .into_iter()
+        .map(|claim| {
+            let completion = match draw.below(4) {
+                0 => Completion::DeadLettered {
+                    error: EmissionError::new("given up"),
+                    reason: None,
+                },
+                1 => Completion::Failed {
+                    error: EmissionError::new("try again"),
+                    next_retry: None,
+                },
+                _ => Completion::Delivered(EmissionResult::new()),
+            };
+            CompletionRequest::new(claim, completion)
+        })
+        .collect();
+    store.complete_batch(reqs).await.unwrap();
+    true
+}
+
 /// Inserts (older and newer than the head, some already terminal), deliveries and dead
 /// letters of heads and of rows behind them, failures that keep a row's place, requeues
-/// and deletes, in a seeded random mix through plain SQL: after every write, each key
-/// with rows not yet terminal has exactly one flagged, its oldest.
+/// and deletes, in a seeded random mix through plain SQL, and the store's own claims in
+/// key runs and batch completions between them: after every write, each key with rows
+/// not yet terminal has exactly one flagged, its oldest.
 #[tokio::test]
 async fn heads_stay_exact_under_any_mix_of_writes() {
     let (store, _dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
+    mix_of_writes(&store).await;
+}
+
+/// The status trigger of tables prepared by an earlier release: it runs for every row
+/// whose status crosses between terminal and not, whoever writes it.
+const EARLIER_STATUS_TRIGGER: &str = "\
+    CREATE TRIGGER outbox_head_after_status AFTER UPDATE OF status ON outbox \
+    WHEN NEW.partition_key IS NOT NULL AND (OLD.status IN (1, 5)) IS NOT (NEW.status IN (1, 5)) \
+    BEGIN \
+        UPDATE outbox SET is_head = 0 \
+        WHERE partition_key = NEW.partition_key AND is_head = 1 AND status NOT IN (1, 5) \
+          AND rowid IS NOT (SELECT h.rowid FROM outbox AS h \
+                            WHERE h.partition_key = NEW.partition_key AND h.status NOT IN (1, 5) \
+                            ORDER BY h.created_at, h.id LIMIT 1); \
+        UPDATE outbox SET is_head = 1 \
+        WHERE is_head = 0 \
+          AND rowid = (SELECT h.rowid FROM outbox AS h \
+                       WHERE h.partition_key = NEW.partition_key AND h.status NOT IN (1, 5) \
+                       ORDER BY h.created_at, h.id LIMIT 1); \
+    END";
+
+/// Replaces the table's status trigger with an earlier release's, in one transaction.
+async fn put_back_the_earlier_status_trigger(store: &SqliteClaimStore) {
+    let mut tx = store.pool().begin().await.unwrap();
+    sqlx::query("DROP TRIGGER outbox_head_after_status")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    sqlx::query(EARLIER_STATUS_TRIGGER)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
+/// Whether the store takes the table's status trigger for this release's (a store built on
+/// a table with an earlier one warns that preparing it again makes completions cheaper).
+async fn current_status_trigger(store: &SqliteClaimStore) -> bool {
+    sqlx::query_scalar(
+        &store
+            .table()
+            .render(include_str!("../../sql/ordered/current_status_trigger.sql")),
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap()
+}
+
+/// The status trigger's definition on the table.
+async fn status_trigger(store: &SqliteClaimStore) -> String {
+    sqlx::query_scalar(
+        "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'outbox_head_after_status'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap()
+}
+
+/// A table prepared by an earlier release keeps its status trigger until it is prepared
+/// again: this store's completions keep the heads exact beside it (the trigger moves them
+/// row by row, and the store's own move finds nothing left to do).
+#[tokio::test]
+async fn heads_stay_exact_beside_the_status_trigger_of_an_earlier_release() {
+    let (store, _dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
+    put_back_the_earlier_status_trigger(&store).await;
+    assert!(!status_trigger(&store).await.contains("OLD.is_head"));
+    mix_of_writes(&store).await;
+}
+
+/// Preparing a table again replaces an earlier release's status trigger with this one's,
+/// which leaves the rows this store finishes to the store.
+#[tokio::test]
+async fn preparing_again_replaces_an_earlier_releases_status_trigger() {
+    let (store, _dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
+    put_back_the_earlier_status_trigger(&store).await;
+    assert!(
+        !current_status_trigger(&store).await,
+        "the earlier trigger is not told apart"
+    );
+    outbox_sqlite::enable_ordered_claims(store.pool(), store.table())
+        .await
+        .unwrap();
+    assert!(current_status_trigger(&store).await);
+    let trigger = status_trigger(&store).await;
+    assert!(
+        trigger.contains("OLD.is_head = 1 AND NEW.is_head = 1"),
+        "the earlier trigger stayed: {trigger}"
+    );
+}
+
+/// The seeded mix of writes, checking every key's head after each.
+async fn mix_of_writes(store: &SqliteClaimStore) {
     let mut conn = store.pool().acquire().await.unwrap();
     let mut draw = Draw(0x5eed_0f4e_ad50);
-    let mut kinds = [0_u32; 6];
-    for step in 0..600 {
-        let kind = draw.below(6);
+    let mut kinds = [0_u32; 7];
+    for step in 0..840 {
+        let kind = draw.below(7);
         let write = match kind {
             // An insert: its created_at anywhere in the key's span, so it may be the new
             // head; one in eight is written delivered or dead-lettered already.
@@ -114,6 +244,8 @@ async fn heads_stay_exact_under_any_mix_of_writes() {
             }
             // A requeue of a delivered or dead-lettered row: it may be older than the head.
             4 => restatus(&mut conn, "status IN (1, 5)", 0, &mut draw).await,
+            // The store's claim in key runs and its batch completion.
+            5 => claim_and_complete(store, &mut draw).await,
             // A delete of any row, the head included.
             _ => match pick(&mut conn, "1", &mut draw).await {
                 Some(id) => {

@@ -106,6 +106,24 @@ fn assert_head_upkeep_plan(lines: &[String]) {
     }
 }
 
+/// The heads' move after an ordered completion: one seek in the key order index for each
+/// key, and each flagged row reached by its rowid; the table is never scanned.
+fn assert_head_move_plan(lines: &[String]) {
+    let text = lines.join("\n");
+    assert!(
+        text.contains("USING INDEX outbox_key_order_idx (partition_key=?)"),
+        "a key's first row is not found in the key index:\n{text}"
+    );
+    assert!(
+        text.contains("USING INTEGER PRIMARY KEY (rowid=?)"),
+        "the new heads are not reached by their rowid:\n{text}"
+    );
+    assert!(
+        !text.contains("SCAN outbox") && !text.contains("SCAN h"),
+        "the heads' move scans the table:\n{text}"
+    );
+}
+
 fn assert_completion_plan(lines: &[String]) {
     let text = lines.join("\n");
     assert!(text.contains("SCAN json_each"), "{text}");
@@ -207,7 +225,15 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     let (store, _dir) = fresh_ordered_store(SqliteStoreConfig::new()).await;
     let pool = store.pool();
     let claim = render(include_str!("../../sql/claim.sql"));
-    let complete = render(include_str!("../../sql/complete_batch.sql"));
+    // The completion in both forms: on a table drained unordered, and on one prepared
+    // for per-key order (the head flag's line kept), followed there by the heads' move.
+    let template = include_str!("../../sql/complete_batch.sql");
+    let complete = render(&outbox_core::store_kit::sql::without_lines_naming(
+        template,
+        "{moves_heads}",
+    ));
+    let complete_moving_heads = render(&template.replace("{moves_heads}", ""));
+    let move_heads = render(include_str!("../../sql/move_heads.sql"));
     let ordered = render(include_str!("../../sql/claim_ordered.sql"));
     let upkeep = render(
         "UPDATE {name} SET is_head = 0 WHERE partition_key = ?1 AND is_head = 1 \
@@ -218,6 +244,8 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     assert_ordered_claim_plan(&plan(pool, &ordered, 10).await);
     assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
+    assert_completion_plan(&plan(pool, &complete_moving_heads, 1).await);
+    assert_head_move_plan(&plan(pool, &move_heads, 1).await);
     let live_stats = render(include_str!("../../sql/admin/live_stats.sql"));
     assert_live_stats_plan(&plan(pool, &live_stats, 1).await);
     assert_listing_plans(pool).await;
@@ -257,6 +285,8 @@ async fn batch_statements_walk_indexes_whatever_the_statistics() {
     assert_ordered_claim_plan(&plan(pool, &ordered, 10).await);
     assert_head_upkeep_plan(&plan(pool, &upkeep, 1).await);
     assert_completion_plan(&plan(pool, &complete, 1).await);
+    assert_completion_plan(&plan(pool, &complete_moving_heads, 1).await);
+    assert_head_move_plan(&plan(pool, &move_heads, 1).await);
     assert_live_stats_plan(&plan(pool, &live_stats, 1).await);
     assert_listing_plans(pool).await;
 }
