@@ -25,4 +25,3 @@ mod support;
 mod tmpfs;
 mod transactions;
 mod upgrades;
-mod writers_beside;

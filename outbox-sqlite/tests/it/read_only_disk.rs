@@ -59,13 +59,9 @@ async fn a_file_system_turned_read_only_fails_writes_naming_the_file_and_the_dra
         failed: Notify::new(),
     });
     // Short leases, so the drain gives up recording the batch it emitted when the disk
-    // failed within the test, and polls that back off from 10 ms to 200 ms. One batch at
-    // a time, each recorded as its cycle ends, so the batches before the failing one are
-    // on disk when it fails (a drain alone on the file would otherwise claim ahead and
-    // record in sub-batches as it goes).
+    // failed within the test, and polls that back off from 10 ms to 200 ms.
     let options = DrainOptions::new()
         .owner("read-only")
-        .claim_ahead(false)
         .batch_size(50)
         .lease(TimeDelta::seconds(2))
         .poll_interval(Duration::from_millis(10), Duration::from_millis(200));
