@@ -31,7 +31,11 @@ impl Drain {
                 Ok(work) => work,
                 Err(error) => {
                     let step = Step::Claim;
-                    return Err(CycleError { step, error });
+                    return Err(CycleError {
+                        step,
+                        error,
+                        done: summary,
+                    });
                 }
             },
         };
@@ -72,6 +76,7 @@ impl Drain {
         recorded.map(|()| summary).map_err(|error| CycleError {
             step: Step::Complete,
             error,
+            done: summary,
         })
     }
 }

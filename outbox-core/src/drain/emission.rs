@@ -142,6 +142,8 @@ impl<'a> Batch<'a> {
             return;
         }
         let full = ahead.claims.len() >= drain.options.batch_size as usize;
+        // A batch taken in is a batch claimed, as much as the one the cycle started with.
+        metrics::histogram!(crate::metric_names::BATCH_SIZE).record(ahead.claims.len() as f64);
         self.emitted.lost_ahead += ahead.lost;
         for claim in ahead.claims {
             self.held.insert(claim.id(), claim.clone());

@@ -10,6 +10,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use super::DrainSummary;
 use crate::OutboxError;
 
 /// The part of a cycle that failed.
@@ -46,6 +47,9 @@ pub(super) struct CycleError {
     pub(super) step: Step,
     /// The store's error.
     pub(super) error: OutboxError,
+    /// What the cycle did before it failed: entries claimed and emitted, and what the
+    /// sub-batches recorded along the way are as done as those of a cycle that ended well.
+    pub(super) done: DrainSummary,
 }
 
 /// Failures of one step and one kind in a row.

@@ -294,6 +294,7 @@ impl Drain {
                 }
                 Err(failed) => {
                     failures.failed(owner, failed.step, &failed.error, self.clock.now());
+                    total.add(&failed.done);
                     total.errors += 1;
                     !ahead.is_empty()
                 }

@@ -16,18 +16,39 @@ use tokio::sync::Notify;
 use crate::ext4::Ext4;
 use crate::support::{enqueue_orders, spawn_drain, store_at};
 
-/// Delivers every entry; at the `fail_at`-th emission it makes the file system fail.
+/// Delivers every entry; at the `fail_at`-th emission, once at least `recorded_first`
+/// deliveries are recorded (for up to 10 s), it makes the file system fail.
 struct FailsTheDiskMidDrain {
     fs: Arc<Ext4>,
+    store: SqliteClaimStore,
     fail_at: usize,
+    recorded_first: u64,
     seen: AtomicUsize,
     failed: Notify,
+}
+
+impl FailsTheDiskMidDrain {
+    async fn delivered(&self) -> u64 {
+        let stats = self.store.stats(&outbox_core::StatsRequest::new()).await;
+        let stats = stats.expect("stats before the disk fails");
+        stats
+            .counts
+            .get(&EmissionStatus::Delivered)
+            .copied()
+            .unwrap_or(0)
+    }
 }
 
 #[outbox_core::async_trait]
 impl Emitter for FailsTheDiskMidDrain {
     async fn emit(&self, _: Emission<'_>) -> EmitOutcome {
         if self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
+            let waited = tokio::time::Instant::now();
+            while self.delivered().await < self.recorded_first
+                && waited.elapsed() < Duration::from_secs(10)
+            {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
             self.fs.fail();
             self.failed.notify_one();
         }
@@ -45,6 +66,22 @@ fn failed_cycles() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_system_turned_read_only_fails_writes_naming_the_file_and_the_drain_backs_off() {
+    turned_read_only_mid_drain(false).await;
+}
+
+/// The same with batches claimed ahead: the cycle whose last recording fails took in
+/// batches from ahead and recorded some of them along the way, and the drain's summary
+/// still counts every entry it delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_claiming_ahead_counts_what_it_recorded_before_the_disk_turned_read_only() {
+    turned_read_only_mid_drain(true).await;
+}
+
+/// The two tests count failed cycles in this binary's metrics: they run one at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn turned_read_only_mid_drain(claim_ahead: bool) {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let Some(fs) = Ext4::mount(16) else { return };
     crate::metrics_seen::start();
     let fs = Arc::new(fs);
@@ -54,7 +91,9 @@ async fn a_file_system_turned_read_only_fails_writes_naming_the_file_and_the_dra
 
     let emitter = Arc::new(FailsTheDiskMidDrain {
         fs: Arc::clone(&fs),
+        store: store.clone(),
         fail_at: 300,
+        recorded_first: 100,
         seen: AtomicUsize::new(0),
         failed: Notify::new(),
     });
@@ -63,6 +102,7 @@ async fn a_file_system_turned_read_only_fails_writes_naming_the_file_and_the_dra
     let options = DrainOptions::new()
         .owner("read-only")
         .batch_size(50)
+        .claim_ahead(claim_ahead)
         .lease(TimeDelta::seconds(2))
         .poll_interval(Duration::from_millis(10), Duration::from_millis(200));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -119,8 +159,13 @@ async fn a_file_system_turned_read_only_fails_writes_naming_the_file_and_the_dra
         .get(&EmissionStatus::Delivered)
         .copied()
         .unwrap_or(0);
+    // One batch at a time, the five batches before the one that failed the disk were
+    // recorded; claiming ahead, the emissions run ahead of their recordings, and the
+    // emitter waited for 100 of them.
+    let recorded_at_least = if claim_ahead { 100 } else { 250 };
     assert!(
-        delivered >= 250 && delivered + stats.counts[&EmissionStatus::Pending] == 2_000,
+        delivered >= recorded_at_least
+            && delivered + stats.counts[&EmissionStatus::Pending] == 2_000,
         "{stats:?}"
     );
     assert_eq!(summary.delivered, delivered, "{summary:?}");
