@@ -86,6 +86,10 @@ impl<S: OutboxStore> OutboxStore for Bounded<S> {
         self.inner.wake_signal()
     }
 
+    fn writers_beside(&self) -> bool {
+        self.inner.writers_beside()
+    }
+
     async fn check_schema(&self) -> Result<()> {
         self.bound(self.inner.check_schema()).await
     }

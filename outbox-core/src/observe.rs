@@ -82,6 +82,10 @@ impl<S: OutboxStore> OutboxStore for Observed<S> {
         self.inner.wake_signal()
     }
 
+    fn writers_beside(&self) -> bool {
+        self.inner.writers_beside()
+    }
+
     async fn check_schema(&self) -> Result<()> {
         self.inner.check_schema().await
     }

@@ -23,7 +23,8 @@ pub struct Capabilities {
     /// True when the database serves writes from several connections at once, so a
     /// drain's claim of the next batch and its completion of the current one overlap.
     /// False for one-writer engines (SQLite), where they would only queue behind each
-    /// other; a drain then claims ahead only when told to.
+    /// other; a drain then claims ahead only when told to, while emissions are slow, or
+    /// while no other writer waits its turn ([`OutboxStore::writers_beside`]).
     pub concurrent_writes: bool,
     /// True when claims can be made in per-key order ([`ClaimRequest::ordered`]) on this
     /// store's table (some stores need the table prepared for it: see their docs).
@@ -189,6 +190,16 @@ pub trait OutboxStore: Send + Sync {
     /// The store's enqueue wake-up, if it has one.
     fn wake_signal(&self) -> Option<std::sync::Arc<dyn WakeSignal>> {
         None
+    }
+
+    /// On an engine with one writer at a time (no [`Capabilities::concurrent_writes`]):
+    /// whether another writer (the host's transactions, an operator, another drain) held
+    /// the database's write lock while this store waited for it, lately. A drain left to
+    /// decide claims its next batch ahead on such a store only while this is false, or
+    /// while emissions are slow, so that writers beside it keep their turns at the lock.
+    /// `true` unless the store can tell, which keeps a drain from claiming ahead.
+    fn writers_beside(&self) -> bool {
+        true
     }
 
     /// Reads the schema version the database records again and judges it as the store's

@@ -48,6 +48,13 @@ impl OutboxStore for SqliteClaimStore {
         &self.config.basics.limits
     }
 
+    /// Whether the store's own connection waited for another writer's write lock in the
+    /// last two seconds: a drain then claims one batch at a time, leaving the lock free
+    /// between its calls for the writers beside it.
+    fn writers_beside(&self) -> bool {
+        self.direct.writers_beside()
+    }
+
     async fn check_schema(&self) -> Result<()> {
         crate::check_schema(&self.pool, &self.config.basics.table).await
     }

@@ -86,15 +86,17 @@ pub(crate) enum AheadPolicy {
     Always,
     /// Never (told so).
     Never,
-    /// On a one-writer store left to decide: only while emissions are slow (a provider
-    /// taking a millisecond or more), when the database is idle most of the time and the
-    /// claim costs the emitter nothing. With fast emitters a claim ahead would queue
-    /// behind the batch's own completion for the write lock and take it as soon as that
-    /// commits, so the store would go from write to write, and the host's own writers,
-    /// which wait for the lock between sleeps, would seldom find it free. Measured on
-    /// SQLite with claims ahead forced on: the drain ran 1.2 to 1.4 times as fast, and a
-    /// host writing flat out beside it committed 0.001 to 0.26 transactions per entry
-    /// delivered, against 0.5 to 1 with this policy.
+    /// On a one-writer store left to decide: while emissions are slow (a provider taking
+    /// a millisecond or more), when the database is idle most of the time and the claim
+    /// costs the emitter nothing, and while no other writer has held the write lock
+    /// against the store lately ([`crate::OutboxStore::writers_beside`]). With fast
+    /// emitters a claim ahead queues behind the batch's own completion and takes the lock
+    /// as soon as that commits, so the store goes from write to write, and writers beside
+    /// it, which wait for the lock between sleeps, would seldom find it free: measured on
+    /// SQLite with claims ahead forced on, a host writing flat out beside the drain
+    /// committed 0.001 to 0.26 transactions per entry delivered, against 0.5 to 1 without.
+    /// Once such a writer has had to be waited for, the drain claims one batch at a time
+    /// again until the store has gone a while without one.
     WhenSlow,
 }
 
@@ -164,9 +166,11 @@ impl Drain {
         match self.claim_ahead {
             AheadPolicy::Always => true,
             AheadPolicy::Never => false,
-            AheadPolicy::WhenSlow => self
-                .slow_emissions
-                .load(std::sync::atomic::Ordering::Relaxed),
+            AheadPolicy::WhenSlow => {
+                self.slow_emissions
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    || !self.store.writers_beside()
+            }
         }
     }
 

@@ -34,6 +34,7 @@
 mod open;
 pub(crate) mod row;
 pub(crate) mod shared_locks;
+mod turns;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -45,6 +46,7 @@ use rusqlite::Connection;
 
 use crate::error::{map_direct, naming_the_file};
 pub(crate) use open::Opener;
+use turns::{Beside, Turns};
 
 /// The `tracing` target of the statements the store's own connection runs for the drain
 /// (claims, completions, renewals and the reads that judge refused writes), logged at
@@ -82,6 +84,8 @@ type Job = Box<dyn FnOnce(&mut Session) + Send>;
 pub(crate) struct Direct {
     jobs: mpsc::Sender<Job>,
     file: Arc<PathBuf>,
+    /// When the connection last waited for another writer's lock (turns.rs).
+    beside: Arc<Beside>,
 }
 
 impl std::fmt::Debug for Direct {
@@ -96,10 +100,16 @@ impl Direct {
         let file = Arc::new(opener.file().to_path_buf());
         let (jobs, queue) = mpsc::channel::<Job>();
         let (opened, answer) = tokio::sync::oneshot::channel();
+        let turns = Turns::default();
+        let beside = turns.beside();
         std::thread::Builder::new()
             .name("outbox-sqlite".into())
             .spawn(move || {
-                let mut session = Session { conn: None, opener };
+                let mut session = Session {
+                    conn: None,
+                    opener,
+                    turns,
+                };
                 let _ = opened.send(session.connection().map(drop));
                 for job in queue {
                     job(&mut session);
@@ -110,7 +120,13 @@ impl Direct {
                 source: Some(Box::new(e)),
             })?;
         answer.await.map_err(|_| thread_gone())??;
-        Ok(Self { jobs, file })
+        Ok(Self { jobs, file, beside })
+    }
+
+    /// Whether the connection waited for another writer's write lock lately (see
+    /// turns.rs).
+    pub(crate) fn writers_beside(&self) -> bool {
+        self.beside.lately()
     }
 
     /// Runs `work` on the connection's thread and waits for its answer. Dropping the
@@ -142,6 +158,8 @@ impl Direct {
 pub(crate) struct Session {
     conn: Option<Connection>,
     opener: Opener,
+    /// Its turns at the write lock beside other writers.
+    turns: Turns,
 }
 
 impl Session {
@@ -152,14 +170,21 @@ impl Session {
         let file = self.opener.file().to_path_buf();
         let named = |e: OutboxError| naming_the_file(e, &file);
         // An open that fails names the file already.
-        let conn = self.connection()?;
+        self.connection()?;
+        self.turns.wait_for_turn();
+        let conn = self.conn.as_ref().expect("opened above");
         // A BEGIN that fails (the lock stayed busy past the timeout) starts nothing.
-        execute(conn, "BEGIN IMMEDIATE").map_err(|e| named(map_direct(e)))?;
+        let asked = std::time::Instant::now();
+        let began = execute(conn, "BEGIN IMMEDIATE").map_err(|e| named(map_direct(e)));
+        self.turns.began(asked.elapsed());
+        began?;
+        let held = std::time::Instant::now();
         let result = work(conn)
             .and_then(|value| execute(conn, "COMMIT").map(|()| value).map_err(map_direct));
         if result.is_err() {
             self.reset();
         }
+        self.turns.ended(held);
         result.map_err(named)
     }
 

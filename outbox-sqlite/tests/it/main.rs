@@ -25,3 +25,4 @@ mod support;
 mod tmpfs;
 mod transactions;
 mod upgrades;
+mod writers_beside;
