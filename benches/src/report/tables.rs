@@ -159,7 +159,7 @@ pub(super) fn all(md: &mut String, r: &Results) {
          (`claim_ahead(false)`), one batch claimed ahead while the current one is emitted \
          and recorded (`batches_ahead(1)`), and the default (two batches ahead, and two \
          recordings at once, where the store takes concurrent writes; on SQLite one batch \
-         ahead only while emissions are slow).\n\n",
+         ahead only while emissions are slow or no other writer waits for the lock).\n\n",
     );
     table(
         md,

@@ -2,7 +2,7 @@
 //! measured worth of overlapping the next claims with the current batch's emission and
 //! completion, one batch ahead and at the drain's default depth. PostgreSQL at each added
 //! latency with one worker, and with two workers; SQLite with one worker (where the
-//! default is one batch ahead while emissions are slow).
+//! default is one batch ahead while emissions are slow or no other writer waits).
 
 use super::drain::{measure, DrainSpec};
 use super::{progress, Ctx};

@@ -220,7 +220,8 @@ impl Prefetch {
 
 impl Drain {
     /// How many batches to hold claimed ahead now: none when told not to, one on a
-    /// one-writer store while emissions are slow, else the configured depth.
+    /// one-writer store while emissions are slow or no other writer is beside it, else
+    /// the configured depth.
     pub(super) fn batches_ahead_now(&self) -> usize {
         match self.claim_ahead {
             super::AheadPolicy::Always => self.options.batches_ahead,

@@ -161,12 +161,12 @@ impl DrainOptions {
     /// [`DrainOptions::batches_ahead`] batches claimed ahead besides the ones it emits and
     /// records. `false`: one batch at a time. Unset (the default), the store decides: on
     /// where it serves concurrent writes ([`crate::Capabilities::concurrent_writes`]); on
-    /// one-writer engines, only while emissions take a millisecond or more, when the
-    /// database is mostly idle. With fast emitters on a one-writer engine, `true` keeps
-    /// the store writing back to back: the drain runs faster (on SQLite, 1.2 to 1.4 times
-    /// in the benches), and the host's own transactions seldom find the write lock free
-    /// while it runs. Set it there only for a drain that shares its database with no
-    /// writer that must not wait.
+    /// one-writer engines, while emissions take a millisecond or more (the database is
+    /// then mostly idle) or while the store has not had to wait for another writer lately
+    /// ([`crate::OutboxStore::writers_beside`]). `true` on a one-writer engine claims
+    /// ahead even beside other writers: the store then writes back to back, and their
+    /// transactions find the write lock free less often (the SQLite store still leaves
+    /// it free a ninth of the time).
     pub fn claim_ahead(mut self, on: bool) -> Self {
         self.claim_ahead = Some(on);
         self
@@ -181,7 +181,7 @@ impl DrainOptions {
     /// pool: at steady state a worker has a claim in flight per batch ahead and two
     /// recordings, so give the store's pool `batches_ahead + 2` connections per worker
     /// (one more spares its lease renewals, every third of a lease, a wait). A one-writer
-    /// store that claims ahead only while emissions are slow holds one.
+    /// store left to decide holds one, when it claims ahead at all.
     pub fn batches_ahead(mut self, n: usize) -> Self {
         self.batches_ahead = n;
         self

@@ -163,7 +163,8 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Runs `work` in an immediate transaction (the write lock taken at once): commits
+    /// Runs `work` in an immediate transaction (the write lock taken at once, after the
+    /// rest the connection owes writers beside it, turns.rs): commits
     /// when it succeeds, rolls back when it fails, and passes its result through, or the
     /// `COMMIT`'s error. Errors about the file name it.
     pub(crate) fn write<T>(&mut self, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {

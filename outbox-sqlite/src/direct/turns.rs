@@ -9,8 +9,8 @@
 //! lock free. So the thread leaves the lock free for at least [`FREE_SHARE`] of the time
 //! it held it: once it has held it for [`STRETCH`] with no long enough gap between its
 //! transactions, it rests before the next one (one rest per stretch rather than one per
-//! transaction, since every sleep overshoots by tens of microseconds), and it notes when its own
-//! `BEGIN IMMEDIATE` had to wait ([`Beside`]): another writer had the lock, and the
+//! transaction: every sleep overshoots by tens of microseconds). And it notes when its
+//! own `BEGIN IMMEDIATE` had to wait ([`Beside`]): another writer had the lock, and the
 //! drain, told so ([`outbox_core::OutboxStore::writers_beside`]), stops claiming ahead
 //! for a while and leaves longer gaps.
 
@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The share of a write transaction's time the lock is left free before the next one
-/// starts: at most nine tenths of the time held, back to back.
+/// The share of the time the thread held the lock that it leaves the lock free: fed
+/// calls back to back, it holds it at most nine tenths of the time.
 pub(crate) const FREE_SHARE: f64 = 1.0 / 9.0;
 
 /// How long the thread may hold the lock, over transactions with too short gaps between
