@@ -98,13 +98,10 @@ async fn turned_read_only_mid_drain(claim_ahead: bool) {
         failed: Notify::new(),
     });
     // Short leases, so the drain gives up recording the batch it emitted when the disk
-    // failed within the test, and polls that back off from 10 ms to 200 ms. One batch at
-    // a time, each recorded as its cycle ends, so the batches before the failing one are
-    // on disk when it fails (a drain alone on the file would otherwise claim ahead and
-    // record in sub-batches as it goes).
+    // failed within the test, and polls that back off from 10 ms to 200 ms. Claims ahead
+    // are set either way: a drain alone on the file would claim ahead by itself.
     let options = DrainOptions::new()
         .owner("read-only")
-        .claim_ahead(false)
         .batch_size(50)
         .claim_ahead(claim_ahead)
         .lease(TimeDelta::seconds(2))
