@@ -6,7 +6,7 @@ use crate::{Completion, TransitionOutcome};
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DrainSummary {
-    /// Cycles run.
+    /// Cycles run, those that failed included.
     pub cycles: u64,
     /// Entries claimed (or found, without claim leases).
     pub claimed: u64,
