@@ -17,6 +17,18 @@
 -- of the same request wrote carries the stamp too, and is read (and judged applied by
 -- its caller).
 -- One generic plan per connection (plan_cache_mode), as the claims.
+-- Revision 3: on a table prepared for per-key order, the completion moves its keys' heads
+-- itself, once per batch. While it writes, a setting local to its transaction
+-- (outbox.completion_moves_heads) tells the status trigger not to run for the rows it
+-- finishes (migrations/0012); then one statement, with a snapshot taken after the write,
+-- moves the head of every key whose row it finished was its head, as the trigger's function
+-- does for one key (definitions/keep_heads.sql): a locking read of the key's first
+-- unfinished row, the flags behind it cleared, its own set. The flag read is the one the
+-- write left, which is the row's latest (a write that waited on another transaction's
+-- head move sees the flag it set), and a row behind its head moves nothing, as with the
+-- trigger (migrations/0011: two recordings of one key's run never wait on each other).
+-- One statement per batch instead of a PL/pgSQL call per delivered head. A table never
+-- prepared has no trigger and no flag to move, and the statement is not run.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_complete_batch"(
     p_id uuid[], p_owner text[], p_token uuid[], p_status smallint[],
@@ -43,7 +55,13 @@ AS $complete$
 #variable_conflict use_column
 DECLARE
     written bigint;
+    moves_heads boolean := EXISTS (
+        SELECT 1 FROM pg_trigger
+        WHERE tgrelid = '{table}'::regclass AND tgname = '{name}_heads_after_status');
 BEGIN
+IF moves_heads THEN
+    PERFORM set_config('outbox.completion_moves_heads', 'on', true);
+END IF;
 RETURN QUERY
 WITH input AS MATERIALIZED (
     SELECT *
@@ -87,6 +105,9 @@ SELECT u.id, true, NULL::text, NULL::text, NULL::bytea, NULL::jsonb, u.status,
 FROM updated AS u;
 
 GET DIAGNOSTICS written = ROW_COUNT;
+IF moves_heads THEN
+    PERFORM set_config('outbox.completion_moves_heads', '', true);
+END IF;
 IF written < cardinality(p_id) THEN
     RETURN QUERY
     SELECT t.id, false, t.topic, t.partition_key, t.payload, t.headers, t.status,
@@ -97,6 +118,35 @@ IF written < cardinality(p_id) THEN
     FROM unnest(p_id, p_stamp) AS i(id, stamp)
     JOIN {table} AS t ON t.id = i.id
     WHERE written = 0 OR NOT (t.stamp = i.stamp AND t.xmin = pg_current_xact_id()::xid);
+END IF;
+IF written > 0 AND moves_heads THEN
+    WITH finished AS MATERIALIZED (
+        SELECT DISTINCT t.partition_key
+        FROM unnest(p_id, p_status, p_stamp) AS i(id, status, stamp)
+        JOIN {table} AS t ON t.id = i.id
+        WHERE i.status IN (1, 5) AND t.partition_key IS NOT NULL AND t.is_head
+          AND t.stamp = i.stamp AND t.xmin = pg_current_xact_id()::xid
+    ),
+    heads AS MATERIALIZED (
+        SELECT h.id, h.partition_key, h.created_at
+        FROM finished AS f
+        CROSS JOIN LATERAL (
+            SELECT n.id, n.partition_key, n.created_at
+            FROM {table} AS n
+            WHERE n.partition_key = f.partition_key AND n.status NOT IN (1, 5)
+            ORDER BY n.created_at, n.id
+            LIMIT 1
+            FOR SHARE OF n) AS h
+    ),
+    cleared AS (
+        UPDATE {table} AS t SET is_head = false
+        FROM heads AS h
+        WHERE t.partition_key = h.partition_key AND t.is_head AND t.status NOT IN (1, 5)
+          AND (t.created_at > h.created_at OR (t.created_at = h.created_at AND t.id > h.id))
+    )
+    UPDATE {table} AS t SET is_head = true
+    FROM heads AS h
+    WHERE t.id = h.id AND NOT t.is_head;
 END IF;
 END
 $complete$;

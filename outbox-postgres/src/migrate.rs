@@ -8,7 +8,7 @@ use tokio_postgres::{Client, Transaction};
 
 use crate::typed::typed;
 
-static MIGRATIONS: [Migration; 11] = [
+static MIGRATIONS: [Migration; 12] = [
     Migration::new(
         1,
         "create_outbox",
@@ -78,6 +78,13 @@ static MIGRATIONS: [Migration; 11] = [
         include_str!("../migrations/0011_heads_move_with_their_head.down.sql"),
     )
     .compatible_from(9),
+    Migration::new(
+        12,
+        "completions_move_heads",
+        include_str!("../migrations/0012_completions_move_heads.up.sql"),
+        include_str!("../migrations/0012_completions_move_heads.down.sql"),
+    )
+    .compatible_from(9),
 ];
 
 /// The stored functions, each in one file of definitions/, applied after the migrations
@@ -95,7 +102,7 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "complete_batch",
-        revision: 2,
+        revision: 3,
         sql: include_str!("../definitions/complete_batch.sql"),
     },
     Definition {
@@ -377,8 +384,8 @@ mod tests {
         ),
         (
             "complete_batch",
-            2,
-            "ecde189b077894df6ba971cc5648522e01310ddccd63253ac0680c3110fb8835",
+            3,
+            "41fc0317c33d89fbb8646874c597aedf7b462c563a77b6f28258948551802631",
         ),
         (
             "renew",

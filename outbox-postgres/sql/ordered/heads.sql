@@ -3,7 +3,9 @@
 -- rows already there, marked afresh. Writers wait for the few moments it takes, so no row
 -- is written between the marking and the triggers; run again, it repairs every flag. A
 -- row that finishes runs the trigger only when it was its key's head: one behind the
--- head leaves the head where it is (migrations/0011 says why nothing is missed).
+-- head leaves the head where it is (migrations/0011 says why nothing is missed); and not
+-- while the store's batch completion writes it, which moves its keys' heads itself in one
+-- statement (migrations/0012).
 LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE;
 DROP TRIGGER IF EXISTS {name}_heads_after_insert ON {table};
 DROP TRIGGER IF EXISTS {name}_heads_after_status ON {table};
@@ -22,7 +24,10 @@ CREATE TRIGGER {name}_heads_after_insert AFTER INSERT ON {table}
 CREATE TRIGGER {name}_heads_after_status AFTER UPDATE OF status ON {table}
     FOR EACH ROW WHEN (NEW.partition_key IS NOT NULL
                        AND (OLD.status IN (1, 5)) IS DISTINCT FROM (NEW.status IN (1, 5))
-                       AND (OLD.is_head OR NEW.status NOT IN (1, 5)))
+                       AND ((OLD.is_head
+                                    AND current_setting('outbox.completion_moves_heads', true)
+                                        IS DISTINCT FROM 'on')
+                                   OR NEW.status NOT IN (1, 5)))
     EXECUTE FUNCTION {schema_prefix}"{name}_keep_heads"();
 CREATE TRIGGER {name}_heads_after_delete AFTER DELETE ON {table}
     FOR EACH ROW WHEN (OLD.partition_key IS NOT NULL AND OLD.is_head

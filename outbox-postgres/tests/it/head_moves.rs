@@ -44,19 +44,7 @@ fn set_status(db: &PgTestDb, topic: &str, status: i16) -> (String, String, i16) 
 
 /// The rows flagged as heads among the unfinished ones, and what an ordered claim takes.
 async fn heads_and_claim(db: &PgTestDb, store: &PgClaimStore) -> (Vec<String>, Vec<String>) {
-    let client = db.connect().await;
-    let flagged = client
-        .query(
-            &support::table(db).render(
-                "SELECT topic FROM {table} WHERE is_head AND status NOT IN (1, 5) ORDER BY topic",
-            ),
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let flagged = support::flagged_topics(db, true).await;
     let request = ClaimRequest::new("w", 10, TimeDelta::seconds(30)).in_key_order();
     (flagged, support::claimed_topics(store, &request).await)
 }

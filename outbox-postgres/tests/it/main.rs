@@ -5,6 +5,7 @@ mod bulk_enqueue;
 mod cancellation;
 mod child;
 mod commands;
+mod completion_heads;
 mod completion_waits;
 mod conformance;
 mod corrupt_rows;

@@ -48,7 +48,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 11);
+    assert_eq!(latest, 12);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest
@@ -242,16 +242,7 @@ async fn version_4_marks_the_heads_and_keeps_the_previous_claim_callable() {
     outbox_postgres::enable_ordered_claims(&mut client, &table)
         .await
         .unwrap();
-    let heads: Vec<String> = client
-        .query(
-            &table.render("SELECT topic FROM {table} WHERE is_head ORDER BY topic"),
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let heads = crate::support::flagged_topics(&db, false).await;
     assert_eq!(heads, vec!["a2", "b1"]);
     let store = crate::support::store(&db, 2).await;
     let ordered = store
@@ -326,21 +317,31 @@ async fn status_trigger(client: &tokio_postgres::Client, table: &TableName) -> O
 }
 
 /// A table prepared for per-key order at version 10 gets the trigger of version 11 (run
-/// only for a finishing head or a row unfinished again) when it upgrades, and the trigger
-/// of version 10 back when it is migrated down; a table drained unordered gets none.
+/// only for a finishing head or a row unfinished again), then that of version 12 (not
+/// while the store's batch completion writes: it moves heads itself) when it upgrades, and each earlier trigger back when it is migrated down; a
+/// table drained unordered gets none.
 #[tokio::test]
-async fn version_11_narrows_the_status_trigger_of_prepared_tables_only() {
+async fn versions_11_and_12_narrow_the_status_trigger_of_prepared_tables_only() {
     let Some(db) = crate::support::ordered_db().await else {
         return;
     };
     let mut client = db.connect().await;
     let table = TableName::in_schema(&db.schema, "outbox").unwrap();
-    let narrowed = "(old.is_head OR (new.status <> ALL (ARRAY[1, 5])))";
+    let narrowed_11 = "(old.is_head OR (new.status <> ALL (ARRAY[1, 5])))";
+    let narrowed_12 = "current_setting('outbox.completion_moves_heads'";
     let current = status_trigger(&client, &table)
         .await
         .expect("a prepared table has the trigger");
-    assert!(current.contains(narrowed), "{current}");
+    assert!(current.contains(narrowed_12), "{current}");
 
+    outbox_postgres::migrate_down_to(&mut client, &table, 11)
+        .await
+        .unwrap();
+    let at_11 = status_trigger(&client, &table)
+        .await
+        .expect("kept at version 11");
+    assert!(at_11.contains(narrowed_11), "{at_11}");
+    assert!(!at_11.contains("current_setting"), "{at_11}");
     outbox_postgres::migrate_down_to(&mut client, &table, 10)
         .await
         .unwrap();

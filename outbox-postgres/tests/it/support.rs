@@ -53,6 +53,24 @@ pub(crate) fn pg_config_via(
 
 pub(crate) use outbox_testkit::postgres::server_addr;
 
+/// The topics of the rows flagged as their key's head, sorted; only those not yet
+/// terminal when `unfinished` (a finished head may keep its flag).
+pub(crate) async fn flagged_topics(db: &PgTestDb, unfinished: bool) -> Vec<String> {
+    let client = db.connect().await;
+    let sql = if unfinished {
+        "SELECT topic FROM {table} WHERE is_head AND status NOT IN (1, 5) ORDER BY topic"
+    } else {
+        "SELECT topic FROM {table} WHERE is_head ORDER BY topic"
+    };
+    client
+        .query(&table(db).render(sql), &[])
+        .await
+        .expect("read the head flags")
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
 /// The topics of what `request` claims from `store`, sorted.
 pub(crate) async fn claimed_topics(
     store: &PgClaimStore,
