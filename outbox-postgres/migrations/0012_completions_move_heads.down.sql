@@ -1,5 +1,5 @@
 -- Back to version 11: the status trigger of a prepared table runs for every head that
--- finishes, whether or not its write cleared its flag.
+-- finishes, whatever the batch completion's setting says.
 DO $heads$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_trigger

@@ -25,9 +25,9 @@ CREATE TRIGGER {name}_heads_after_status AFTER UPDATE OF status ON {table}
     FOR EACH ROW WHEN (NEW.partition_key IS NOT NULL
                        AND (OLD.status IN (1, 5)) IS DISTINCT FROM (NEW.status IN (1, 5))
                        AND ((OLD.is_head
-                                    AND current_setting('outbox.completion_moves_heads', true)
-                                        IS DISTINCT FROM 'on')
-                                   OR NEW.status NOT IN (1, 5)))
+                             AND current_setting('outbox.completion_moves_heads', true)
+                                 IS DISTINCT FROM 'on')
+                            OR NEW.status NOT IN (1, 5)))
     EXECUTE FUNCTION {schema_prefix}"{name}_keep_heads"();
 CREATE TRIGGER {name}_heads_after_delete AFTER DELETE ON {table}
     FOR EACH ROW WHEN (OLD.partition_key IS NOT NULL AND OLD.is_head
