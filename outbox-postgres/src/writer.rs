@@ -72,9 +72,9 @@ impl PgWriter {
         self
     }
 
-    /// How [`PgWriter::enqueue_in_sqlx`] sends its insert: prepared under a name and
-    /// cached per connection ([`crate::StatementMode::Named`], sqlx's default) or unnamed,
-    /// for connections through a transaction-mode pooler. sqlx sends even an unnamed
+    /// How `PgWriter::enqueue_in_sqlx` (feature `sqlx`) sends its insert: prepared under a
+    /// name and cached per connection ([`crate::StatementMode::Named`], sqlx's default) or
+    /// unnamed, for connections through a transaction-mode pooler. sqlx sends even an unnamed
     /// statement's parse and its execution as two exchanges, which such a pooler may
     /// hand to two server connections: behind one, call `enqueue_in_sqlx` inside a
     /// transaction (as the outbox pattern does anyway), where the pooler keeps one
