@@ -318,8 +318,9 @@ async fn status_trigger(client: &tokio_postgres::Client, table: &TableName) -> O
 
 /// A table prepared for per-key order at version 10 gets the trigger of version 11 (run
 /// only for a finishing head or a row unfinished again), then that of version 12 (not
-/// while the store's batch completion writes: it moves heads itself) when it upgrades, and each earlier trigger back when it is migrated down; a
-/// table drained unordered gets none.
+/// while the store's batch completion writes: it moves heads itself) when it upgrades,
+/// and each earlier trigger back when it is migrated down; a table drained unordered gets
+/// none.
 #[tokio::test]
 async fn versions_11_and_12_narrow_the_status_trigger_of_prepared_tables_only() {
     let Some(db) = crate::support::ordered_db().await else {
