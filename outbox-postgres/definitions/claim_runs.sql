@@ -1,5 +1,6 @@
 -- The claim in per-key order that sql/claim_ordered.sql calls: of each key its head
--- (is_head, kept by keep_heads) while none of the key's first rows holds a live lease,
+-- (is_head, kept by the head trigger and the batch completion) while none of the key's
+-- first rows holds a live lease,
 -- and behind each head its run: the rows right after it in key order while each is
 -- pending, due and of the claim's topic, up to p_run rows with the head. Keyless rows as
 -- the plain claim takes them. p_slices and p_slice restrict it to one slice (NULL: every
@@ -19,10 +20,20 @@
 -- and built every one's run before cutting: with keys of long backlogs, ten times the
 -- heads and runs a batch of runs of ten uses, and heads locked that other claimers then
 -- skipped.
+-- Revision 4: the walk for pending heads starts at the key the caller learned
+-- (p_from_created, p_from_id) and, when that walk comes up short and p_behind allows,
+-- walks the part before it, as the plain claim does (outbox_core::ClaimStarts). Every
+-- delivered head leaves an index entry at the beginning of the heads' index until vacuum
+-- removes it, and a walk from the beginning steps over all of them. Measured at 100,000
+-- keys of one entry each, half of them delivered (claims of 100, warm): a walk from the
+-- beginning found its first head after 0.5 to 0.7 ms (1.7 ms cold) and took 1.1 to
+-- 1.4 ms, a walk from the start 0.03 ms and 0.6 ms. The ten-parameter form, which the
+-- previous release calls, is the claim with no start.
 
 CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim_runs"(
     p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
-    p_retry boolean, p_pending boolean, p_slices bigint, p_slice bigint, p_run bigint)
+    p_retry boolean, p_pending boolean, p_from_created timestamptz, p_from_id uuid,
+    p_behind boolean, p_slices bigint, p_slice bigint, p_run bigint)
 RETURNS SETOF {table}
 LANGUAGE plpgsql
 VOLATILE
@@ -68,12 +79,14 @@ WITH retry AS MATERIALIZED (
     LIMIT GREATEST(p_limit, 0)
     FOR UPDATE OF t SKIP LOCKED
 ),
-pending AS MATERIALIZED (
+ahead AS MATERIALIZED (
     SELECT t.id, t.partition_key, t.created_at, 1 AS grp, t.created_at AS at
     FROM {table} AS t
     WHERE p_pending
       AND t.status = 0
       AND (t.partition_key IS NULL OR t.is_head)
+      AND (t.created_at, t.id) >= (COALESCE(p_from_created, '-infinity'),
+                                   COALESCE(p_from_id, '00000000-0000-0000-0000-000000000000'))
       AND (t.not_before IS NULL OR t.not_before <= COALESCE(p_now, now()))
       AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= COALESCE(p_now, now()))
       AND (p_topic IS NULL OR t.topic = p_topic)
@@ -98,10 +111,45 @@ pending AS MATERIALIZED (
     LIMIT GREATEST(p_limit - (SELECT count(*) FROM retry), 0)
     FOR UPDATE OF t SKIP LOCKED
 ),
+behind AS MATERIALIZED (
+    SELECT t.id, t.partition_key, t.created_at, 1 AS grp, t.created_at AS at
+    FROM {table} AS t
+    WHERE p_pending
+      AND p_behind
+      AND p_from_created IS NOT NULL
+      AND t.status = 0
+      AND (t.partition_key IS NULL OR t.is_head)
+      AND (t.created_at, t.id) < (p_from_created, p_from_id)
+      AND (t.not_before IS NULL OR t.not_before <= COALESCE(p_now, now()))
+      AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= COALESCE(p_now, now()))
+      AND (p_topic IS NULL OR t.topic = p_topic)
+      AND (p_slices IS NULL
+           OR COALESCE(t.slice_hash, {schema_prefix}"{name}_slice_hash"(t.partition_key, t.id))
+              % p_slices = p_slice)
+      AND (t.partition_key IS NULL OR (
+          t.id = (SELECT f.id
+                  FROM {table} AS f
+                  WHERE f.partition_key = t.partition_key AND f.status NOT IN (1, 5)
+                  ORDER BY f.created_at, f.id
+                  LIMIT 1)
+          AND NOT EXISTS (
+              SELECT 1
+              FROM (SELECT l.claim_expires_at
+                    FROM {table} AS l
+                    WHERE l.partition_key = t.partition_key AND l.status NOT IN (1, 5)
+                    ORDER BY l.created_at, l.id
+                    LIMIT 8) AS first_rows
+              WHERE first_rows.claim_expires_at > COALESCE(p_now, now()))))
+    ORDER BY t.created_at, t.id
+    LIMIT GREATEST(p_limit - (SELECT count(*) FROM retry) - (SELECT count(*) FROM ahead), 0)
+    FOR UPDATE OF t SKIP LOCKED
+),
 heads AS (
     SELECT * FROM retry
     UNION ALL
-    SELECT * FROM pending
+    SELECT * FROM ahead
+    UNION ALL
+    SELECT * FROM behind
 ),
 -- Each head followed by its run: the head's next p_run - 1 rows in key order (one range
 -- of the key order index), kept while every row up to it may be taken (pending, due, of
@@ -153,5 +201,28 @@ WHERE t.id = c.id
            ELSE false
       END
 RETURNING t.*;
+END
+$claim$;
+
+CREATE OR REPLACE FUNCTION {schema_prefix}"{name}_claim_runs"(
+    p_now timestamptz, p_topic text, p_limit bigint, p_owner text, p_lease_us bigint,
+    p_retry boolean, p_pending boolean, p_slices bigint, p_slice bigint, p_run bigint)
+RETURNS SETOF {table}
+LANGUAGE plpgsql
+VOLATILE
+SET enable_sort = off
+SET enable_bitmapscan = off
+SET enable_seqscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+SET jit = off
+SET plan_cache_mode = force_generic_plan
+AS $claim$
+BEGIN
+RETURN QUERY
+SELECT *
+FROM {schema_prefix}"{name}_claim_runs"(p_now, p_topic, p_limit, p_owner, p_lease_us,
+                                        p_retry, p_pending, NULL, NULL, false,
+                                        p_slices, p_slice, p_run);
 END
 $claim$;

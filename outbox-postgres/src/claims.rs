@@ -89,13 +89,13 @@ impl PgClaimStore {
                     typed(&groups.retry),
                     typed(&groups.pending),
                 ];
-                // The ordered claim walks from the beginning: it takes no start.
+                params.extend([typed(&from_created), typed(&from_id), typed(&start.behind)]);
+                params.extend(share.params());
+                // The ordered claim always passes the slice (NULL for every slice).
                 let statement = if req.ordered {
                     params.extend([typed(&slices), typed(&slice), typed(&run)]);
                     &self.inner.sql.claim_ordered
                 } else {
-                    params.extend([typed(&from_created), typed(&from_id), typed(&start.behind)]);
-                    params.extend(share.params());
                     if sliced {
                         params.extend([typed(&slices), typed(&slice)]);
                     }

@@ -8,7 +8,7 @@ use tokio_postgres::{Client, Transaction};
 
 use crate::typed::typed;
 
-static MIGRATIONS: [Migration; 12] = [
+static MIGRATIONS: [Migration; 13] = [
     Migration::new(
         1,
         "create_outbox",
@@ -85,6 +85,13 @@ static MIGRATIONS: [Migration; 12] = [
         include_str!("../migrations/0012_completions_move_heads.down.sql"),
     )
     .compatible_from(9),
+    Migration::new(
+        13,
+        "ordered_claim_starts",
+        include_str!("../migrations/0013_ordered_claim_starts.up.sql"),
+        include_str!("../migrations/0013_ordered_claim_starts.down.sql"),
+    )
+    .compatible_from(9),
 ];
 
 /// The stored functions, each in one file of definitions/, applied after the migrations
@@ -117,7 +124,7 @@ static DEFINITIONS: [Definition; 9] = [
     },
     Definition {
         name: "claim_runs",
-        revision: 3,
+        revision: 4,
         sql: include_str!("../definitions/claim_runs.sql"),
     },
     Definition {
@@ -399,8 +406,8 @@ mod tests {
         ),
         (
             "claim_runs",
-            3,
-            "305e7d311a80ded752aba762857d5bffaa2fa67c9d2d71b6d042595256741190",
+            4,
+            "4221c1edb3f923919b9d4fdf52a2fde387f7026ad5c1a1c68862af79197120af",
         ),
         (
             "claim_ordered",

@@ -26,8 +26,8 @@ impl Statements {
     /// values are never substituted, only bound.
     pub(crate) fn render(table: &TableName) -> Self {
         Self {
-            claim: by_slice(table, include_str!("../sql/claim.sql")),
-            claim_ordered: table.render(include_str!("../sql/claim_ordered.sql")),
+            claim: by_slice(table, &with_share(include_str!("../sql/claim.sql"))),
+            claim_ordered: table.render(&with_share(include_str!("../sql/claim_ordered.sql"))),
             complete_batch: table.render(include_str!("../sql/complete_batch.sql")),
             renew: table.render(include_str!("../sql/renew.sql")),
             get: table.render(include_str!("../sql/get.sql")),
@@ -41,6 +41,12 @@ impl Statements {
             shared_starts: table.render(include_str!("../sql/shared_starts.sql")),
         }
     }
+}
+
+/// A claim's template with its leading share of where the store's claims start
+/// (`claim_share.sql`) in place of its `{claim_share}` line.
+fn with_share(template: &str) -> String {
+    template.replace("{claim_share}", include_str!("../sql/claim_share.sql"))
 }
 
 /// A claim in two forms (see [`SliceForms`]): of every slice (the template's
@@ -82,20 +88,27 @@ mod tests {
             assert!(!sql.contains('{'), "unrendered placeholder in {sql}");
             assert!(sql.contains("\"app\".\"events\""), "{sql}");
         }
-        for sql in [&s.shared_starts, s.claim.pick(false), s.claim.pick(true)] {
+        for sql in [
+            &s.shared_starts,
+            s.claim.pick(false),
+            s.claim.pick(true),
+            &s.claim_ordered,
+        ] {
             assert!(sql.contains("\"app\".\"events_claim_starts\""), "{sql}");
         }
     }
 
     /// A claim of every slice leaves the slice arguments out, one of a slice passes them;
-    /// the unordered claim passes the start of its pending walk before them. The ordered
-    /// claim always passes them (NULL for every slice), then the run.
+    /// both claims pass the start of their pending walk before them. The ordered claim
+    /// always passes them (NULL for every slice), then the run.
     #[test]
     fn claims_pass_the_slice_only_when_they_have_one() {
         let s = Statements::render(&TableName::default());
         assert!(
-            s.claim_ordered
-                .contains("$8::bigint, $9::bigint, $10::bigint)"),
+            s.claim_ordered.contains(
+                "$8::timestamptz, $9::uuid, $10::boolean,\n                                        \
+                 $18::bigint, $19::bigint, $20::bigint)"
+            ),
             "{}",
             s.claim_ordered
         );

@@ -24,7 +24,8 @@
 -- the part behind the start, for the room left, so a row that became claimable there (a
 -- late commit, a requeue, an expired lease) is taken; under a backlog the store walks
 -- from the beginning on an interval (outbox_core::ClaimStarts). Claims in per-key order
--- pass no start.
+-- keep a start of their own: a key's next row, claimable once the one before it is
+-- delivered, may be behind it, and is taken as any row that became claimable there.
 --
 -- A slice keeps the rows whose slice hash (stored, or computed by the table's
 -- _slice_hash function for rows written without one) is @P10 modulo @P9; its walk passes

@@ -144,4 +144,39 @@ mod tests {
         .unwrap();
         assert!(matches!(none[14], ColumnData::String(None)));
     }
+
+    /// An ordered claim walks from the start its kind learned, may walk behind it, and
+    /// shares it under its own kind (`@P11` to `@P15`).
+    #[tokio::test]
+    async fn an_ordered_claim_passes_its_own_start() {
+        use outbox_core::store_kit::claims::{ClaimGroups, ClaimStarts};
+        let starts = ClaimStarts::new(Duration::from_secs(3600));
+        let req =
+            outbox_core::ClaimRequest::new("w", 1, chrono::TimeDelta::seconds(30)).in_key_order();
+        let head = outbox_core::OutboxEntry::from_new(
+            outbox_core::NewEntry::new("t", vec![]).partition_key("k"),
+            Utc::now(),
+        );
+        let learned = (head.created_at, head.id.as_uuid());
+        for round in 0..2 {
+            let rows = vec![head.clone()];
+            starts
+                .walk(&req, true, |start, share| {
+                    let p = crate::params::claim(&req, ClaimGroups::PENDING, start, share.as_ref())
+                        .unwrap();
+                    assert!(matches!(p[10], ColumnData::Bit(Some(true))));
+                    if round == 1 {
+                        assert_eq!(start.from, Some(learned));
+                        assert!(matches!(p[11], ColumnData::DateTime2(Some(_))));
+                        assert!(matches!(p[13], ColumnData::Bit(Some(true))));
+                        assert!(
+                            matches!(&p[14], ColumnData::String(Some(k)) if k == "ordered/all|")
+                        );
+                    }
+                    async move { Ok(rows) }
+                })
+                .await
+                .unwrap();
+        }
+    }
 }

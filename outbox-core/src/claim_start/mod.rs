@@ -21,6 +21,12 @@
 //! behind the start waits at most that long. Without dead entries a walk from the
 //! beginning costs what any claim does, and none is held back.
 //!
+//! Claims in per-key order keep starts of their own: they walk another index (each key's
+//! head and the rows without a key). A key's next entry becomes its head when the one
+//! before it is delivered, and that can be behind the start; it is taken as any row that
+//! becomes claimable there is, by a claim that comes up short or by the next walk from
+//! the beginning.
+//!
 //! The stores of one table share what they learned through the database (see
 //! [`SharedStart`]): a new store takes, for its first claim of each kind, the newest view
 //! another store shared, so a new process does not pay a walk over every dead entry to
@@ -98,8 +104,9 @@ pub fn check_full_walk_every(every: Duration) -> Result<Duration> {
     Ok(every)
 }
 
-/// A kind of claim: its topic filter and slice.
-type Kind = (Option<String>, Option<Slice>);
+/// A kind of claim: its topic filter, its slice, and whether it is in per-key order (the
+/// two orders walk different indexes).
+type Kind = (Option<String>, Option<Slice>, bool);
 
 /// The pending walks of one kind of claim.
 #[derive(Debug, Clone, Copy, Default)]
@@ -180,15 +187,8 @@ impl ClaimStarts {
         self.timer.now().saturating_duration_since(at)
     }
 
-    /// Whether `req`'s walk of the pending index starts at a learned key: not for claims
-    /// in per-key order (a key's next row becomes its head when the previous one is
-    /// delivered, behind any later start), nor for claims that take no pending rows.
-    fn applies(req: &ClaimRequest, pending: bool) -> bool {
-        pending && !req.ordered
-    }
-
     fn kind(req: &ClaimRequest) -> Kind {
-        (req.topic.clone(), req.slice)
+        (req.topic.clone(), req.slice, req.ordered)
     }
 
     /// Takes the views the table's stores shared, read when the store is built (the newest
@@ -223,7 +223,7 @@ impl ClaimStarts {
         Fut: Future<Output = Result<Vec<OutboxEntry>>>,
     {
         let start = self.start(req, pending);
-        let share = if Self::applies(req, pending) {
+        let share = if pending {
             self.to_share(req).map(|(view, prune)| Share {
                 kind: kind_label(req),
                 view,
@@ -298,7 +298,7 @@ impl ClaimStarts {
     /// pending rows at all.
     pub fn start(&self, req: &ClaimRequest, pending: bool) -> WalkStart {
         let beginning = WalkStart::default();
-        if !Self::applies(req, pending) {
+        if !pending {
             return beginning;
         }
         let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
@@ -333,7 +333,7 @@ impl ClaimStarts {
         walk: (Instant, Duration),
         claimed: &[OutboxEntry],
     ) {
-        if !Self::applies(req, pending) {
+        if !pending {
             return;
         }
         let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());

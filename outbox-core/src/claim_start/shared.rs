@@ -70,15 +70,20 @@ fn micros(d: Duration) -> i64 {
     i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
 
-/// The text a kind of claim is shared under: its slice (`all`, or `index/count`), a `|`,
-/// then its topic (empty for every topic; a claim's topic is never empty). Unique per
-/// kind: the slice part holds no `|`.
+/// The text a kind of claim is shared under: `ordered/` for a claim in per-key order, its
+/// slice (`all`, or `index/count`), a `|`, then its topic (empty for every topic; a
+/// claim's topic is never empty). Unique per kind: the part before the topic holds no `|`,
+/// and a slice starts with a digit or `all`, never with `ordered`.
 pub fn kind_label(req: &ClaimRequest) -> String {
     let slice = req.slice.map_or_else(
         || "all".to_owned(),
         |s| format!("{}/{}", s.index(), s.count()),
     );
-    format!("{slice}|{}", req.topic.as_deref().unwrap_or_default())
+    let order = if req.ordered { "ordered/" } else { "" };
+    format!(
+        "{order}{slice}|{}",
+        req.topic.as_deref().unwrap_or_default()
+    )
 }
 
 #[cfg(test)]
@@ -98,9 +103,13 @@ mod tests {
             kind_label(&req.clone().slice(slice)),
             kind_label(&req.clone().topic("orders").slice(slice)),
             kind_label(&req.clone().topic("a|b")),
+            kind_label(&req.clone().in_key_order()),
+            kind_label(&req.clone().in_key_order().topic("orders").slice(slice)),
         ];
         assert_eq!(labels[0], "all|");
         assert_eq!(labels[3], "1/4|orders");
+        assert_eq!(labels[5], "ordered/all|");
+        assert_eq!(labels[6], "ordered/1/4|orders");
         let unique: std::collections::HashSet<_> = labels.iter().collect();
         assert_eq!(unique.len(), labels.len(), "{labels:?}");
     }

@@ -76,13 +76,27 @@ fn a_full_batch_moves_the_start_to_its_oldest_pending_row() {
 }
 
 #[test]
-fn ordered_claims_and_retry_claims_always_walk_from_the_beginning() {
+fn retry_claims_always_walk_from_the_beginning() {
     let starts = store(HOUR);
     let rows = [pending(10)];
-    for (r, pending_rows) in [(req(1).in_key_order(), true), (req(1), false)] {
-        starts.learn(&r, pending_rows, BEGINNING, walk(NOW, NOW), &rows);
-        assert_eq!(starts.start(&r, pending_rows), BEGINNING);
-    }
+    starts.learn(&req(1), false, BEGINNING, walk(NOW, NOW), &rows);
+    assert_eq!(starts.start(&req(1), false), BEGINNING);
+}
+
+/// Claims in per-key order walk the heads, so they learn a start of their own: one the
+/// unordered claims of the same topic and slice neither take nor move.
+#[test]
+fn ordered_claims_keep_a_start_of_their_own() {
+    let starts = store(HOUR);
+    let ordered = req(2).in_key_order();
+    let heads = [pending(30), pending(20)];
+    starts.learn(&ordered, true, BEGINNING, walk(NOW, NOW), &heads);
+    assert_eq!(starts.start(&ordered, true), from(&heads[1], true));
+    assert_eq!(starts.start(&req(2), true), BEGINNING);
+    let rows = [pending(40), pending(50)];
+    starts.learn(&req(2), true, BEGINNING, walk(NOW, NOW), &rows);
+    assert_eq!(starts.start(&req(2), true), from(&rows[0], true));
+    assert_eq!(starts.start(&ordered, true), from(&heads[1], true));
 }
 
 #[test]
@@ -411,14 +425,17 @@ async fn a_view_stays_due_after_a_failed_claim_and_pruning_comes_every_64th_shar
     );
 }
 
+/// An ordered claim shares its view under its own label, and a new store takes it for its
+/// first ordered claim only.
 #[tokio::test]
-async fn ordered_claims_share_nothing() {
+async fn ordered_claims_share_under_their_own_kind() {
     let starts = store(HOUR);
-    let rows = [pending(10)];
-    for _ in 0..3 {
-        let (walked, share) = claim(&starts, &req(1).in_key_order(), &rows, NOW).await;
-        assert_eq!((walked, share), (BEGINNING, None));
-    }
+    let ordered = req(1).in_key_order();
+    let head = pending(10);
+    claim(&starts, &ordered, std::slice::from_ref(&head), NOW).await;
+    let new = told_by(&starts, &ordered).await;
+    assert_eq!(new.start(&ordered, true), from(&head, true));
+    assert_eq!(new.start(&req(1), true), BEGINNING);
 }
 
 #[test]

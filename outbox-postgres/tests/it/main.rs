@@ -22,6 +22,7 @@ mod listener;
 mod listing_plans;
 mod migrations;
 mod ordered_plans;
+mod ordered_starts;
 mod plan_bounds;
 mod pooler;
 mod race;

@@ -48,7 +48,7 @@ async fn migrate_is_idempotent_checked_and_reversible() {
         "{err}"
     );
     let latest = outbox_postgres::required_version();
-    assert_eq!(latest, 12);
+    assert_eq!(latest, 13);
     assert_eq!(
         outbox_postgres::migrate(&mut client, &table).await.unwrap(),
         latest
@@ -371,4 +371,50 @@ async fn versions_11_and_12_narrow_the_status_trigger_of_prepared_tables_only() 
         .unwrap()
         .get(0);
     assert_eq!(any, 0, "an unordered table got a trigger");
+}
+
+/// Version 13 adds the ordered claim that takes a start; the ten-parameter form the
+/// previous release calls claims as before at 13, at 12 after the way down (restored as
+/// that release defined it, the form with the start gone) and at 13 again.
+#[tokio::test]
+async fn version_13_adds_the_ordered_claim_from_a_start_and_keeps_the_previous_one() {
+    let Some(db) = crate::support::ordered_db().await else {
+        return;
+    };
+    let mut client = db.connect().await;
+    let table = TableName::in_schema(&db.schema, "outbox").unwrap();
+    client
+        .batch_execute(&table.render(
+            "INSERT INTO {table} (id, topic, partition_key, payload, created_at, updated_at, stamp) \
+             SELECT gen_random_uuid(), 't', 'k-' || i, '\\x00'::bytea, \
+                    now() - interval '1 hour' + i * interval '1 millisecond', now(), \
+                    gen_random_uuid() \
+             FROM generate_series(1, 5) AS i",
+        ))
+        .await
+        .unwrap();
+    let previous = table.render(
+        "SELECT count(*) FROM (SELECT * FROM {schema_prefix}\"{name}_claim_runs\"(NULL, NULL, \
+         1, 'w', 30000000, true, true, NULL, NULL, 1)) AS c",
+    );
+    let from_start = table.render(
+        "SELECT count(*) FROM (SELECT * FROM {schema_prefix}\"{name}_claim_runs\"(NULL, NULL, \
+         1, 'w', 30000000, true, true, NULL, NULL, false, NULL, NULL, 1)) AS c",
+    );
+    assert_eq!(claimed(&client, &previous).await.unwrap(), 1);
+    assert_eq!(claimed(&client, &from_start).await.unwrap(), 1);
+    outbox_postgres::migrate_down_to(&mut client, &table, 12)
+        .await
+        .unwrap();
+    assert_eq!(claimed(&client, &previous).await.unwrap(), 1);
+    let gone = claimed(&client, &from_start).await.unwrap_err();
+    assert!(format!("{gone:?}").contains("does not exist"), "{gone:?}");
+    outbox_postgres::migrate(&mut client, &table).await.unwrap();
+    assert_eq!(claimed(&client, &previous).await.unwrap(), 1);
+    assert_eq!(claimed(&client, &from_start).await.unwrap(), 1);
+}
+
+/// How many rows the claim `sql` (a count of them) took.
+async fn claimed(client: &tokio_postgres::Client, sql: &str) -> Result<i64, tokio_postgres::Error> {
+    client.query_one(sql, &[]).await.map(|r| r.get(0))
 }
