@@ -1,8 +1,8 @@
 //! The ordered claim costs its batch, not the backlog, the number of keys or one key's
-//! backlog, whatever the statistics say: EXPLAIN buffers and rows of one claim of 100 in
-//! key runs of up to 10, at 10,000 and 500,000 pending across 100,000 keys, at 10 and
-//! 1,000 keys (where the runs fill the batch), and behind one hot key with half a million
-//! entries.
+//! backlog, whatever the statistics say, from the beginning and from a start: EXPLAIN
+//! buffers and rows of one claim of 100 in key runs of up to 10, at 10,000 and 500,000
+//! pending across 100,000 keys, at 10 and 1,000 keys (where the runs fill the batch), and
+//! behind one hot key with half a million entries.
 
 use tokio_postgres::Client;
 
@@ -38,12 +38,22 @@ async fn load_keyed(db: &PgTestDb, client: &Client, n: i64, keys: i64, prefix: &
         .unwrap();
 }
 
-/// Buffers and rows of one ordered claim of 100 in runs of up to 10, rolled back.
-async fn ordered_claim_buffers(db: &PgTestDb, client: &mut Client) -> (i64, usize) {
-    let claim = support::table(db).render(
+/// Buffers and rows of one ordered claim of 100 in runs of up to 10, rolled back: through
+/// the previous release's form (its walk from the beginning), or from the table's oldest
+/// pending head, allowed to walk behind it.
+async fn ordered_claim_buffers(db: &PgTestDb, client: &mut Client, from: bool) -> (i64, usize) {
+    let claim = support::table(db).render(if from {
         "SELECT * FROM {schema_prefix}\"{name}_claim_runs\"(NULL, NULL, 100, 'w', \
-         30000000, true, true, NULL, NULL, 10)",
-    );
+         30000000, true, true, \
+         (SELECT created_at FROM {table} WHERE status = 0 AND is_head \
+          ORDER BY created_at, id LIMIT 1), \
+         (SELECT id FROM {table} WHERE status = 0 AND is_head \
+          ORDER BY created_at, id LIMIT 1), \
+         true, NULL, NULL, 10)"
+    } else {
+        "SELECT * FROM {schema_prefix}\"{name}_claim_runs\"(NULL, NULL, 100, 'w', \
+         30000000, true, true, NULL, NULL, 10)"
+    });
     explained(client, &claim, &[]).await
 }
 
@@ -61,16 +71,27 @@ async fn case(loads: &[(i64, i64)], stats: Stats) -> Option<i64> {
         analyze(&db, &client).await;
     }
     assert_stats(&db, &client, stats).await;
-    ordered_claim_buffers(&db, &mut client).await;
-    let (buffers, rows) = ordered_claim_buffers(&db, &mut client).await;
+    ordered_claim_buffers(&db, &mut client, false).await;
+    let (buffers, rows) = ordered_claim_buffers(&db, &mut client, false).await;
+    let (from_start, from_rows) = ordered_claim_buffers(&db, &mut client, true).await;
     eprintln!(
-        "{loads:?} (rows, keys), {stats:?}: an ordered claim of 100 touched {buffers} buffers"
+        "{loads:?} (rows, keys), {stats:?}: an ordered claim of 100 touched {buffers} buffers \
+         from the beginning, {from_start} from the oldest head"
     );
-    assert_eq!(rows, 100, "{loads:?}: the batch is filled");
-    assert!(
-        buffers < ORDERED_BUFFERS,
-        "{loads:?}, {stats:?}: an ordered claim of 100 touched {buffers} buffers"
+    assert_eq!(
+        (rows, from_rows),
+        (100, 100),
+        "{loads:?}: the batch is filled"
     );
+    for (walk, touched) in [
+        ("from the beginning", buffers),
+        ("from a start", from_start),
+    ] {
+        assert!(
+            touched < ORDERED_BUFFERS,
+            "{loads:?}, {stats:?}: an ordered claim of 100 {walk} touched {touched} buffers"
+        );
+    }
     Some(buffers)
 }
 
